@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Embedder turns text into fixed-length vectors.
+//
+// Implementations must be safe for concurrent use and deterministic: the
+// same text and state give the same vector.
+type Embedder interface {
+	// Name identifies the model and its version, e.g. "static:wink-sg-100d/v1"
+	// or "ollama:nomic-embed-text". It is stored with the store; a store
+	// opened with another name is refused.
+	Name() string
+	// Dims is the length of every vector Embed returns.
+	Dims() int
+	// Embed returns one unit-length vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// CorpusAware is implemented by embedders that weight words by the store's
+// own text (SIF word probabilities). The engine calls Observe with the text
+// of every record it commits and persists the state in the same bbolt
+// transaction, so the weighting survives restarts.
+type CorpusAware interface {
+	// Observe adds texts to the corpus statistics.
+	Observe(texts []string)
+	// Forget removes texts from the corpus statistics.
+	Forget(texts []string)
+	// MarshalState encodes the corpus statistics.
+	MarshalState() ([]byte, error)
+	// UnmarshalState replaces the corpus statistics with a decoded state.
+	UnmarshalState(b []byte) error
+}
+
+// VectorHit is one result of a vector search.
+type VectorHit struct {
+	ID    uint64
+	Score float32 // cosine similarity in [-1, 1]
+}
+
+// VectorIndex is an approximate or exact nearest-neighbour index over unit
+// vectors, keyed by record id.
+//
+// Implementations must be safe for concurrent use, validate their input
+// (wrong dimension, NaN) and never panic.
+type VectorIndex interface {
+	// Apply adds vectors and removes ids, then records watermark as the
+	// last change-log sequence applied. Adding an id that is present
+	// replaces it.
+	Apply(adds []VectorDoc, deletes []uint64, watermark uint64) error
+	// Search returns up to k nearest live ids by cosine similarity, best first.
+	Search(q []float32, k int) ([]VectorHit, error)
+	// Watermark is the last change-log sequence applied.
+	Watermark() uint64
+	// Len is the number of live vectors.
+	Len() int
+	// Save persists the index; Watermark says how far it got.
+	Save() error
+	// Close saves and releases the index.
+	Close() error
+}
+
+// VectorDoc is one vector to index.
+type VectorDoc struct {
+	ID     uint64
+	Vector []float32
+}
+
+// TextDoc is one document for the full-text index.
+type TextDoc struct {
+	ID      uint64
+	Text    string // the text to index (may include context, e.g. the previous turn)
+	Scope   string
+	Session string
+	Time    time.Time
+}
+
+// TextHit is one result of a full-text search.
+type TextHit struct {
+	ID    uint64
+	Score float64 // BM25, unnormalised
+}
+
+// TextFilter restricts a full-text search. Zero fields do not filter.
+type TextFilter struct {
+	Scope   string
+	Session string
+	From    time.Time // inclusive
+	To      time.Time // exclusive
+}
+
+// TextIndex is a lexical (BM25) index keyed by record id.
+//
+// Implementations must be safe for concurrent use.
+type TextIndex interface {
+	// Apply indexes docs and removes ids, durably recording watermark in the
+	// same batch.
+	Apply(docs []TextDoc, deletes []uint64, watermark uint64) error
+	// Search returns up to k ids by BM25 score, best first.
+	Search(ctx context.Context, query string, k int, f TextFilter) ([]TextHit, error)
+	// Watermark is the last change-log sequence applied.
+	Watermark() (uint64, error)
+	// Close releases the index.
+	Close() error
+}
