@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Change-log operations.
+const (
+	opAdd byte = 'a'
+	opDel byte = 'd'
+)
+
+// syncChunk is the number of change-log entries applied to an index at once.
+const syncChunk = 2048
+
+func (e *Engine) openIndexes() error {
+	vec, err := e.opts.OpenVectorIndex(filepath.Join(e.dir, VectorDir), e.dims)
+	if err != nil {
+		// Derived data: start it afresh, the sync rebuilds it from bbolt.
+		if vec, err = e.resetVector(); err != nil {
+			return err
+		}
+	}
+	e.vec = vec
+	text, err := e.opts.OpenTextIndex(filepath.Join(e.dir, TextDir))
+	if err != nil {
+		if text, err = e.resetText(); err != nil {
+			return err
+		}
+	}
+	e.text = text
+	return nil
+}
+
+func (e *Engine) resetVector() (VectorIndex, error) {
+	dir := filepath.Join(e.dir, VectorDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("hmo: reset vector index: %w", err)
+	}
+	vec, err := e.opts.OpenVectorIndex(dir, e.dims)
+	if err != nil {
+		return nil, fmt.Errorf("hmo: open vector index: %w", err)
+	}
+	return vec, nil
+}
+
+func (e *Engine) resetText() (TextIndex, error) {
+	dir := filepath.Join(e.dir, TextDir)
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("hmo: reset text index: %w", err)
+	}
+	text, err := e.opts.OpenTextIndex(dir)
+	if err != nil {
+		return nil, fmt.Errorf("hmo: open text index: %w", err)
+	}
+	return text, nil
+}
+
+func (e *Engine) closeIndexes() error {
+	var errs []error
+	if e.vec != nil {
+		errs = append(errs, e.vec.Close())
+	}
+	if e.text != nil {
+		errs = append(errs, e.text.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// change is one change-log entry.
+type change struct {
+	seq uint64
+	op  byte
+	id  uint64
+}
+
+// indexSide is one derived index seen through what sync needs of it.
+type indexSide struct {
+	name      string
+	watermark func() (uint64, error)
+	apply     func(tx *bolt.Tx, adds []uint64, dels []uint64, wm uint64) error
+	reset     func() error
+}
+
+func (e *Engine) sides() []indexSide {
+	return []indexSide{
+		{
+			name:      "vector",
+			watermark: func() (uint64, error) { return e.vec.Watermark(), nil },
+			apply:     e.applyVector,
+			reset: func() error {
+				e.vec.Close()
+				v, err := e.resetVector()
+				e.vec = v
+				return err
+			},
+		},
+		{
+			name:      "text",
+			watermark: e.text.Watermark,
+			apply:     e.applyText,
+			reset: func() error {
+				e.text.Close()
+				t, err := e.resetText()
+				e.text = t
+				return err
+			},
+		},
+	}
+}
+
+// syncIndexes applies the change log past each index's watermark. A
+// watermark behind the trimmed part of the log means the index missed
+// changes that are no longer logged: it is rebuilt from the records.
+// The caller holds wmu.
+func (e *Engine) syncIndexes() error {
+	for _, s := range e.sides() {
+		if err := e.syncSide(s); err != nil {
+			return fmt.Errorf("hmo: sync %s index: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) syncSide(s indexSide) error {
+	wm, err := s.watermark()
+	if err != nil {
+		return err
+	}
+	return e.db.View(func(tx *bolt.Tx) error {
+		last := tx.Bucket(bucketChanges).Sequence()
+		if wm > last {
+			// The index claims changes the store never made (a store
+			// restored from an older copy): rebuild.
+			return e.rebuildSide(tx, s, last)
+		}
+		if wm < getU64(tx.Bucket(bucketMeta), metaLogTrimmed) {
+			return e.rebuildSide(tx, s, last)
+		}
+		return e.replay(tx, s, wm)
+	})
+}
+
+// replay applies the log entries after wm in chunks.
+func (e *Engine) replay(tx *bolt.Tx, s indexSide, wm uint64) error {
+	c := tx.Bucket(bucketChanges).Cursor()
+	var chunk []change
+	for k, v := c.Seek(u64key(wm + 1)); k != nil; k, v = c.Next() {
+		if len(v) != 9 {
+			return fmt.Errorf("%w: change-log entry %x", ErrCorrupt, k)
+		}
+		chunk = append(chunk, change{seq: keyU64(k), op: v[0], id: keyU64(v[1:])})
+		if len(chunk) == syncChunk {
+			if err := e.applyChunk(tx, s, chunk); err != nil {
+				return err
+			}
+			e.sinceCheckpoint += len(chunk)
+			chunk = chunk[:0]
+		}
+	}
+	if len(chunk) > 0 {
+		e.sinceCheckpoint += len(chunk)
+		return e.applyChunk(tx, s, chunk)
+	}
+	return nil
+}
+
+// applyChunk collapses a chunk of entries to the final state of each id
+// and applies it with the chunk's last sequence as watermark.
+func (e *Engine) applyChunk(tx *bolt.Tx, s indexSide, chunk []change) error {
+	final := make(map[uint64]byte, len(chunk))
+	order := make([]uint64, 0, len(chunk))
+	for _, ch := range chunk {
+		if _, seen := final[ch.id]; !seen {
+			order = append(order, ch.id)
+		}
+		final[ch.id] = ch.op
+	}
+	var adds, dels []uint64
+	recs := tx.Bucket(bucketRecords)
+	for _, id := range order {
+		if final[id] == opAdd && recs.Get(u64key(id)) != nil {
+			adds = append(adds, id)
+		} else {
+			dels = append(dels, id)
+		}
+	}
+	return s.apply(tx, adds, dels, chunk[len(chunk)-1].seq)
+}
+
+// rebuildSide empties an index and loads every record into it.
+func (e *Engine) rebuildSide(tx *bolt.Tx, s indexSide, last uint64) error {
+	if err := s.reset(); err != nil {
+		return err
+	}
+	c := tx.Bucket(bucketRecords).Cursor()
+	var ids []uint64
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		ids = append(ids, keyU64(k))
+		if len(ids) == syncChunk {
+			if err := s.apply(tx, ids, nil, 0); err != nil {
+				return err
+			}
+			ids = ids[:0]
+		}
+	}
+	return s.apply(tx, ids, nil, last)
+}
+
+func (e *Engine) applyVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
+	docs := make([]VectorDoc, 0, len(adds))
+	vb := tx.Bucket(bucketVectors)
+	for _, id := range adds {
+		v, err := decodeVector(vb.Get(u64key(id)), e.dims)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", id, err)
+		}
+		docs = append(docs, VectorDoc{ID: id, Vector: v})
+	}
+	return e.vec.Apply(docs, dels, wm)
+}
+
+func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
+	docs := make([]TextDoc, 0, len(adds))
+	for _, id := range adds {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", id, err)
+		}
+		docs = append(docs, TextDoc{
+			ID: id, Text: e.indexText(tx, &r), Scope: r.Scope, Session: r.Session, Time: r.Time,
+		})
+	}
+	return e.text.Apply(docs, dels, wm)
+}
+
+// indexText is the text indexed for a record: its previous turns in the
+// same session (IndexContext of them), then its own text.
+func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {
+	n := e.opts.contextTurns()
+	if n == 0 || r.Prev == 0 {
+		return r.Text
+	}
+	parts := []string{r.Text}
+	for prev := r.Prev; prev != 0 && len(parts) <= n; {
+		p, err := getRecord(tx, prev)
+		if err != nil {
+			break
+		}
+		parts = append(parts, p.Text)
+		prev = p.Prev
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "\n")
+}
+
+// checkpoint saves the vector index and trims the change log up to the
+// lowest durable watermark. The caller holds wmu.
+func (e *Engine) checkpoint() error {
+	if err := e.vec.Save(); err != nil {
+		return fmt.Errorf("hmo: save vector index: %w", err)
+	}
+	twm, err := e.text.Watermark()
+	if err != nil {
+		return err
+	}
+	upto := min(e.vec.Watermark(), twm)
+	e.sinceCheckpoint = 0
+	return e.db.Update(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if upto <= getU64(m, metaLogTrimmed) {
+			return nil
+		}
+		c := tx.Bucket(bucketChanges).Cursor()
+		end := u64key(upto)
+		for k, _ := c.First(); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.First() {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return putU64(m, metaLogTrimmed, upto)
+	})
+}
+
+// maybeCheckpoint runs a checkpoint once enough changes accumulated.
+// The caller holds wmu.
+func (e *Engine) maybeCheckpoint() error {
+	if e.sinceCheckpoint < e.opts.CheckpointLog {
+		return nil
+	}
+	return e.checkpoint()
+}

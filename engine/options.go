@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults for Options. Sizes are in bytes unless stated.
+const (
+	DefaultCompressAbove = 512     // raw text longer than this is stored zstd-compressed
+	DefaultMaxTextBytes  = 1 << 16 // 64 KiB per record
+	DefaultMaxLabelBytes = 256     // scope, session and role
+	DefaultIndexContext  = 1       // previous turns of the same session indexed with a record
+	DefaultFusion        = FusionLinear
+	DefaultTextWeight    = 0.5 // weight of the normalised BM25 score in linear fusion
+	DefaultRRFK          = 60  // reciprocal-rank fusion constant
+	DefaultCandidates    = 50  // candidates drawn from each index per query (at least k)
+	DefaultK             = 10  // results per query when the query says 0
+	DefaultMaxK          = 1000
+	DefaultImportance    = 5.0  // I0 on the 1-10 scale when no scorer is configured
+	DefaultCheckpointLog = 8192 // change-log entries after which indexes are saved and the log trimmed
+)
+
+// Fusion names how lexical and vector results are combined.
+type Fusion string
+
+// Fusion methods.
+const (
+	FusionLinear Fusion = "linear" // min-max normalised scores, weighted sum
+	FusionRRF    Fusion = "rrf"    // reciprocal-rank fusion
+)
+
+// Options configure an Engine. A nil *Options is not enough on its own:
+// Embedder, OpenVectorIndex and OpenTextIndex are required (the hmo
+// package wires the embedded defaults). Zero values mean the defaults.
+type Options struct {
+	// Embedder turns text into vectors. Required.
+	Embedder Embedder
+	// OpenVectorIndex opens (or creates) the vector index in dir for
+	// vectors of dims dimensions. Required.
+	OpenVectorIndex func(dir string, dims int) (VectorIndex, error)
+	// OpenTextIndex opens (or creates) the full-text index in dir. Required.
+	OpenTextIndex func(dir string) (TextIndex, error)
+	// Importance scores a record's initial importance I0 on [1, 10].
+	// Default: nil, every record gets DefaultImportance.
+	Importance ImportanceScorer
+	// Clock gives the current time. Default time.Now.
+	Clock func() time.Time
+
+	// CompressAbove is the raw-text size in bytes above which text is
+	// stored zstd-compressed. Default DefaultCompressAbove.
+	CompressAbove int
+	// MaxTextBytes is the largest accepted text in bytes. Default DefaultMaxTextBytes.
+	MaxTextBytes int
+	// IndexContext is how many previous turns of the same session are
+	// indexed together with a record (text and vector). Fixed when the
+	// store is created. Default DefaultIndexContext; -1 means none.
+	IndexContext int
+	// Fusion combines the lexical and vector rankings. Default DefaultFusion.
+	Fusion Fusion
+	// TextWeight is the weight of the BM25 side in linear fusion, in [0, 1].
+	// Default DefaultTextWeight; set NoText or NoVector to use one side only.
+	TextWeight float64
+	// RRFK is the reciprocal-rank fusion constant. Default DefaultRRFK.
+	RRFK int
+	// Candidates is how many candidates each index returns per query
+	// before fusion (raised to k when k is larger). Default DefaultCandidates.
+	Candidates int
+	// NoText and NoVector switch one side of hybrid recall off (for
+	// evaluation). Default false.
+	NoText, NoVector bool
+	// CheckpointLog is the number of change-log entries after which the
+	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
+	CheckpointLog int
+	// OpenTimeout bounds the wait for the store's file lock. Default 1s.
+	OpenTimeout time.Duration
+}
+
+// ImportanceScorer assigns the initial importance I0 in [1, 10] to a record.
+type ImportanceScorer interface {
+	Importance(text string) float64
+}
+
+func (o *Options) withDefaults() (*Options, error) {
+	c := Options{}
+	if o != nil {
+		c = *o
+	}
+	if c.Embedder == nil || c.OpenVectorIndex == nil || c.OpenTextIndex == nil {
+		return nil, fmt.Errorf("%w: Embedder, OpenVectorIndex and OpenTextIndex are required", ErrInvalidOption)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	setDefault(&c.CompressAbove, DefaultCompressAbove)
+	setDefault(&c.MaxTextBytes, DefaultMaxTextBytes)
+	setDefault(&c.IndexContext, DefaultIndexContext)
+	setDefault(&c.RRFK, DefaultRRFK)
+	setDefault(&c.Candidates, DefaultCandidates)
+	setDefault(&c.CheckpointLog, DefaultCheckpointLog)
+	if c.Fusion == "" {
+		c.Fusion = DefaultFusion
+	}
+	if c.TextWeight == 0 {
+		c.TextWeight = DefaultTextWeight
+	}
+	if c.OpenTimeout == 0 {
+		c.OpenTimeout = time.Second
+	}
+	return &c, c.validate()
+}
+
+func (c *Options) validate() error {
+	switch {
+	case c.Fusion != FusionLinear && c.Fusion != FusionRRF:
+		return fmt.Errorf("%w: fusion %q (want linear or rrf)", ErrInvalidOption, c.Fusion)
+	case c.TextWeight < 0 || c.TextWeight > 1:
+		return fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.TextWeight)
+	case c.NoText && c.NoVector:
+		return fmt.Errorf("%w: NoText and NoVector together leave nothing to search", ErrInvalidOption)
+	case c.IndexContext < -1 || c.IndexContext > 8:
+		return fmt.Errorf("%w: index context %d outside [-1, 8]", ErrInvalidOption, c.IndexContext)
+	case c.CompressAbove < 0 || c.MaxTextBytes < 1 || c.RRFK < 1 || c.Candidates < 1 || c.CheckpointLog < 1:
+		return fmt.Errorf("%w: sizes must be positive", ErrInvalidOption)
+	}
+	if c.Embedder.Dims() < 1 {
+		return fmt.Errorf("%w: embedder %q reports %d dimensions", ErrInvalidOption, c.Embedder.Name(), c.Embedder.Dims())
+	}
+	return nil
+}
+
+func setDefault(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+// contextTurns is IndexContext with -1 mapped to 0.
+func (c *Options) contextTurns() int { return max(c.IndexContext, 0) }

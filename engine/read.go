@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Get returns the record with the given id, or ErrNotFound.
+func (e *Engine) Get(id uint64) (Record, error) {
+	if err := e.checkOpen(); err != nil {
+		return Record{}, err
+	}
+	var r Record
+	err := e.db.View(func(tx *bolt.Tx) error {
+		var err error
+		r, err = getRecord(tx, id)
+		return err
+	})
+	return r, err
+}
+
+// Scan calls fn for every record in id order (the order they were
+// remembered) until fn returns an error, which Scan returns.
+func (e *Engine) Scan(fn func(*Record) error) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	return e.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			r, err := decodeRecord(v)
+			if err != nil {
+				return err
+			}
+			return fn(&r)
+		})
+	})
+}
+
+// Stats describes a store.
+type Stats struct {
+	Dir             string `json:"dir"`
+	Schema          int    `json:"schema"`
+	Embedder        string `json:"embedder"`
+	Dims            int    `json:"dims"`
+	IndexContext    int    `json:"index_context"`
+	Records         int    `json:"records"`
+	Sessions        int    `json:"sessions"`
+	Scopes          int    `json:"scopes"`
+	DiskBytes       int64  `json:"disk_bytes"`
+	LogSeq          uint64 `json:"log_seq"`          // last change-log sequence
+	LogPending      int    `json:"log_pending"`      // change-log entries kept for the indexes
+	VectorWatermark uint64 `json:"vector_watermark"` // last change applied to the vector index
+	TextWatermark   uint64 `json:"text_watermark"`   // last change applied to the text index
+	VectorLen       int    `json:"vector_len"`       // live vectors
+}
+
+// Stats counts records, sessions and scopes and reports index watermarks.
+func (e *Engine) Stats() (Stats, error) {
+	if err := e.checkOpen(); err != nil {
+		return Stats{}, err
+	}
+	s := Stats{Dir: e.dir, Schema: SchemaVersion, Embedder: e.opts.Embedder.Name(), Dims: e.dims, IndexContext: e.opts.contextTurns()}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		s.Records = tx.Bucket(bucketRecords).Stats().KeyN
+		s.LogSeq = tx.Bucket(bucketChanges).Sequence()
+		s.LogPending = tx.Bucket(bucketChanges).Stats().KeyN
+		scopes := map[string]bool{}
+		return tx.Bucket(bucketSessions).ForEach(func(k, _ []byte) error {
+			s.Sessions++
+			scope, _, _ := bytes.Cut(k, []byte{0})
+			scopes[string(scope)] = true
+			s.Scopes = len(scopes)
+			return nil
+		})
+	})
+	if err != nil {
+		return s, err
+	}
+	e.wmu.Lock()
+	s.VectorWatermark, s.VectorLen = e.vec.Watermark(), e.vec.Len()
+	s.TextWatermark, err = e.text.Watermark()
+	e.wmu.Unlock()
+	s.DiskBytes = dirSize(e.dir)
+	return s, err
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

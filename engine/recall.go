@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Query is a recall request. Zero filter fields do not filter.
+type Query struct {
+	Text    string
+	K       int       // results wanted; 0 means DefaultK
+	Scope   string    // only records of this scope
+	Session string    // only records of this session
+	From    time.Time // event time, inclusive
+	To      time.Time // event time, exclusive
+}
+
+// Result is one recalled record with its provenance.
+type Result struct {
+	Record      Record  `json:"record"`
+	Score       float64 `json:"score"`        // fused score, higher is better
+	TextScore   float64 `json:"text_score"`   // BM25; 0 when the text index did not return it
+	VectorScore float64 `json:"vector_score"` // cosine; 0 when the vector index did not return it
+	Tier        uint8   `json:"tier"`         // the tier that served it
+}
+
+func (q *Query) validate() error {
+	if !utf8.ValidString(q.Text) {
+		return fmt.Errorf("%w: %w", ErrInvalidQuery, ErrInvalidUTF8)
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return fmt.Errorf("%w: %w", ErrInvalidQuery, ErrEmptyText)
+	}
+	if q.K < 0 || q.K > DefaultMaxK {
+		return fmt.Errorf("%w: k=%d outside [1, %d]", ErrInvalidQuery, q.K, DefaultMaxK)
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
+		return fmt.Errorf("%w: empty time range", ErrInvalidQuery)
+	}
+	if q.K == 0 {
+		q.K = DefaultK
+	}
+	return nil
+}
+
+func (q *Query) filtered() bool {
+	return q.Scope != "" || q.Session != "" || !q.From.IsZero() || !q.To.IsZero()
+}
+
+func (q *Query) match(r *Record) bool {
+	return (q.Scope == "" || r.Scope == q.Scope) &&
+		(q.Session == "" || r.Session == q.Session) &&
+		(q.From.IsZero() || !r.Time.Before(q.From)) &&
+		(q.To.IsZero() || r.Time.Before(q.To))
+}
+
+// Recall returns up to q.K records ranked by hybrid lexical and vector
+// relevance, best first.
+func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := q.validate(); err != nil {
+		return nil, err
+	}
+	c := max(e.opts.Candidates, q.K)
+	var text, vec []scored
+	var err error
+	if !e.opts.NoText {
+		if text, err = e.textCandidates(ctx, &q, c); err != nil {
+			return nil, err
+		}
+	}
+	if !e.opts.NoVector {
+		if vec, err = e.vectorCandidates(ctx, &q, c); err != nil {
+			return nil, err
+		}
+	}
+	fused := e.fuse(text, vec)
+	return e.results(fused, q.K)
+}
+
+// scored is a candidate id with its raw score from one index.
+type scored struct {
+	id    uint64
+	score float64
+}
+
+func (e *Engine) textCandidates(ctx context.Context, q *Query, c int) ([]scored, error) {
+	hits, err := e.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+	if err != nil {
+		return nil, fmt.Errorf("hmo: text search: %w", err)
+	}
+	out := make([]scored, len(hits))
+	for i, h := range hits {
+		out[i] = scored{h.ID, h.Score}
+	}
+	return out, nil
+}
+
+func (e *Engine) vectorCandidates(ctx context.Context, q *Query, c int) ([]scored, error) {
+	vecs, err := e.opts.Embedder.Embed(ctx, []string{q.Text})
+	if err != nil {
+		return nil, fmt.Errorf("hmo: embed query: %w", err)
+	}
+	if len(vecs) != 1 || len(vecs[0]) != e.dims {
+		return nil, fmt.Errorf("%w: query vector", ErrDims)
+	}
+	qv := vecs[0]
+	if !q.filtered() {
+		return e.searchVector(qv, c)
+	}
+	hits, err := e.searchVector(qv, 4*c)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.keepMatching(hits, q, c)
+	if err != nil || len(out) >= c || len(hits) < 4*c {
+		return out, err
+	}
+	return e.exactVector(qv, q, c)
+}
+
+func (e *Engine) searchVector(qv []float32, c int) ([]scored, error) {
+	hits, err := e.vec.Search(qv, c)
+	if err != nil {
+		return nil, fmt.Errorf("hmo: vector search: %w", err)
+	}
+	out := make([]scored, len(hits))
+	for i, h := range hits {
+		out[i] = scored{h.ID, float64(h.Score)}
+	}
+	return out, nil
+}
+
+// keepMatching drops candidates that fail the query's filters.
+func (e *Engine) keepMatching(hits []scored, q *Query, c int) ([]scored, error) {
+	var out []scored
+	err := e.db.View(func(tx *bolt.Tx) error {
+		for _, h := range hits {
+			r, err := getRecord(tx, h.id)
+			if err != nil {
+				continue // forgotten since the index answered
+			}
+			if q.match(&r) {
+				out = append(out, h)
+			}
+			if len(out) == c {
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// exactVector scans every stored vector of the records that match the
+// query's filters; used when the filters are too selective for the graph.
+func (e *Engine) exactVector(qv []float32, q *Query, c int) ([]scored, error) {
+	top := newTopK(c)
+	err := e.db.View(func(tx *bolt.Tx) error {
+		vb := tx.Bucket(bucketVectors)
+		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+			r, err := decodeRecord(v)
+			if err != nil || !q.match(&r) {
+				return nil
+			}
+			vec, err := decodeVector(vb.Get(k), e.dims)
+			if err != nil {
+				return nil
+			}
+			top.push(scored{keyU64(k), float64(dot(qv, vec))})
+			return nil
+		})
+	})
+	return top.sorted(), err
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// results loads the top k fused candidates.
+func (e *Engine) results(fused []fusedHit, k int) ([]Result, error) {
+	out := make([]Result, 0, min(k, len(fused)))
+	err := e.db.View(func(tx *bolt.Tx) error {
+		for _, f := range fused {
+			if len(out) == k {
+				break
+			}
+			r, err := getRecord(tx, f.id)
+			if err != nil {
+				continue // forgotten since the index answered
+			}
+			out = append(out, Result{Record: r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Tier: TierArchive})
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Remember stores records in one bbolt transaction and returns their ids.
+// Either every input is stored or none is: an invalid input rejects the
+// whole batch and changes nothing. The indexes are updated after the
+// commit; a crash in between is repaired on the next Open.
+func (e *Engine) Remember(ctx context.Context, ins ...Input) ([]uint64, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	for i := range ins {
+		if err := ins[i].validate(e.opts); err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	ids, err := e.commitInputs(ctx, ins)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.syncIndexes(); err != nil {
+		return ids, fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
+	}
+	return ids, e.maybeCheckpoint()
+}
+
+func (e *Engine) commitInputs(ctx context.Context, ins []Input) ([]uint64, error) {
+	texts := make([]string, len(ins))
+	for i := range ins {
+		texts[i] = ins[i].Text
+	}
+	if e.corpus != nil {
+		e.corpus.Observe(texts)
+	}
+	var ids []uint64
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		ids, err = e.putInputs(ctx, tx, ins)
+		if err != nil {
+			return err
+		}
+		return e.saveCorpus(tx)
+	})
+	if err != nil && e.corpus != nil {
+		e.corpus.Forget(texts)
+	}
+	return ids, err
+}
+
+func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uint64, error) {
+	recs := tx.Bucket(bucketRecords)
+	now := e.opts.Clock()
+	ids := make([]uint64, len(ins))
+	embedTexts := make([]string, len(ins))
+	for i := range ins {
+		id, err := recs.NextSequence()
+		if err != nil {
+			return nil, err
+		}
+		r := e.newRecord(tx, id, &ins[i], now)
+		if err := putRecord(tx, &r, e.opts.CompressAbove); err != nil {
+			return nil, err
+		}
+		if err := e.link(tx, &r); err != nil {
+			return nil, err
+		}
+		ids[i], embedTexts[i] = id, e.indexText(tx, &r)
+	}
+	vecs, err := e.opts.Embedder.Embed(ctx, embedTexts)
+	if err != nil {
+		return nil, fmt.Errorf("hmo: embed: %w", err)
+	}
+	if err := e.putVectors(tx, ids, vecs); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return ids, logChanges(tx, opAdd, ids)
+}
+
+func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time) Record {
+	t := in.Time
+	if t.IsZero() {
+		t = now
+	}
+	i0 := DefaultImportance
+	if e.opts.Importance != nil {
+		i0 = clampImportance(e.opts.Importance.Importance(in.Text))
+	}
+	return Record{
+		ID: id, Scope: in.Scope, Session: in.Session, Role: in.Role,
+		Time: t.UTC(), Created: now.UTC(), Text: in.Text, Sources: in.Sources,
+		Prev:   lastInSession(tx, in.Scope, in.Session),
+		Header: Header{I0: i0, LastUsed: t.UTC(), Tier: TierArchive},
+	}
+}
+
+func clampImportance(v float64) float64 {
+	if math.IsNaN(v) {
+		return DefaultImportance
+	}
+	return min(max(v, 1), 10)
+}
+
+func (e *Engine) putVectors(tx *bolt.Tx, ids []uint64, vecs [][]float32) error {
+	if len(vecs) != len(ids) {
+		return fmt.Errorf("hmo: embedder returned %d vectors for %d texts", len(vecs), len(ids))
+	}
+	vb := tx.Bucket(bucketVectors)
+	for i, v := range vecs {
+		if len(v) != e.dims {
+			return fmt.Errorf("%w: embedder returned %d, store has %d", ErrDims, len(v), e.dims)
+		}
+		if err := vb.Put(u64key(ids[i]), encodeVector(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) saveCorpus(tx *bolt.Tx) error {
+	if e.corpus == nil {
+		return nil
+	}
+	st, err := e.corpus.MarshalState()
+	if err != nil {
+		return fmt.Errorf("hmo: embedder corpus state: %w", err)
+	}
+	return tx.Bucket(bucketMeta).Put(metaCorpus, st)
+}
+
+func putRecord(tx *bolt.Tx, r *Record, compressAbove int) error {
+	b, err := encodeRecord(r, compressAbove)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketRecords).Put(u64key(r.ID), b)
+}
+
+func getRecord(tx *bolt.Tx, id uint64) (Record, error) {
+	b := tx.Bucket(bucketRecords).Get(u64key(id))
+	if b == nil {
+		return Record{}, fmt.Errorf("%w: record %d", ErrNotFound, id)
+	}
+	return decodeRecord(b)
+}
+
+// link makes r the last record of its session and indexes it by time.
+func (e *Engine) link(tx *bolt.Tx, r *Record) error {
+	if err := putU64(tx.Bucket(bucketSessions), sessionKey(r.Scope, r.Session), r.ID); err != nil {
+		return err
+	}
+	if r.Prev != 0 {
+		if err := putU64(tx.Bucket(bucketNext), u64key(r.Prev), r.ID); err != nil {
+			return err
+		}
+	}
+	return tx.Bucket(bucketByTime).Put(timeKey(r.Time, r.ID), nil)
+}
+
+func lastInSession(tx *bolt.Tx, scope, session string) uint64 {
+	return getU64(tx.Bucket(bucketSessions), sessionKey(scope, session))
+}
+
+func sessionKey(scope, session string) []byte {
+	return []byte(scope + "\x00" + session)
+}
+
+// timeKey orders records by event time, then id.
+func timeKey(t time.Time, id uint64) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano())^(1<<63))
+	return binary.BigEndian.AppendUint64(k, id)
+}
+
+func logChanges(tx *bolt.Tx, op byte, ids []uint64) error {
+	b := tx.Bucket(bucketChanges)
+	for _, id := range ids {
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		v := append([]byte{op}, u64key(id)...)
+		if err := b.Put(u64key(seq), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

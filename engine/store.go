@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the on-disk layout version of the bbolt store.
+const SchemaVersion = 1
+
+// Files and directories inside a store directory.
+const (
+	DBFile    = "hmo.db"
+	VectorDir = "vectors"
+	TextDir   = "text"
+)
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketRecords  = []byte("records")
+	bucketVectors  = []byte("vectors")
+	bucketChanges  = []byte("changes")
+	bucketSessions = []byte("sessions")
+	bucketByTime   = []byte("bytime")
+	bucketNext     = []byte("next")
+
+	metaSchema       = []byte("schema")
+	metaEmbedder     = []byte("embedder")
+	metaDims         = []byte("dims")
+	metaIndexContext = []byte("index_context")
+	metaCorpus       = []byte("corpus")
+	metaLogTrimmed   = []byte("log_trimmed")
+)
+
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext}
+
+// Engine is an open memory store. It is safe for concurrent use: reads run
+// in parallel; writes are serialised.
+type Engine struct {
+	dir  string
+	opts *Options
+	db   *bolt.DB
+	dims int
+
+	// wmu serialises writers, so bbolt commits and index updates happen in
+	// change-log order. It guards vec and text replacement, corpus and
+	// sinceCheckpoint.
+	wmu             sync.Mutex
+	vec             VectorIndex
+	text            TextIndex
+	corpus          CorpusAware // nil when the embedder is not corpus-aware
+	sinceCheckpoint int
+
+	closed atomic.Bool
+}
+
+// Open opens the store in dir, creating it if needed, and brings the
+// indexes up to date with bbolt.
+func Open(dir string, opts *Options) (*Engine, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("hmo: create store dir: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, DBFile), 0o600, &bolt.Options{Timeout: o.OpenTimeout, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hmo: open %s: %w", dir, err)
+	}
+	e := &Engine{dir: dir, opts: o, db: db, dims: o.Embedder.Dims()}
+	e.corpus, _ = o.Embedder.(CorpusAware)
+	if err := e.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := e.openIndexes(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	e.wmu.Lock()
+	err = e.syncIndexes()
+	e.wmu.Unlock()
+	if err != nil {
+		e.closeIndexes()
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// init creates the buckets of a new store, or checks the identity of an
+// existing one, and loads the embedder's corpus state.
+func (e *Engine) init() error {
+	return e.db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("hmo: create bucket %s: %w", b, err)
+			}
+		}
+		m := tx.Bucket(bucketMeta)
+		if m.Get(metaSchema) == nil {
+			return e.initMeta(m)
+		}
+		if err := e.checkMeta(m); err != nil {
+			return err
+		}
+		if st := m.Get(metaCorpus); st != nil && e.corpus != nil {
+			if err := e.corpus.UnmarshalState(st); err != nil {
+				return fmt.Errorf("hmo: load embedder corpus state: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (e *Engine) initMeta(m *bolt.Bucket) error {
+	for k, v := range map[string]string{
+		string(metaSchema):       strconv.Itoa(SchemaVersion),
+		string(metaEmbedder):     e.opts.Embedder.Name(),
+		string(metaDims):         strconv.Itoa(e.dims),
+		string(metaIndexContext): strconv.Itoa(e.opts.contextTurns()),
+	} {
+		if err := m.Put([]byte(k), []byte(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) checkMeta(m *bolt.Bucket) error {
+	if v := string(m.Get(metaSchema)); v != strconv.Itoa(SchemaVersion) {
+		return fmt.Errorf("%w: store has %q, this hmo reads %d", ErrSchema, v, SchemaVersion)
+	}
+	name, dims := string(m.Get(metaEmbedder)), string(m.Get(metaDims))
+	if name != e.opts.Embedder.Name() || dims != strconv.Itoa(e.dims) {
+		return fmt.Errorf("%w: store has %q (%s dims), opened with %q (%d dims); run 'hmo reindex' to switch",
+			ErrEmbedderMismatch, name, dims, e.opts.Embedder.Name(), e.dims)
+	}
+	if v := string(m.Get(metaIndexContext)); v != strconv.Itoa(e.opts.contextTurns()) {
+		return fmt.Errorf("%w: store indexes %s previous turns, options ask for %d", ErrConfigMismatch, v, e.opts.contextTurns())
+	}
+	return nil
+}
+
+// Dir is the store directory.
+func (e *Engine) Dir() string { return e.dir }
+
+// Options returns a copy of the options in force.
+func (e *Engine) Options() Options { return *e.opts }
+
+// Close brings the indexes up to date, saves them, trims the change log and
+// closes the store. It is safe to call more than once.
+func (e *Engine) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	err := e.syncIndexes()
+	if err == nil {
+		err = e.checkpoint()
+	}
+	err = errors.Join(err, e.closeIndexes())
+	return errors.Join(err, e.db.Close())
+}
+
+func (e *Engine) checkOpen() error {
+	if e.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+func putU64(b *bolt.Bucket, key []byte, v uint64) error {
+	return b.Put(key, binary.BigEndian.AppendUint64(nil, v))
+}
+
+func getU64(b *bolt.Bucket, key []byte) uint64 { return keyU64(b.Get(key)) }
