@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+func runAdd(ctx context.Context, env *env, args []string) (err error) {
+	fs := newFlags(env, "add", "TEXT... (or - to read stdin)")
+	var sf storeFlags
+	sf.register(fs)
+	var in engine.Input
+	var at string
+	fs.StringVar(&in.Scope, "scope", "", "scope (user, agent or project namespace)")
+	fs.StringVar(&in.Session, "session", "", "session id")
+	fs.StringVar(&in.Role, "role", "", "role or speaker")
+	fs.StringVar(&at, "time", "", "event time, RFC 3339 or date (default now)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usageError{"add needs text (or - for stdin)"}
+	}
+	if in.Time, err = parseTime(at); err != nil {
+		return err
+	}
+	if in.Text, err = textArg(env, fs.Args()); err != nil {
+		return err
+	}
+	e, err := sf.open(env)
+	if err != nil {
+		return err
+	}
+	defer closeStore(e, &err)
+	ids, err := e.Remember(ctx, in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.stdout, ids[0])
+	return nil
+}
+
+// textArg joins the arguments, or reads stdin when the only one is "-".
+func textArg(env *env, args []string) (string, error) {
+	if len(args) == 1 && args[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(env.stdin, engine.DefaultMaxTextBytes+1))
+		return string(b), err
+	}
+	return strings.Join(args, " "), nil
+}

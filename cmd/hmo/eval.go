@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/hmo-dev/hmo"
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/eval"
+	"github.com/hmo-dev/hmo/locomo"
+)
+
+func runEval(ctx context.Context, env *env, args []string) error {
+	if len(args) == 0 || args[0] != "locomo" {
+		return usageError{"usage: hmo eval locomo [flags] FILE"}
+	}
+	fs := newFlags(env, "eval locomo", "FILE")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var o engine.Options
+	fusion := fs.String("fusion", string(engine.DefaultFusion), "fusion of lexical and vector results: linear or rrf")
+	fs.Float64Var(&o.TextWeight, "text-weight", engine.DefaultTextWeight, "weight of BM25 in linear fusion")
+	fs.IntVar(&o.IndexContext, "context", engine.DefaultIndexContext, "previous turns indexed with each turn (-1 for none)")
+	fs.IntVar(&o.Candidates, "candidates", engine.DefaultCandidates, "candidates drawn from each index")
+	only := fs.String("only", "hybrid", "hybrid, text or vector")
+	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError{"eval locomo needs one file"}
+	}
+	o.Fusion = engine.Fusion(*fusion)
+	switch *only {
+	case "hybrid":
+	case "text":
+		o.NoVector = true
+	case "vector":
+		o.NoText = true
+	default:
+		return usageError{fmt.Sprintf("--only %q: want hybrid, text or vector", *only)}
+	}
+	convs, err := readLoCoMo(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	p := newProgress(env, "eval")
+	rep, err := eval.LoCoMo(ctx, convs, func(dir string) (*engine.Engine, error) { return hmo.Open(dir, &o) },
+		eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(env, rep)
+	}
+	printReport(env, rep)
+	return nil
+}
+
+func readLoCoMo(name string) ([]locomo.Conversation, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return locomo.Read(f)
+}
+
+func printReport(env *env, rep *eval.Report) {
+	w := env.stdout
+	fmt.Fprintf(w, "%d conversations, %d records, %d questions (%d without evidence skipped)\n",
+		rep.Conversations, rep.Records, rep.Overall.Questions, rep.Skipped)
+	fmt.Fprintf(w, "%-12s %6s %6s %6s %6s %8s %8s\n", "category", "n", "R@5", "R@10", "R@20", "hit@10", "sessR@5")
+	row := func(name string, m *eval.Metrics) {
+		fmt.Fprintf(w, "%-12s %6d %6.3f %6.3f %6.3f %6.3f %8.3f\n", name, m.Questions,
+			m.TurnRecall[5], m.TurnRecall[10], m.TurnRecall[20], m.AllHit10, m.SessionRecall)
+	}
+	names := make([]string, 0, len(rep.ByCategory))
+	for n := range rep.ByCategory {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		row(n, rep.ByCategory[n])
+	}
+	row("overall", &rep.Overall)
+	fmt.Fprintf(w, "latency per query: median %.2f ms, p99 %.2f ms; ingest %.1f s\n", rep.MedianLatencyMS, rep.P99LatencyMS, rep.IngestSeconds)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/hmo-dev/hmo"
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(env *env, name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "usage: hmo %s [flags] %s\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args, turning flag errors into usage errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
+// storeFlags are the flags of every command that opens a store.
+type storeFlags struct {
+	dir string
+}
+
+func (s *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.dir, "dir", "", "store directory (default $HMO_DIR or the user's data directory)")
+}
+
+func (s *storeFlags) open(env *env) (*engine.Engine, error) {
+	dir := s.dir
+	if dir == "" {
+		if d := env.getenv(hmo.EnvDir); d != "" {
+			dir = d
+		} else {
+			d, err := hmo.DefaultDir()
+			if err != nil {
+				return nil, err
+			}
+			dir = d
+		}
+	}
+	return hmo.Open(dir, nil)
+}
+
+// parseTime accepts RFC 3339 or a plain date.
+func parseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usageError{fmt.Sprintf("time %q: want RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)", s)}
+}
+
+// closeStore closes e, keeping the first error.
+func closeStore(e *engine.Engine, err *error) {
+	if cerr := e.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+func runRecall(ctx context.Context, env *env, args []string) (err error) {
+	fs := newFlags(env, "recall", "QUERY...")
+	var sf storeFlags
+	sf.register(fs)
+	var q engine.Query
+	var from, to string
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.IntVar(&q.K, "k", engine.DefaultK, "number of results")
+	fs.StringVar(&q.Scope, "scope", "", "only this scope")
+	fs.StringVar(&q.Session, "session", "", "only this session")
+	fs.StringVar(&from, "from", "", "only records at or after this time")
+	fs.StringVar(&to, "to", "", "only records before this time")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if q.Text = strings.Join(fs.Args(), " "); strings.TrimSpace(q.Text) == "" {
+		return usageError{"recall needs a query"}
+	}
+	if q.From, err = parseTime(from); err != nil {
+		return err
+	}
+	if q.To, err = parseTime(to); err != nil {
+		return err
+	}
+	e, err := sf.open(env)
+	if err != nil {
+		return err
+	}
+	defer closeStore(e, &err)
+	res, err := e.Recall(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(env, res)
+	}
+	for _, r := range res {
+		fmt.Fprintf(env.stdout, "%d\t%.3f\ttier %d\t%s\t%s\n", r.Record.ID, r.Score, r.Tier,
+			r.Record.Time.Format("2006-01-02 15:04"), oneLine(r.Record.Role, r.Record.Text))
+	}
+	return nil
+}
+
+// oneLine renders a record's text on one line, prefixed by its role.
+func oneLine(role, text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) > 160 {
+		text = text[:157] + "..."
+	}
+	if role != "" {
+		return role + ": " + text
+	}
+	return text
+}
+
+func writeJSON(env *env, v any) error {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

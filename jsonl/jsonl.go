@@ -1,0 +1,135 @@
+// Package jsonl reads and writes hmo's interchange format: one JSON object
+// per line, {"scope", "session", "time", "role" (or "speaker"), "text",
+// "sources"}. What Write produces, Read reads back to the same inputs.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// MaxLineBytes is the longest line Read accepts.
+const MaxLineBytes = 1 << 20
+
+// Sentinel errors.
+var (
+	ErrSyntax   = errors.New("jsonl: malformed line")
+	ErrLineSize = errors.New("jsonl: line too long")
+)
+
+// Line is one record in the interchange format.
+type Line struct {
+	Scope   string   `json:"scope,omitempty"`
+	Session string   `json:"session,omitempty"`
+	Time    string   `json:"time,omitempty"` // RFC 3339
+	Role    string   `json:"role,omitempty"`
+	Speaker string   `json:"speaker,omitempty"` // accepted on input as a synonym of role
+	Text    string   `json:"text"`
+	Sources []string `json:"sources,omitempty"`
+}
+
+// LineError locates a bad line.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Read parses every line of r. Blank lines are skipped. The first bad line
+// stops the read with a *LineError.
+func Read(r io.Reader) ([]engine.Input, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var out []engine.Input
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if err == io.EOF && len(line) == 0 {
+			return out, nil
+		}
+		if err != nil && err != io.EOF {
+			return nil, &LineError{n, err}
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		in, perr := Parse(line)
+		if perr != nil {
+			return nil, &LineError{n, perr}
+		}
+		out = append(out, in)
+	}
+}
+
+// readLine returns one line without its newline, refusing lines longer
+// than MaxLineBytes.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if len(buf) > MaxLineBytes {
+			return nil, ErrLineSize
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimRight(buf, "\r\n"), err
+	}
+}
+
+// Parse decodes one line.
+func Parse(line []byte) (engine.Input, error) {
+	if !utf8.Valid(line) {
+		return engine.Input{}, fmt.Errorf("%w: %w", ErrSyntax, engine.ErrInvalidUTF8)
+	}
+	var l Line
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return engine.Input{}, fmt.Errorf("%w: %v", ErrSyntax, err)
+	}
+	if dec.More() {
+		return engine.Input{}, fmt.Errorf("%w: trailing data", ErrSyntax)
+	}
+	in := engine.Input{Scope: l.Scope, Session: l.Session, Role: l.Role, Text: l.Text, Sources: l.Sources}
+	if in.Role == "" {
+		in.Role = l.Speaker
+	}
+	if l.Time != "" {
+		t, err := time.Parse(time.RFC3339Nano, l.Time)
+		if err != nil {
+			return engine.Input{}, fmt.Errorf("%w: time: %v", ErrSyntax, err)
+		}
+		in.Time = t
+	}
+	return in, nil
+}
+
+// Writer writes records as lines.
+type Writer struct {
+	enc *json.Encoder
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return &Writer{enc: enc}
+}
+
+// Write writes one record.
+func (w *Writer) Write(r *engine.Record) error {
+	return w.enc.Encode(Line{
+		Scope: r.Scope, Session: r.Session, Time: r.Time.UTC().Format(time.RFC3339Nano),
+		Role: r.Role, Text: r.Text, Sources: r.Sources,
+	})
+}
