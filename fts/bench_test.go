@@ -1,0 +1,236 @@
+package fts_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/fts"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	benchIndex.cleanup()
+	os.Exit(code)
+}
+
+// Parameters of the synthetic corpus.
+const (
+	benchDocs      = 100_000
+	benchVocab     = 50_000 // distinct words
+	benchZipfS     = 1.07   // Zipf exponent of word frequencies
+	benchBatch     = 2048   // docs per Apply, as the engine syncs
+	benchQueries   = 500
+	benchScopes    = 4
+	benchPerSesson = 20 // docs per session
+)
+
+// commonWords take the top Zipf ranks, so stop-word handling is exercised
+// as with real text.
+var commonWords = strings.Fields(`the i to and a you it of that in is was my
+for have me we on but so with what this just be not do are like it's it’s
+they at your all about he she about get can if know one out there think
+time when go really yeah no up from how good had did been would them were`)
+
+// corpus generates sentence-like text: words drawn from a vocabulary with
+// Zipf-distributed frequencies, the most frequent being common English
+// words and the rest synthetic ones.
+type corpus struct {
+	r     *rand.Rand
+	zipf  *rand.Zipf
+	vocab []string
+}
+
+func newCorpus(seed uint64) *corpus {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	c := &corpus{r: r, zipf: rand.NewZipf(r, benchZipfS, 1, benchVocab-1)}
+	c.vocab = append(c.vocab, commonWords...)
+	syll := []string{"ka", "lo", "mi", "ren", "tas", "vo", "shi", "pel", "dor", "un", "bri", "gal", "ne", "tho", "zu", "ar"}
+	seen := map[string]bool{}
+	for len(c.vocab) < benchVocab {
+		var w strings.Builder
+		for range 2 + r.IntN(3) {
+			w.WriteString(syll[r.IntN(len(syll))])
+		}
+		if !seen[w.String()] {
+			seen[w.String()] = true
+			c.vocab = append(c.vocab, w.String())
+		}
+	}
+	return c
+}
+
+// text returns n words.
+func (c *corpus) text(n int) string {
+	words := make([]string, n)
+	for i := range words {
+		words[i] = c.vocab[c.zipf.Uint64()]
+	}
+	return strings.Join(words, " ")
+}
+
+// benchState is the 100K-document index shared by the benchmarks, built
+// on first use and removed by TestMain.
+type benchState struct {
+	once    sync.Once
+	dir     string
+	x       *fts.Index
+	build   time.Duration
+	bytes   int64
+	queries []string
+	err     error
+}
+
+var benchIndex benchState
+
+func (bs *benchState) cleanup() {
+	if bs.x != nil {
+		_ = bs.x.Close()
+	}
+	if bs.dir != "" {
+		_ = os.RemoveAll(bs.dir)
+	}
+}
+
+func loadBenchIndex(b *testing.B) *fts.Index {
+	bi := &benchIndex
+	bi.once.Do(func() { bi.err = buildBenchIndex() })
+	if bi.err != nil {
+		b.Fatal(bi.err)
+	}
+	return bi.x
+}
+
+func buildBenchIndex() error {
+	bi := &benchIndex
+	dir, err := os.MkdirTemp("", "fts-bench-")
+	if err != nil {
+		return err
+	}
+	bi.dir = dir
+	c := newCorpus(1)
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	start := time.Now()
+	x, err := fts.Open(filepath.Join(dir, "text"), nil)
+	if err != nil {
+		return err
+	}
+	bi.x = x
+	docs := make([]engine.TextDoc, 0, benchBatch)
+	for i := range benchDocs {
+		docs = append(docs, engine.TextDoc{
+			ID:      uint64(i + 1),
+			Text:    c.text(10 + c.r.IntN(11)),
+			Scope:   fmt.Sprintf("scope%d", i%benchScopes),
+			Session: fmt.Sprintf("s%d", i/benchPerSesson),
+			Time:    base.Add(time.Duration(i) * time.Minute),
+		})
+		if len(docs) == benchBatch || i == benchDocs-1 {
+			if err := x.Apply(docs, nil, uint64(i+1)); err != nil {
+				return err
+			}
+			docs = docs[:0]
+		}
+	}
+	bi.build = time.Since(start)
+	bi.bytes, err = dirSize(dir)
+	if err != nil {
+		return err
+	}
+	q := newCorpus(2)
+	q.vocab = c.vocab // same words, another stream
+	for range benchQueries {
+		bi.queries = append(bi.queries, q.text(3+q.r.IntN(4)))
+	}
+	return nil
+}
+
+func dirSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			n += fi.Size()
+		}
+		return err
+	})
+	return n, err
+}
+
+// BenchmarkSearch searches the 100K-document index with 3-6 word queries
+// and reports the median and 99th percentile latency besides the mean.
+func BenchmarkSearch(b *testing.B) {
+	x := loadBenchIndex(b)
+	queries := benchIndex.queries
+	cases := []struct {
+		name string
+		k    int
+		f    engine.TextFilter
+	}{
+		{"k=10", 10, engine.TextFilter{}},
+		{"k=50", 50, engine.TextFilter{}},
+		{"k=10/scope", 10, engine.TextFilter{Scope: "scope1"}},
+		{"k=10/session", 10, engine.TextFilter{Session: "s77"}},
+		{"k=10/week", 10, engine.TextFilter{
+			From: time.Date(2024, 1, 8, 0, 0, 0, 0, time.UTC),
+			To:   time.Date(2024, 1, 15, 0, 0, 0, 0, time.UTC),
+		}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := x.Search(ctx, queries[i%len(queries)], tc.k, tc.f); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			slices.Sort(lat)
+			b.ReportMetric(benchIndex.build.Seconds(), "build-s")
+			b.ReportMetric(float64(benchIndex.bytes)/(1<<20), "disk-MiB")
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+		})
+	}
+}
+
+// BenchmarkApply measures one Apply (persisted before it returns) of n
+// new documents into an empty index.
+func BenchmarkApply(b *testing.B) {
+	for _, n := range []int{1, 64, benchBatch} {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
+			x := open(b, nil)
+			c := newCorpus(3)
+			var id, wm uint64
+			for b.Loop() {
+				b.StopTimer()
+				docs := make([]engine.TextDoc, n)
+				for i := range docs {
+					id++
+					docs[i] = engine.TextDoc{ID: id, Text: c.text(15)}
+				}
+				wm++
+				b.StartTimer()
+				if err := x.Apply(docs, nil, wm); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

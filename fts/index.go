@@ -1,0 +1,238 @@
+package fts
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+var _ engine.TextIndex = (*Index)(nil)
+
+// Keys of the values kept in the index beside the documents, written with
+// bleve's SetInternal.
+var (
+	keyWatermark = []byte("hmo_watermark") // big-endian uint64
+	keySchema    = []byte("hmo_schema")    // schemaValue of the settings
+)
+
+// metaFile is the file bleve.New writes first in an index directory.
+const metaFile = "index_meta.json"
+
+// Index is a BM25 full-text index of records in one directory, backed by a
+// bleve scorch index.
+//
+// An Index is safe for concurrent use. Apply calls are serialised; Search
+// runs concurrently with Apply and sees each batch entirely or not at all.
+type Index struct {
+	bi       bleve.Index       // safe for concurrent use
+	analyzer analysis.Analyzer // query analysis, the same as the text field's
+	dir      string
+
+	applyMu sync.Mutex // serialises Apply so that batches land in call order
+
+	closeMu sync.Mutex  // serialises Close
+	closed  atomic.Bool // set by Close; bleve itself refuses use after Close
+}
+
+// Open opens the index in dir, creating it (and dir, mode 0700) when dir
+// does not exist or is empty. A nil opts means defaults.
+//
+// A directory that holds no readable index fails with an error wrapping
+// ErrCorrupt, an index built with other options with ErrIncompatible: in
+// both cases the caller removes dir and rebuilds the index from the source
+// of truth. An index held open by another process fails with ErrLocked
+// after Options.LockTimeout.
+func Open(dir string, opts *Options) (x *Index, err error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, fmt.Errorf("fts: open %s: %w: panic: %v", dir, ErrCorrupt, r)
+		}
+	}()
+	exists, err := hasIndex(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bi bleve.Index
+	if exists {
+		bi, err = openIndex(dir, o)
+	} else {
+		bi, err = createIndex(dir, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x = &Index{bi: bi, dir: dir}
+	if err := x.check(o); err != nil {
+		_ = bi.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// hasIndex reports whether dir holds an index, and fails with ErrCorrupt
+// when it holds something else.
+func hasIndex(dir string) (bool, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("fts: open %s: %w (%w)", dir, ErrCorrupt, err)
+	case !fi.IsDir():
+		return false, fmt.Errorf("fts: open %s: %w (not a directory)", dir, ErrCorrupt)
+	}
+	_, err = os.Stat(filepath.Join(dir, metaFile))
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("fts: open %s: %w (%w)", dir, ErrCorrupt, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, fmt.Errorf("fts: open %s: %w (%w)", dir, ErrCorrupt, err)
+	}
+	if len(entries) > 0 {
+		return false, fmt.Errorf("fts: open %s: %w (no %s)", dir, ErrCorrupt, metaFile)
+	}
+	return false, nil
+}
+
+// storeConfig is the scorch configuration of new and opened indexes.
+func storeConfig(o Options) map[string]any {
+	return map[string]any{"bolt_timeout": o.LockTimeout.String()}
+}
+
+func createIndex(dir string, o Options) (bleve.Index, error) {
+	m, err := newMapping(o.Analyzer)
+	if err != nil {
+		return nil, fmt.Errorf("fts: mapping: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	bi, err := bleve.NewUsing(dir, m, scorch.Name, bleve.Config.DefaultKVStore, storeConfig(o))
+	if err != nil {
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	// bleve writes its metadata file with mode 0666 (less umask); scorch
+	// itself writes 0600 files in 0700 directories.
+	err = os.Chmod(filepath.Join(dir, metaFile), 0o600)
+	if err == nil {
+		err = bi.SetInternal(keySchema, []byte(schemaValue(o)))
+	}
+	if err != nil {
+		_ = bi.Close()
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	return bi, nil
+}
+
+func openIndex(dir string, o Options) (bleve.Index, error) {
+	bi, err := bleve.OpenUsing(dir, storeConfig(o))
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return nil, fmt.Errorf("fts: open %s: %w", dir, ErrLocked)
+	case err != nil:
+		return nil, fmt.Errorf("fts: open %s: %w (%w)", dir, ErrCorrupt, err)
+	}
+	return bi, nil
+}
+
+// schemaValue identifies the layout and analysis of an index built with o.
+func schemaValue(o Options) string {
+	return "hmo-fts/1 analyzer=" + string(o.Analyzer)
+}
+
+// check verifies that an opened index was built by this package with the
+// options o, and sets the query analyzer.
+func (x *Index) check(o Options) error {
+	got, err := x.bi.GetInternal(keySchema)
+	if err != nil {
+		return fmt.Errorf("fts: open %s: %w (%w)", x.dir, ErrCorrupt, err)
+	}
+	switch want := schemaValue(o); {
+	case got == nil:
+		return fmt.Errorf("fts: open %s: %w (no schema)", x.dir, ErrCorrupt)
+	case string(got) != want:
+		return fmt.Errorf("fts: open %s: %w: have %q, want %q", x.dir, ErrIncompatible, got, want)
+	}
+	x.analyzer = x.bi.Mapping().AnalyzerNamed(analyzerName(o.Analyzer))
+	if x.analyzer == nil {
+		return fmt.Errorf("fts: open %s: %w (no analyzer %s)", x.dir, ErrCorrupt, analyzerName(o.Analyzer))
+	}
+	if _, err := x.Watermark(); err != nil {
+		return err
+	}
+	if !o.SkipVerify {
+		return x.verify()
+	}
+	return nil
+}
+
+// Watermark returns the watermark recorded by the last Apply, 0 for a new
+// index.
+func (x *Index) Watermark() (uint64, error) {
+	v, err := x.bi.GetInternal(keyWatermark)
+	if err != nil {
+		return 0, x.wrap("watermark", err)
+	}
+	switch len(v) {
+	case 0:
+		return 0, nil
+	case 8:
+		return binary.BigEndian.Uint64(v), nil
+	}
+	return 0, fmt.Errorf("fts: watermark: %w (%d bytes)", ErrCorrupt, len(v))
+}
+
+// DocCount returns the number of documents in the index.
+func (x *Index) DocCount() (uint64, error) {
+	n, err := x.bi.DocCount()
+	if err != nil {
+		return 0, x.wrap("count", err)
+	}
+	return n, nil
+}
+
+// Close releases the index. Closing a closed Index does nothing.
+func (x *Index) Close() error {
+	x.closeMu.Lock()
+	defer x.closeMu.Unlock()
+	if x.closed.Load() {
+		return nil
+	}
+	x.closed.Store(true)
+	if err := x.bi.Close(); err != nil {
+		return fmt.Errorf("fts: close %s: %w", x.dir, err)
+	}
+	return nil
+}
+
+// wrap adds context to an error from bleve and maps its closed-index error
+// to ErrClosed.
+func (x *Index) wrap(op string, err error) error {
+	if errors.Is(err, bleve.ErrorIndexClosed) {
+		return fmt.Errorf("fts: %s: %w", op, ErrClosed)
+	}
+	return fmt.Errorf("fts: %s: %w", op, err)
+}
+
+// docID is the bleve document id of a record id.
+func docID(id uint64) string { return strconv.FormatUint(id, 10) }
