@@ -5,16 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/search/query"
-
 	"github.com/hmo-dev/hmo/engine"
-)
-
-// Times bleve can index and query: nanoseconds since 1970 in an int64,
-// narrowed by bleve's date range queries to whole days.
-var (
-	minTime = query.MinRFC3339CompatibleTime // 1677-12-01
-	maxTime = query.MaxRFC3339CompatibleTime // 2262-04-11
 )
 
 // Apply indexes docs, removes the ids in deletes and records watermark, all
@@ -25,8 +16,8 @@ var (
 // disk).
 //
 // Empty Scope and Session are not indexed, so such a doc matches no filter
-// on them; likewise a zero Time matches no time filter. Times outside
-// 1677-12-01 to 2262-04-11 are clamped to that range, in docs and filters.
+// on them; likewise a zero Time matches no time filter. Time is indexed in
+// whole seconds (see timeKey).
 func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) (err error) {
 	defer recoverTo("apply", &err)
 	x.applyMu.Lock()
@@ -62,20 +53,19 @@ func fields(d *engine.TextDoc) map[string]any {
 		f[fieldSession] = d.Session
 	}
 	if !d.Time.IsZero() {
-		f[fieldTime] = clampTime(d.Time)
+		f[fieldTime] = timeKey(d.Time)
 	}
 	return f
 }
 
-// clampTime moves t into the range bleve can index.
-func clampTime(t time.Time) time.Time {
-	switch {
-	case t.Before(minTime):
-		return minTime
-	case t.After(maxTime):
-		return maxTime
-	}
-	return t
+// timeKey is the value indexed for t: its Unix time in whole seconds
+// (rounded down), carried in the nanoseconds of a time.Time because bleve's
+// datetime field stores nanoseconds. Nanoseconds would cost about a third
+// of the index's size for no use: recorded event times are not that fine,
+// and filters compare whole seconds too.
+func timeKey(t time.Time) time.Time {
+	const limit = 1 << 62 // seconds; keeps the key inside bleve's date range
+	return time.Unix(0, min(max(t.Unix(), -limit), limit))
 }
 
 // recoverTo turns a panic inside bleve into an error wrapping ErrCorrupt:

@@ -210,6 +210,33 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
+// BenchmarkOpen measures reopening the 100K-document index, with and
+// without the checksum pass over its segment files.
+func BenchmarkOpen(b *testing.B) {
+	loadBenchIndex(b)
+	dir := filepath.Join(benchIndex.dir, "text")
+	must := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	must(benchIndex.x.Close())
+	defer func() {
+		x, err := fts.Open(dir, nil)
+		must(err)
+		benchIndex.x = x
+	}()
+	for _, skip := range []bool{false, true} {
+		b.Run(fmt.Sprintf("skipverify=%v", skip), func(b *testing.B) {
+			for b.Loop() {
+				x, err := fts.Open(dir, &fts.Options{SkipVerify: skip})
+				must(err)
+				must(x.Close())
+			}
+		})
+	}
+}
+
 // BenchmarkApply measures one Apply (persisted before it returns) of n
 // new documents into an empty index.
 func BenchmarkApply(b *testing.B) {

@@ -11,7 +11,7 @@
 //     English stems); searched with OR semantics and scored with bleve's
 //     BM25.
 //   - scope, session: exact keywords, for filters only.
-//   - time: a datetime, for range filters only.
+//   - time: a datetime in whole seconds, for range filters only.
 //
 // # Durability
 //

@@ -129,24 +129,31 @@ func TestFilters(t *testing.T) {
 		{ID: 3, Text: "hiking map", Scope: "bob", Session: "s1", Time: day(3)},
 		{ID: 4, Text: "hiking club", Scope: "bob", Session: "s3", Time: day(4)},
 		{ID: 5, Text: "hiking alone", Scope: "alice bob", Session: "S1"},
+		{ID: 6, Text: "hiking pole", Scope: "carol", Time: day(5).Add(1500 * time.Millisecond)},
+		{ID: 7, Text: "hiking in 1900", Scope: "dave", Time: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}, nil, 1)
+	year := func(y int) time.Time { return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC) }
 	tests := []struct {
 		name string
 		f    engine.TextFilter
 		want []uint64
 	}{
-		{"none", engine.TextFilter{}, []uint64{1, 2, 3, 4, 5}},
+		{"none", engine.TextFilter{}, []uint64{1, 2, 3, 4, 5, 6, 7}},
 		{"scope", engine.TextFilter{Scope: "alice"}, []uint64{1, 2}},
 		{"scope is exact", engine.TextFilter{Scope: "alice bob"}, []uint64{5}},
-		{"scope unknown", engine.TextFilter{Scope: "carol"}, []uint64{}},
+		{"scope unknown", engine.TextFilter{Scope: "erin"}, []uint64{}},
 		{"session is case sensitive", engine.TextFilter{Session: "s1"}, []uint64{1, 3}},
 		{"scope and session", engine.TextFilter{Scope: "bob", Session: "s1"}, []uint64{3}},
-		{"from inclusive", engine.TextFilter{From: day(3)}, []uint64{3, 4}},
-		{"to exclusive", engine.TextFilter{To: day(3)}, []uint64{1, 2}},
+		{"from inclusive", engine.TextFilter{From: day(3)}, []uint64{3, 4, 6}},
+		{"to exclusive", engine.TextFilter{To: day(3)}, []uint64{1, 2, 7}},
 		{"range", engine.TextFilter{From: day(2), To: day(4)}, []uint64{2, 3}},
 		{"range and scope", engine.TextFilter{Scope: "alice", From: day(2), To: day(4)}, []uint64{2}},
 		{"empty range", engine.TextFilter{From: day(4), To: day(4)}, []uint64{}},
-		{"far range", engine.TextFilter{From: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), To: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}, []uint64{1, 2, 3, 4}},
+		{"far range", engine.TextFilter{From: year(1), To: year(9999)}, []uint64{1, 2, 3, 4, 6, 7}},
+		{"before 1970", engine.TextFilter{From: year(1899), To: year(1901)}, []uint64{7}},
+		{"same second counts", engine.TextFilter{From: day(5).Add(1900 * time.Millisecond)}, []uint64{6}},
+		{"next second", engine.TextFilter{From: day(5).Add(2 * time.Second)}, []uint64{}},
+		{"to in the same second", engine.TextFilter{Scope: "carol", To: day(5).Add(1900 * time.Millisecond)}, []uint64{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -199,6 +199,9 @@ func evalLocomo(t testing.TB, convs []locomoConv, cfg locomoConfig) locomoResult
 // LoCoMo against floors a little below the measured values. With
 // HMO_FTS_LOCOMO_ALL=1 it also measures and logs the other settings.
 func TestLocomoRecall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("LoCoMo retrieval check skipped in -short mode")
+	}
 	convs := loadLocomo(t)
 	tests := []struct {
 		cfg   locomoConfig

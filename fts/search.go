@@ -98,7 +98,9 @@ func (x *Index) query(terms []string, f engine.TextFilter) query.Query {
 	return b
 }
 
-// filterQuery is the conjunction of f's non-zero fields, or nil.
+// filterQuery is the conjunction of f's non-zero fields, or nil. Times
+// compare in whole seconds, rounded down: a document at t passes From and
+// To when From.Unix() <= t.Unix() < To.Unix().
 func filterQuery(f engine.TextFilter) query.Query {
 	var qs []query.Query
 	if f.Scope != "" {
@@ -111,10 +113,10 @@ func filterQuery(f engine.TextFilter) query.Query {
 		incl, excl := true, false
 		var from, to time.Time
 		if !f.From.IsZero() {
-			from = clampTime(f.From)
+			from = timeKey(f.From)
 		}
 		if !f.To.IsZero() {
-			to = clampTime(f.To)
+			to = timeKey(f.To)
 		}
 		r := query.NewDateRangeInclusiveQuery(from, to, &incl, &excl)
 		r.SetField(fieldTime)
