@@ -78,3 +78,6 @@ func (in *Input) validate(opts *Options) error {
 	}
 	return nil
 }
+
+// Validate checks an input against the store's limits without storing it.
+func (e *Engine) Validate(in *Input) error { return in.validate(e.opts) }
