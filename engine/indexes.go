@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -242,25 +243,27 @@ func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
 }
 
 // indexText is the text indexed for a record: its previous turns in the
-// same session (IndexContext of them), then its own text.
+// same session (IndexContext of them), then its own text, each as
+// "role: text" unless NoIndexRole.
 func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {
-	n := e.opts.contextTurns()
-	if n == 0 || r.Prev == 0 {
-		return r.Text
-	}
-	parts := []string{r.Text}
-	for prev := r.Prev; prev != 0 && len(parts) <= n; {
+	parts := []string{e.turnText(r)}
+	for prev, n := r.Prev, e.opts.contextTurns(); prev != 0 && len(parts) <= n; {
 		p, err := getRecord(tx, prev)
 		if err != nil {
 			break
 		}
-		parts = append(parts, p.Text)
+		parts = append(parts, e.turnText(&p))
 		prev = p.Prev
 	}
-	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
-		parts[i], parts[j] = parts[j], parts[i]
-	}
+	slices.Reverse(parts)
 	return strings.Join(parts, "\n")
+}
+
+func (e *Engine) turnText(r *Record) string {
+	if e.opts.NoIndexRole || r.Role == "" {
+		return r.Text
+	}
+	return r.Role + ": " + r.Text
 }
 
 // checkpoint saves the vector index and trims the change log up to the

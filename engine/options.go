@@ -56,6 +56,11 @@ type Options struct {
 	// indexed together with a record (text and vector). Fixed when the
 	// store is created. Default DefaultIndexContext; -1 means none.
 	IndexContext int
+	// NoIndexRole leaves the role (speaker) out of the indexed text. By
+	// default each indexed turn reads "role: text", so a query naming a
+	// speaker matches what that speaker said. Fixed when the store is
+	// created. Default false.
+	NoIndexRole bool
 	// Fusion combines the lexical and vector rankings. Default DefaultFusion.
 	Fusion Fusion
 	// TextWeight is the weight of the BM25 side in linear fusion, in [0, 1].
@@ -137,3 +142,9 @@ func setDefault(v *int, def int) {
 
 // contextTurns is IndexContext with -1 mapped to 0.
 func (c *Options) contextTurns() int { return max(c.IndexContext, 0) }
+
+// indexLayout describes what is indexed for a record; a store keeps the
+// layout it was created with.
+func (c *Options) indexLayout() string {
+	return fmt.Sprintf("context=%d role=%t", c.contextTurns(), !c.NoIndexRole)
+}

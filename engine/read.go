@@ -45,7 +45,7 @@ type Stats struct {
 	Schema          int    `json:"schema"`
 	Embedder        string `json:"embedder"`
 	Dims            int    `json:"dims"`
-	IndexContext    int    `json:"index_context"`
+	IndexLayout     string `json:"index_layout"`
 	Records         int    `json:"records"`
 	Sessions        int    `json:"sessions"`
 	Scopes          int    `json:"scopes"`
@@ -62,7 +62,7 @@ func (e *Engine) Stats() (Stats, error) {
 	if err := e.checkOpen(); err != nil {
 		return Stats{}, err
 	}
-	s := Stats{Dir: e.dir, Schema: SchemaVersion, Embedder: e.opts.Embedder.Name(), Dims: e.dims, IndexContext: e.opts.contextTurns()}
+	s := Stats{Dir: e.dir, Schema: SchemaVersion, Embedder: e.opts.Embedder.Name(), Dims: e.dims, IndexLayout: e.opts.indexLayout()}
 	err := e.db.View(func(tx *bolt.Tx) error {
 		s.Records = tx.Bucket(bucketRecords).Stats().KeyN
 		s.LogSeq = tx.Bucket(bucketChanges).Sequence()

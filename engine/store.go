@@ -33,12 +33,12 @@ var (
 	bucketByTime   = []byte("bytime")
 	bucketNext     = []byte("next")
 
-	metaSchema       = []byte("schema")
-	metaEmbedder     = []byte("embedder")
-	metaDims         = []byte("dims")
-	metaIndexContext = []byte("index_context")
-	metaCorpus       = []byte("corpus")
-	metaLogTrimmed   = []byte("log_trimmed")
+	metaSchema      = []byte("schema")
+	metaEmbedder    = []byte("embedder")
+	metaDims        = []byte("dims")
+	metaIndexLayout = []byte("index_layout")
+	metaCorpus      = []byte("corpus")
+	metaLogTrimmed  = []byte("log_trimmed")
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext}
@@ -128,10 +128,10 @@ func (e *Engine) init() error {
 
 func (e *Engine) initMeta(m *bolt.Bucket) error {
 	for k, v := range map[string]string{
-		string(metaSchema):       strconv.Itoa(SchemaVersion),
-		string(metaEmbedder):     e.opts.Embedder.Name(),
-		string(metaDims):         strconv.Itoa(e.dims),
-		string(metaIndexContext): strconv.Itoa(e.opts.contextTurns()),
+		string(metaSchema):      strconv.Itoa(SchemaVersion),
+		string(metaEmbedder):    e.opts.Embedder.Name(),
+		string(metaDims):        strconv.Itoa(e.dims),
+		string(metaIndexLayout): e.opts.indexLayout(),
 	} {
 		if err := m.Put([]byte(k), []byte(v)); err != nil {
 			return err
@@ -149,8 +149,8 @@ func (e *Engine) checkMeta(m *bolt.Bucket) error {
 		return fmt.Errorf("%w: store has %q (%s dims), opened with %q (%d dims); run 'hmo reindex' to switch",
 			ErrEmbedderMismatch, name, dims, e.opts.Embedder.Name(), e.dims)
 	}
-	if v := string(m.Get(metaIndexContext)); v != strconv.Itoa(e.opts.contextTurns()) {
-		return fmt.Errorf("%w: store indexes %s previous turns, options ask for %d", ErrConfigMismatch, v, e.opts.contextTurns())
+	if v := string(m.Get(metaIndexLayout)); v != e.opts.indexLayout() {
+		return fmt.Errorf("%w: store indexes %q, options ask for %q", ErrConfigMismatch, v, e.opts.indexLayout())
 	}
 	return nil
 }

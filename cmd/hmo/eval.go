@@ -23,6 +23,7 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	fs.Float64Var(&o.TextWeight, "text-weight", engine.DefaultTextWeight, "weight of BM25 in linear fusion")
 	fs.IntVar(&o.IndexContext, "context", engine.DefaultIndexContext, "previous turns indexed with each turn (-1 for none)")
 	fs.IntVar(&o.Candidates, "candidates", engine.DefaultCandidates, "candidates drawn from each index")
+	fs.BoolVar(&o.NoIndexRole, "no-role", false, "leave the speaker out of the indexed text")
 	only := fs.String("only", "hybrid", "hybrid, text or vector")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
 	if err := parse(fs, args[1:]); err != nil {
