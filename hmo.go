@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
@@ -20,19 +19,6 @@ import (
 // EnvDir names the environment variable that overrides the store directory.
 const EnvDir = "HMO_DIR"
 
-var (
-	staticOnce sync.Once
-	static     *localllm.Static
-	staticErr  error
-)
-
-// StaticEmbedder returns the embedded embedder, decoding its table once
-// per process.
-func StaticEmbedder() (*localllm.Static, error) {
-	staticOnce.Do(func() { static, staticErr = localllm.NewStatic(nil) })
-	return static, staticErr
-}
-
 // Open opens the store in dir. Nil opts, and nil Embedder,
 // OpenVectorIndex or OpenTextIndex in opts, mean the embedded defaults.
 func Open(dir string, opts *engine.Options) (*engine.Engine, error) {
@@ -41,12 +27,13 @@ func Open(dir string, opts *engine.Options) (*engine.Engine, error) {
 		o = *opts
 	}
 	if o.Embedder == nil {
-		emb, err := StaticEmbedder()
+		// Each store keeps its own corpus statistics, so it gets its own
+		// embedder; the decoded word table is shared.
+		emb, err := localllm.NewStatic(nil)
 		if err != nil {
 			return nil, err
 		}
-		// Each store keeps its own corpus statistics: give it its own copy.
-		o.Embedder = emb.Clone()
+		o.Embedder = emb
 	}
 	if o.OpenVectorIndex == nil {
 		o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {

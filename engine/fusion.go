@@ -33,6 +33,10 @@ func (e *Engine) fuse(text, vec []scored) []fusedHit {
 	case FusionRRF:
 		addRRF(byID, text, e.opts.RRFK)
 		addRRF(byID, vec, e.opts.RRFK)
+	case FusionScale:
+		w := e.opts.TextWeight
+		addScaled(byID, text, w, true)
+		addScaled(byID, vec, 1-w, false)
 	default:
 		w := e.opts.TextWeight
 		if e.opts.NoVector {
@@ -77,6 +81,24 @@ func addMinMax(byID map[uint64]*fusedHit, list []scored, w float64) {
 			n = (s.score - lo) / (hi - lo)
 		}
 		byID[s.id].score += w * n
+	}
+}
+
+// addScaled adds w times each score, divided by the list's maximum when
+// byMax (BM25 has no fixed scale; cosine has).
+func addScaled(byID map[uint64]*fusedHit, list []scored, w float64, byMax bool) {
+	if len(list) == 0 || w == 0 {
+		return
+	}
+	hi := 1.0
+	if byMax {
+		hi = list[0].score
+		for _, s := range list {
+			hi = max(hi, s.score)
+		}
+	}
+	for _, s := range list {
+		byID[s.id].score += w * max(s.score, 0) / hi
 	}
 }
 

@@ -12,7 +12,7 @@ const (
 	DefaultMaxLabelBytes = 256     // scope, session and role
 	DefaultIndexContext  = 1       // previous turns of the same session indexed with a record
 	DefaultFusion        = FusionLinear
-	DefaultTextWeight    = 0.5 // weight of the normalised BM25 score in linear fusion
+	DefaultTextWeight    = 0.8 // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
 	DefaultRRFK          = 60  // reciprocal-rank fusion constant
 	DefaultCandidates    = 50  // candidates drawn from each index per query (at least k)
 	DefaultK             = 10  // results per query when the query says 0
@@ -28,6 +28,7 @@ type Fusion string
 const (
 	FusionLinear Fusion = "linear" // min-max normalised scores, weighted sum
 	FusionRRF    Fusion = "rrf"    // reciprocal-rank fusion
+	FusionScale  Fusion = "scale"  // BM25 divided by its maximum, cosine as is, weighted sum
 )
 
 // Options configure an Engine. A nil *Options is not enough on its own:
@@ -117,8 +118,8 @@ func (o *Options) withDefaults() (*Options, error) {
 
 func (c *Options) validate() error {
 	switch {
-	case c.Fusion != FusionLinear && c.Fusion != FusionRRF:
-		return fmt.Errorf("%w: fusion %q (want linear or rrf)", ErrInvalidOption, c.Fusion)
+	case c.Fusion != FusionLinear && c.Fusion != FusionRRF && c.Fusion != FusionScale:
+		return fmt.Errorf("%w: fusion %q (want linear, scale or rrf)", ErrInvalidOption, c.Fusion)
 	case c.TextWeight < 0 || c.TextWeight > 1:
 		return fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.TextWeight)
 	case c.NoText && c.NoVector:
