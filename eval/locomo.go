@@ -113,11 +113,24 @@ func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir 
 	return took, nil
 }
 
+// undatedStart is where event time starts for a conversation with no
+// readable session date.
+var undatedStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // Ingest remembers a conversation's sessions in order, one batch per
-// session, and returns the turn id of each record.
+// session, and returns the turn id of each record. A session without a
+// readable date, or dated before the one it follows, starts an hour after
+// the previous session; sessions before the first dated one count from a
+// day before that date (1 January 2000 when none is dated).
 func Ingest(ctx context.Context, e *engine.Engine, c locomo.Conversation) (map[uint64]string, error) {
 	turnOf := map[uint64]string{}
-	var last time.Time
+	last := undatedStart
+	for _, s := range c.Sessions {
+		if !s.Time.IsZero() {
+			last = s.Time.Add(-24 * time.Hour)
+			break
+		}
+	}
 	for _, s := range c.Sessions {
 		t := s.Time
 		if t.IsZero() || t.Before(last) {
@@ -165,7 +178,8 @@ func (rep *Report) ask(ctx context.Context, e *engine.Engine, scope string, q lo
 	return nil
 }
 
-// Score computes one question's metrics from the ranked turn ids.
+// Score computes one question's metrics from the ranked turn ids. A
+// question without evidence scores 0 (LoCoMo skips them).
 func Score(ranked, evidence []string) Metrics {
 	m := Metrics{Questions: 1, TurnRecall: map[int]float64{}}
 	for _, d := range Depths {
@@ -179,8 +193,12 @@ func Score(ranked, evidence []string) Metrics {
 	return m
 }
 
-// fraction is the share of distinct keys of want found among the keys of got.
+// fraction is the share of distinct keys of want found among the keys of
+// got, 0 when want is empty.
 func fraction(want, got []string, key func(string) string) float64 {
+	if len(want) == 0 {
+		return 0
+	}
 	have := map[string]bool{}
 	for _, g := range got {
 		have[key(g)] = true

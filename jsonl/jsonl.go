@@ -76,20 +76,24 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		buf = append(buf, chunk...)
-		if len(buf) > MaxLineBytes {
+		line := bytes.TrimRight(buf, "\r\n")
+		if len(line) > MaxLineBytes {
 			return nil, ErrLineSize
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		return bytes.TrimRight(buf, "\r\n"), err
+		return line, err
 	}
 }
 
-// Parse decodes one line.
+// Parse decodes one line: a single JSON object.
 func Parse(line []byte) (engine.Input, error) {
 	if !utf8.Valid(line) {
 		return engine.Input{}, fmt.Errorf("%w: %w", ErrSyntax, engine.ErrInvalidUTF8)
+	}
+	if t := bytes.TrimSpace(line); len(t) == 0 || t[0] != '{' {
+		return engine.Input{}, fmt.Errorf("%w: not a JSON object", ErrSyntax)
 	}
 	var l Line
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -97,7 +101,9 @@ func Parse(line []byte) (engine.Input, error) {
 	if err := dec.Decode(&l); err != nil {
 		return engine.Input{}, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
-	if dec.More() {
+	// More reports false before a stray '}' or ']', so ask for the next
+	// token: anything but EOF is trailing data.
+	if _, err := dec.Token(); err != io.EOF {
 		return engine.Input{}, fmt.Errorf("%w: trailing data", ErrSyntax)
 	}
 	in := engine.Input{Scope: l.Scope, Session: l.Session, Role: l.Role, Text: l.Text, Sources: l.Sources}
@@ -109,12 +115,17 @@ func Parse(line []byte) (engine.Input, error) {
 		if err != nil {
 			return engine.Input{}, fmt.Errorf("%w: time: %v", ErrSyntax, err)
 		}
+		// Writer writes UTC; an offset that pushes the year out of
+		// 0000-9999 would not read back.
+		if y := t.UTC().Year(); y < 0 || y > 9999 {
+			return engine.Input{}, fmt.Errorf("%w: time %q: year outside 0000-9999 in UTC", ErrSyntax, l.Time)
+		}
 		in.Time = t
 	}
 	return in, nil
 }
 
-// Writer writes records as lines.
+// Writer writes records as lines. It is not safe for concurrent use.
 type Writer struct {
 	enc *json.Encoder
 }
@@ -126,10 +137,11 @@ func NewWriter(w io.Writer) *Writer {
 	return &Writer{enc: enc}
 }
 
-// Write writes one record.
+// Write writes one record. A zero time is left out.
 func (w *Writer) Write(r *engine.Record) error {
-	return w.enc.Encode(Line{
-		Scope: r.Scope, Session: r.Session, Time: r.Time.UTC().Format(time.RFC3339Nano),
-		Role: r.Role, Text: r.Text, Sources: r.Sources,
-	})
+	l := Line{Scope: r.Scope, Session: r.Session, Role: r.Role, Text: r.Text, Sources: r.Sources}
+	if !r.Time.IsZero() {
+		l.Time = r.Time.UTC().Format(time.RFC3339Nano)
+	}
+	return w.enc.Encode(l)
 }

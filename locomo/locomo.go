@@ -112,6 +112,9 @@ func Read(r io.Reader) ([]Conversation, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the list of samples", ErrFormat)
+	}
 	out := make([]Conversation, 0, len(raw))
 	for i, s := range raw {
 		c, err := convert(s)
@@ -151,16 +154,31 @@ func convert(s rawSample) (Conversation, error) {
 	return c, nil
 }
 
+// sessionsOf returns the sessions in number order; keys that give the
+// same number ("session_1", "session_01") are ordered by key.
 func sessionsOf(conv map[string]json.RawMessage) ([]Session, error) {
-	var out []Session
-	for k, v := range conv {
-		m := sessionKey.FindStringSubmatch(k)
-		if m == nil {
-			continue
+	type key struct {
+		n int
+		k string
+	}
+	var keys []key
+	for k := range conv {
+		if m := sessionKey.FindStringSubmatch(k); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			keys = append(keys, key{n, k})
 		}
-		n, _ := strconv.Atoi(m[1])
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].n != keys[j].n {
+			return keys[i].n < keys[j].n
+		}
+		return keys[i].k < keys[j].k
+	})
+	out := make([]Session, 0, len(keys))
+	for _, sk := range keys {
+		n, k := sk.n, sk.k
 		var turns []rawTurn
-		if err := json.Unmarshal(v, &turns); err != nil {
+		if err := json.Unmarshal(conv[k], &turns); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrFormat, k, err)
 		}
 		s := Session{N: n}
@@ -177,7 +195,6 @@ func sessionsOf(conv map[string]json.RawMessage) ([]Session, error) {
 		}
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -49,6 +50,9 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	p := newProgress(env, "eval")
 	rep, err := eval.LoCoMo(ctx, convs, func(dir string) (*engine.Engine, error) { return hmo.Open(dir, &o) },
 		eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update})
+	if errors.Is(err, engine.ErrInvalidOption) {
+		return usageError{err.Error()} // a bad --fusion, --text-weight, ...
+	}
 	if err != nil {
 		return err
 	}

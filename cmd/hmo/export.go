@@ -17,7 +17,7 @@ func runExport(ctx context.Context, env *env, args []string) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	e, err := sf.open(env)
+	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hmo-dev/hmo"
@@ -40,18 +43,35 @@ func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.dir, "dir", "", "store directory (default $HMO_DIR or the user's data directory)")
 }
 
+// path is the store directory: --dir, $HMO_DIR or the default.
+func (s *storeFlags) path(env *env) (string, error) {
+	if s.dir != "" {
+		return s.dir, nil
+	}
+	if d := env.getenv(hmo.EnvDir); d != "" {
+		return d, nil
+	}
+	return hmo.DefaultDir()
+}
+
+// open opens the store, creating it if needed.
 func (s *storeFlags) open(env *env) (*engine.Engine, error) {
-	dir := s.dir
-	if dir == "" {
-		if d := env.getenv(hmo.EnvDir); d != "" {
-			dir = d
-		} else {
-			d, err := hmo.DefaultDir()
-			if err != nil {
-				return nil, err
-			}
-			dir = d
-		}
+	dir, err := s.path(env)
+	if err != nil {
+		return nil, err
+	}
+	return hmo.Open(dir, nil)
+}
+
+// openExisting opens the store, refusing to create one: commands that only
+// read or delete should not leave an empty store behind a mistyped path.
+func (s *storeFlags) openExisting(env *env) (*engine.Engine, error) {
+	dir, err := s.path(env)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no store in %s (create one with 'hmo init --dir %s')", dir, dir)
 	}
 	return hmo.Open(dir, nil)
 }

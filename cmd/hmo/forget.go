@@ -21,7 +21,7 @@ func runForget(ctx context.Context, env *env, args []string) (err error) {
 			return err
 		}
 	}
-	e, err := sf.open(env)
+	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
 	}

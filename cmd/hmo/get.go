@@ -22,7 +22,7 @@ func runGet(ctx context.Context, env *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	e, err := sf.open(env)
+	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
 	}

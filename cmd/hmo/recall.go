@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -33,12 +34,15 @@ func runRecall(ctx context.Context, env *env, args []string) (err error) {
 	if q.To, err = parseTime(to); err != nil {
 		return err
 	}
-	e, err := sf.open(env)
+	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
 	}
 	defer closeStore(e, &err)
 	res, err := e.Recall(ctx, q)
+	if errors.Is(err, engine.ErrInvalidQuery) {
+		return usageError{err.Error()} // a bad -k or time range
+	}
 	if err != nil {
 		return err
 	}

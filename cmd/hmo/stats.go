@@ -13,7 +13,7 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	e, err := sf.open(env)
+	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
 	}

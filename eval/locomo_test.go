@@ -1,0 +1,244 @@
+package eval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hmo-dev/hmo"
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/eval"
+	"github.com/hmo-dev/hmo/locomo"
+)
+
+func TestScore(t *testing.T) {
+	// The top 20 in rank order; positions are 1-based in the comments.
+	ranked := []string{
+		"D1:1", "D1:2", "D2:1", "D2:2", "D2:3", // 1-5
+		"D3:1", "D3:2", "D3:3", "D4:1", "D4:2", // 6-10
+		"D5:1", "D5:2", "D5:3", "D6:1", "D6:2", // 11-15
+		"D7:1", "D7:2", "D7:3", "D8:1", "D8:2", // 16-20
+	}
+	tests := []struct {
+		name     string
+		ranked   []string
+		evidence []string
+		r5, r10  float64
+		r20, hit float64
+		sess     float64
+	}{
+		{"first hit", ranked, []string{"D1:1"}, 1, 1, 1, 1, 1},
+		{"at rank 6", ranked, []string{"D3:1"}, 0, 1, 1, 1, 0},
+		{"at rank 12", ranked, []string{"D5:2"}, 0, 0, 1, 0, 0},
+		{"missing", ranked, []string{"D9:9"}, 0, 0, 0, 0, 0},
+		// Ranks 2, 7, 15 and none: 1/4 at 5, 2/4 at 10, 3/4 at 20.
+		// Sessions 1, 3, 6, 9: only session 1 is in the top 5.
+		{"four pieces", ranked, []string{"D1:2", "D3:2", "D6:2", "D9:1"}, 0.25, 0.5, 0.75, 0, 0.25},
+		// Ranks 1 and 9: 1/2 at 5, all at 10; the top 5 hold session 1
+		// only (sessions 1 and 4 wanted).
+		{"two pieces", ranked, []string{"D1:1", "D4:1"}, 0.5, 1, 1, 1, 0.5},
+		// The session counts even when the turn does not: D2:9 is not
+		// ranked, but session 2 is in the top 5.
+		{"session hit, turn miss", ranked, []string{"D2:9"}, 0, 0, 0, 0, 1},
+		{"duplicates count once", ranked, []string{"D3:1", "D3:1", "D9:9"}, 0, 0.5, 0.5, 0, 0},
+		{"short ranking", []string{"D1:1", "D2:2"}, []string{"D2:2", "D3:3"}, 0.5, 0.5, 0.5, 0, 0.5},
+		{"nothing ranked", nil, []string{"D1:1"}, 0, 0, 0, 0, 0},
+		{"no evidence scores zero", ranked, nil, 0, 0, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := eval.Score(tt.ranked, tt.evidence)
+			got := []float64{m.TurnRecall[5], m.TurnRecall[10], m.TurnRecall[20], m.AllHit10, m.SessionRecall}
+			want := []float64{tt.r5, tt.r10, tt.r20, tt.hit, tt.sess}
+			names := []string{"R@5", "R@10", "R@20", "hit@10", "session R@5"}
+			for i := range got {
+				if math.Abs(got[i]-want[i]) > 1e-12 {
+					t.Errorf("%s = %v, want %v", names[i], got[i], want[i])
+				}
+			}
+			if m.Questions != 1 {
+				t.Errorf("Questions = %d, want 1", m.Questions)
+			}
+			if len(m.TurnRecall) != len(eval.Depths) {
+				t.Errorf("TurnRecall has %d depths, want %d", len(m.TurnRecall), len(eval.Depths))
+			}
+		})
+	}
+}
+
+func readFixture(t *testing.T) []locomo.Conversation {
+	t.Helper()
+	f, err := os.Open("../locomo/testdata/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	convs, err := locomo.Read(f)
+	if err != nil {
+		t.Fatalf("locomo.Read: %v", err)
+	}
+	return convs
+}
+
+func TestLoCoMo(t *testing.T) {
+	convs := readFixture(t)
+	work := t.TempDir()
+	var opened []string
+	var progress [][2]int
+	open := func(dir string) (*engine.Engine, error) {
+		opened = append(opened, dir)
+		return hmo.Open(dir, nil)
+	}
+	rep, err := eval.LoCoMo(context.Background(), convs, open, eval.LoCoMoOptions{
+		WorkDir:  work,
+		Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) },
+	})
+	if err != nil {
+		t.Fatalf("LoCoMo: %v", err)
+	}
+	// conv-a: 11 turns, 9 non-adversarial questions of which 3 have no
+	// resolvable evidence ("D", "D:11:26", none). conv-b: 5 turns, 3
+	// non-adversarial questions, one naming a turn of conv-a.
+	if rep.Conversations != 2 || rep.Records != 16 || rep.Overall.Questions != 8 || rep.Skipped != 4 {
+		t.Errorf("report counts conversations=%d records=%d questions=%d skipped=%d, want 2, 16, 8, 4",
+			rep.Conversations, rep.Records, rep.Overall.Questions, rep.Skipped)
+	}
+	wantCat := map[string]int{"single-hop": 4, "temporal": 2, "multi-hop": 2}
+	if len(rep.ByCategory) != len(wantCat) {
+		t.Errorf("categories %v, want %v", keys(rep.ByCategory), wantCat)
+	}
+	for name, n := range wantCat {
+		if m := rep.ByCategory[name]; m == nil || m.Questions != n {
+			t.Errorf("category %s: %+v, want %d questions", name, m, n)
+		}
+	}
+	if _, ok := rep.ByCategory["adversarial"]; ok {
+		t.Error("adversarial questions were scored, want them skipped")
+	}
+	// Each conversation has at most 20 turns, so the top 20 hold every
+	// evidence turn; the lower depths cannot do better than the higher.
+	for name, m := range allMetrics(rep) {
+		if got := m.TurnRecall[20]; got != 1 {
+			t.Errorf("%s: R@20 = %v, want 1 (every turn is in the top 20)", name, got)
+		}
+		if !(m.TurnRecall[5] <= m.TurnRecall[10] && m.TurnRecall[10] <= m.TurnRecall[20]) {
+			t.Errorf("%s: recall not monotone in depth: %v", name, m.TurnRecall)
+		}
+		if m.AllHit10 > m.TurnRecall[10] || m.SessionRecall < 0 || m.SessionRecall > 1 {
+			t.Errorf("%s: hit@10 %v, session recall %v out of bounds", name, m.AllHit10, m.SessionRecall)
+		}
+	}
+	// Questions that share words with their single evidence turn find it.
+	if got := rep.Overall.TurnRecall[5]; got < 0.5 {
+		t.Errorf("overall R@5 = %v, want at least 0.5 on this easy fixture", got)
+	}
+	if rep.MedianLatencyMS <= 0 || rep.P99LatencyMS < rep.MedianLatencyMS || rep.QuestionsPerSec <= 0 || rep.IngestSeconds <= 0 {
+		t.Errorf("timings median %v p99 %v q/s %v ingest %v, want positive and p99 >= median",
+			rep.MedianLatencyMS, rep.P99LatencyMS, rep.QuestionsPerSec, rep.IngestSeconds)
+	}
+	if len(opened) != 2 || opened[0] == opened[1] {
+		t.Errorf("opened stores %q, want two distinct", opened)
+	}
+	if want := [][2]int{{1, 2}, {2, 2}}; len(progress) != 2 || progress[0] != want[0] || progress[1] != want[1] {
+		t.Errorf("progress calls %v, want %v", progress, want)
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
+		t.Errorf("work dir keeps %q after the run, want it empty", left)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Errorf("report does not encode as JSON: %v", err)
+	}
+}
+
+// TestIngest checks the event times given to a conversation's records:
+// dated sessions keep their date, undated ones follow the previous
+// session, and turns are TurnGap apart.
+func TestIngest(t *testing.T) {
+	convs := readFixture(t)
+	tests := []struct {
+		conv int
+		turn string
+		want string
+	}{
+		{0, "D1:1", "2023-05-08T13:56:00Z"},
+		{0, "D1:4", "2023-05-08T13:57:30Z"},
+		{0, "D2:1", "2023-06-20T10:00:00Z"},
+		{0, "D3:1", "2023-06-20T11:01:30Z"}, // undated: an hour after the slot of D2:3 ends
+		{0, "D3:2", "2023-06-20T11:02:00Z"},
+		{1, "D1:1", "2024-03-01T17:30:00Z"}, // undated first session: 23 hours before the first date
+		{0, "D10:1", "2023-12-01T09:15:00Z"},
+		{1, "D2:2", "2024-03-02T16:30:30Z"},
+	}
+	stores := map[int]map[string]engine.Record{}
+	for i := range convs {
+		e, err := hmo.Open(filepath.Join(t.TempDir(), "s"), nil)
+		if err != nil {
+			t.Fatalf("hmo.Open: %v", err)
+		}
+		defer e.Close()
+		turnOf, err := eval.Ingest(context.Background(), e, convs[i])
+		if err != nil {
+			t.Fatalf("Ingest %s: %v", convs[i].ID, err)
+		}
+		stores[i] = map[string]engine.Record{}
+		for id, turn := range turnOf {
+			r, err := e.Get(id)
+			if err != nil {
+				t.Fatalf("Get(%d): %v", id, err)
+			}
+			if len(r.Sources) != 1 || r.Sources[0] != turn || r.Scope != convs[i].ID {
+				t.Errorf("record %d of turn %s: scope %q sources %q", id, turn, r.Scope, r.Sources)
+			}
+			stores[i][turn] = r
+		}
+	}
+	for _, tt := range tests {
+		r, ok := stores[tt.conv][tt.turn]
+		if !ok {
+			t.Errorf("conversation %d: no record for turn %s", tt.conv, tt.turn)
+			continue
+		}
+		if got := r.Time.Format("2006-01-02T15:04:05Z07:00"); got != tt.want {
+			t.Errorf("conversation %d turn %s time %s, want %s", tt.conv, tt.turn, got, tt.want)
+		}
+	}
+	// conv-b opens with an undated session: its turns must come before the
+	// dated second session, in order.
+	b := stores[1]
+	if !b["D1:1"].Time.Before(b["D1:3"].Time) || !b["D1:3"].Time.Before(b["D2:1"].Time) {
+		t.Errorf("conv-b times D1:1 %v, D1:3 %v, D2:1 %v: want increasing", b["D1:1"].Time, b["D1:3"].Time, b["D2:1"].Time)
+	}
+}
+
+func TestLoCoMoOpenError(t *testing.T) {
+	convs := readFixture(t)
+	_, err := eval.LoCoMo(context.Background(), convs, func(dir string) (*engine.Engine, error) {
+		return hmo.Open(dir, &engine.Options{TextWeight: 2})
+	}, eval.LoCoMoOptions{WorkDir: t.TempDir()})
+	if err == nil {
+		t.Fatal("LoCoMo with a bad option succeeded, want an error")
+	}
+	if !errors.Is(err, engine.ErrInvalidOption) {
+		t.Errorf("LoCoMo error %v, want ErrInvalidOption", err)
+	}
+}
+
+func allMetrics(rep *eval.Report) map[string]*eval.Metrics {
+	out := map[string]*eval.Metrics{"overall": &rep.Overall}
+	for k, m := range rep.ByCategory {
+		out[k] = m
+	}
+	return out
+}
+
+func keys(m map[string]*eval.Metrics) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
