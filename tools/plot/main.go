@@ -1,0 +1,93 @@
+// Command plot renders a grouped bar chart as SVG from a JSON spec on
+// stdin, for the figures in BENCHMARKS.md:
+//
+//	{"title": "...", "unit": "Recall@10", "series": ["a", "b"],
+//	 "groups": [{"label": "x", "values": [0.5, 0.6]}]}
+//
+// Usage: go run ./tools/plot < spec.json > chart.svg
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"os"
+)
+
+type spec struct {
+	Title  string   `json:"title"`
+	Unit   string   `json:"unit"`
+	Max    float64  `json:"max"` // top of the value axis; default the largest value
+	Series []string `json:"series"`
+	Groups []struct {
+		Label  string    `json:"label"`
+		Values []float64 `json:"values"`
+	} `json:"groups"`
+}
+
+var palette = []string{"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948"}
+
+func main() {
+	var s spec
+	if err := json.NewDecoder(os.Stdin).Decode(&s); err != nil {
+		fmt.Fprintln(os.Stderr, "plot:", err)
+		os.Exit(1)
+	}
+	if err := render(os.Stdout, &s); err != nil {
+		fmt.Fprintln(os.Stderr, "plot:", err)
+		os.Exit(1)
+	}
+}
+
+func render(w io.Writer, s *spec) error {
+	const left, top, plotH, barW, gap = 60.0, 40.0, 220.0, 18.0, 24.0
+	hi := 0.0
+	for _, g := range s.Groups {
+		if len(g.Values) != len(s.Series) {
+			return fmt.Errorf("group %q has %d values for %d series", g.Label, len(g.Values), len(s.Series))
+		}
+		for _, v := range g.Values {
+			hi = max(hi, v)
+		}
+	}
+	if s.Max > 0 {
+		hi = max(hi, s.Max)
+	}
+	if hi == 0 {
+		hi = 1
+	}
+	groupW := barW*float64(len(s.Series)) + gap
+	width := left + groupW*float64(len(s.Groups)) + 20
+	const labelH = 110.0 // room for the slanted group labels
+	height := top + plotH + labelH + 16*float64(len(s.Series))
+	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
+	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	p(`<text x="%.0f" y="20" font-size="14" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(s.Title))
+	for i := 0; i <= 4; i++ {
+		v := hi * float64(i) / 4
+		y := top + plotH - plotH*float64(i)/4
+		p(`<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", left, width-20, y, y)
+		p(`<text x="%.0f" y="%.1f" text-anchor="end">%.3g</text>`+"\n", left-6, y+4, v)
+	}
+	p(`<text x="14" y="%.0f" transform="rotate(-90 14 %.0f)" text-anchor="middle">%s</text>`+"\n", top+plotH/2, top+plotH/2, html.EscapeString(s.Unit))
+	for gi, g := range s.Groups {
+		x0 := left + gap/2 + groupW*float64(gi)
+		for si, v := range g.Values {
+			h := plotH * v / hi
+			x := x0 + barW*float64(si)
+			p(`<rect x="%.1f" y="%.1f" width="%.0f" height="%.1f" fill="%s"><title>%s %s: %.4g</title></rect>`+"\n",
+				x, top+plotH-h, barW-2, h, palette[si%len(palette)], html.EscapeString(g.Label), html.EscapeString(s.Series[si]), v)
+		}
+		lx, ly := x0+barW*float64(len(s.Series))/2, top+plotH+14
+		p(`<text x="%.1f" y="%.0f" text-anchor="end" transform="rotate(-35 %.1f %.0f)">%s</text>`+"\n", lx, ly, lx, ly, html.EscapeString(g.Label))
+	}
+	for si, name := range s.Series {
+		y := top + plotH + labelH + 16*float64(si)
+		p(`<rect x="%.0f" y="%.0f" width="10" height="10" fill="%s"/>`, left, y-9, palette[si%len(palette)])
+		p(`<text x="%.0f" y="%.0f">%s</text>`+"\n", left+16, y, html.EscapeString(name))
+	}
+	p("</svg>\n")
+	return nil
+}
