@@ -1,0 +1,91 @@
+package fts_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/fts"
+)
+
+func TestMemoryAgreesWithIndexOnTop(t *testing.T) {
+	docs := []engine.TextDoc{
+		{ID: 1, Text: "Caroline went to the LGBTQ support group on Tuesday", Scope: "a"},
+		{ID: 2, Text: "Melanie painted a sunrise over the lake", Scope: "a"},
+		{ID: 3, Text: "The support beams of the bridge were painted red", Scope: "b"},
+		{ID: 4, Text: "Caroline is researching adoption agencies", Scope: "b"},
+	}
+	mem, err := fts.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Apply(docs, nil, 7); err != nil {
+		t.Fatal(err)
+	}
+	disk, err := fts.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	if err := disk.Apply(docs, nil, 7); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"support group", "painting sunrise", "adopting", "Caroline"} {
+		got, err := mem.Search(context.Background(), q, 1, engine.TextFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := disk.Search(context.Background(), q, 1, engine.TextFilter{})
+		if len(got) != 1 || len(want) != 1 || got[0].ID != want[0].ID {
+			t.Errorf("Search(%q) top: memory %v, bleve %v", q, got, want)
+		}
+	}
+	if wm, _ := mem.Watermark(); wm != 7 {
+		t.Errorf("Watermark = %d, want 7", wm)
+	}
+}
+
+func TestMemoryFiltersDeletesReplaces(t *testing.T) {
+	mem, _ := fts.NewMemory("")
+	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
+	mem.Apply([]engine.TextDoc{
+		{ID: 1, Text: "garden roses", Scope: "x", Session: "s1", Time: day(1)},
+		{ID: 2, Text: "garden tulips", Scope: "y", Session: "s2", Time: day(2)},
+		{ID: 3, Text: "garden lilies", Scope: "x", Session: "s3", Time: day(3)},
+	}, nil, 1)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		f    engine.TextFilter
+		want []uint64
+	}{
+		{"scope", engine.TextFilter{Scope: "x"}, []uint64{1, 3}},
+		{"session", engine.TextFilter{Session: "s2"}, []uint64{2}},
+		{"time", engine.TextFilter{From: day(2), To: day(3)}, []uint64{2}},
+	}
+	for _, tt := range tests {
+		hits, err := mem.Search(ctx, "garden", 10, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, h := range hits {
+			got = append(got, h.ID)
+		}
+		if len(got) != len(tt.want) || (len(got) > 0 && got[0] != tt.want[0]) {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	mem.Apply([]engine.TextDoc{{ID: 1, Text: "kitchen knives"}}, []uint64{2}, 2)
+	if hits, _ := mem.Search(ctx, "garden", 10, engine.TextFilter{}); len(hits) != 1 || hits[0].ID != 3 {
+		t.Errorf("after replace and delete: %v, want only 3", hits)
+	}
+	if mem.Len() != 2 {
+		t.Errorf("Len = %d, want 2", mem.Len())
+	}
+	if _, err := mem.Search(ctx, "x", 0, engine.TextFilter{}); !errors.Is(err, fts.ErrInvalidK) {
+		t.Errorf("k=0 err = %v, want ErrInvalidK", err)
+	}
+}
