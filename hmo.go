@@ -1,6 +1,6 @@
 // Package hmo opens a memory store wired with the embedded defaults: the
-// static word-vector embedder, the HNSW vector index and the Bleve
-// full-text index. Programs that want other adapters call engine.Open
+// static word-vector embedder, the heuristic importance scorer, the HNSW
+// vector index and the Bleve full-text index. Programs that want other adapters call engine.Open
 // with their own Options.
 package hmo
 
@@ -34,6 +34,13 @@ func Open(dir string, opts *engine.Options) (*engine.Engine, error) {
 			return nil, err
 		}
 		o.Embedder = emb
+	}
+	if o.Importance == nil {
+		h, err := localllm.NewHeuristic(nil)
+		if err != nil {
+			return nil, err
+		}
+		o.Importance = h
 	}
 	if o.OpenVectorIndex == nil {
 		o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {

@@ -49,9 +49,11 @@ type Report struct {
 	ByCategory      map[string]*Metrics `json:"by_category"`
 	MedianLatencyMS float64             `json:"median_latency_ms"`
 	P99LatencyMS    float64             `json:"p99_latency_ms"`
+	ImportanceAUC   float64             `json:"importance_auc"` // ROC-AUC of I0 separating evidence turns from the rest
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
 	latencies       []time.Duration
+	importance      []scoredLabel
 	sums            map[string]*sums
 }
 
@@ -98,6 +100,9 @@ func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir 
 	}
 	took := time.Since(start)
 	rep.Records += len(turnOf)
+	if err := rep.collectImportance(e, c, turnOf); err != nil {
+		return took, err
+	}
 	for _, q := range c.QA {
 		if q.Category == locomo.Adversarial {
 			continue
@@ -248,6 +253,7 @@ func (rep *Report) finish(ingest time.Duration) {
 		}
 	}
 	rep.IngestSeconds = ingest.Seconds()
+	rep.ImportanceAUC = AUC(rep.importance)
 	lat := rep.latencies
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	if len(lat) > 0 {

@@ -91,4 +91,5 @@ func printReport(env *env, rep *eval.Report) {
 	}
 	row("overall", &rep.Overall)
 	fmt.Fprintf(w, "latency per query: median %.2f ms, p99 %.2f ms; ingest %.1f s\n", rep.MedianLatencyMS, rep.P99LatencyMS, rep.IngestSeconds)
+	fmt.Fprintf(w, "importance AUC (I0, evidence turns vs the rest): %.3f\n", rep.ImportanceAUC)
 }
