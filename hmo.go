@@ -47,6 +47,9 @@ func Open(dir string, opts *engine.Options) (*engine.Engine, error) {
 			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
 		}
 	}
+	if o.NewTierTextIndex == nil {
+		o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemory("") }
+	}
 	if o.OpenTextIndex == nil {
 		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) }
 	}

@@ -38,8 +38,8 @@ func TestRememberGetRoundTrip(t *testing.T) {
 		if got.Text != in[i].Text || got.Scope != in[i].Scope || got.Role != in[i].Role {
 			t.Errorf("Get(%d) = %+v, want input %d", id, got, i)
 		}
-		if got.Header.Tier != engine.TierArchive || got.Header.I0 != engine.DefaultImportance || got.Header.N != 0 {
-			t.Errorf("Get(%d).Header = %+v, want fresh archive header", id, got.Header)
+		if got.Header.Tier != engine.TierCache || got.Header.I0 != engine.DefaultImportance || got.Header.N != 0 || got.Header.P <= 0 {
+			t.Errorf("Get(%d).Header = %+v, want a fresh Tier-1 header (recent session) with P > 0", id, got.Header)
 		}
 	}
 	first, _ := e.Get(ids[0])
@@ -96,7 +96,7 @@ func TestRecallHybridAndFilters(t *testing.T) {
 		not  []uint64
 	}{
 		{"lexical", engine.Query{Text: "peanut allergy", K: 1}, ids[3], nil},
-		{"dog", engine.Query{Text: "retriever Biscuit", K: 1}, ids[0], nil},
+		{"dog", engine.Query{Text: "golden retriever adopted", K: 1}, ids[0], nil},
 		{"scope filter", engine.Query{Text: "Biscuit peanuts Kubernetes", K: 5, Scope: "bob"}, ids[3], ids[:3]},
 		{"session filter", engine.Query{Text: "sister Lisbon Biscuit", K: 5, Scope: "alice", Session: "s2"}, ids[2], ids[:2]},
 	}
@@ -317,5 +317,62 @@ func TestCheckpointTrimsLog(t *testing.T) {
 	st, _ := e.Stats()
 	if st.LogPending >= 30 {
 		t.Errorf("log keeps %d entries after 30 writes with checkpoints every 10", st.LogPending)
+	}
+}
+
+func TestModesAgreeOnSmallStore(t *testing.T) {
+	for _, mode := range []engine.Mode{engine.ModeFlat, engine.ModeTiered} {
+		t.Run(string(mode), func(t *testing.T) {
+			o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+			o.Mode = mode
+			e, err := engine.Open(t.TempDir(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			ids := remember(t, e, facts...)
+			if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1}); len(got) != 1 || got[0] != ids[3] {
+				t.Errorf("Recall = %v, want [%d]", got, ids[3])
+			}
+			if got := recallIDs(t, e, engine.Query{Text: "Biscuit peanuts Kubernetes", K: 5, Scope: "bob"}); contains(got, ids[0]) {
+				t.Errorf("scope filter leaked: %v", got)
+			}
+			ts := e.TierStats()
+			if mode == engine.ModeFlat && ts.Queries != 0 {
+				t.Errorf("flat mode counted tier queries: %+v", ts)
+			}
+			if mode == engine.ModeTiered && (ts.Queries != 2 || ts.Tier1+ts.Tier2 != len(facts)) {
+				t.Errorf("tiered stats = %+v, want 2 queries and all %d records active", ts, len(facts))
+			}
+		})
+	}
+}
+
+func TestTiersSurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	e, err := engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := remember(t, e, facts...)
+	recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1})
+	before := e.TierStats()
+	hdr, _ := e.Get(ids[3])
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	after := e.TierStats()
+	if after.Tier1 != before.Tier1 || after.Tier2 != before.Tier2 {
+		t.Errorf("tiers after reopen = %d/%d, want %d/%d", after.Tier1, after.Tier2, before.Tier1, before.Tier2)
+	}
+	got, _ := e.Get(ids[3])
+	if got.Header.N != 1 || got.Header != hdr.Header {
+		t.Errorf("accessed header after reopen = %+v, want n=1 and %+v", got.Header, hdr.Header)
 	}
 }

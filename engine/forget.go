@@ -21,9 +21,10 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 		return err
 	}
 	var texts []string
+	var touched []uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		var err error
-		if texts, err = e.forgetTx(ctx, tx, ids); err != nil {
+		if texts, touched, err = e.forgetTx(ctx, tx, ids); err != nil {
 			return err
 		}
 		if e.corpus != nil {
@@ -38,31 +39,37 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err != nil {
 		return err
 	}
+	e.records.Add(-int64(len(ids)))
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)
+	}
+	if err := e.evict(ids, touched); err != nil {
+		return err
 	}
 	return e.maybeCheckpoint()
 }
 
-func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]string, error) {
+// forgetTx deletes ids and returns their texts and the records re-indexed
+// because their context changed.
+func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]string, []uint64, error) {
 	texts := make([]string, 0, len(ids))
 	var touched []uint64
 	for _, id := range ids {
 		r, err := getRecord(tx, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		next, err := e.unlink(tx, &r)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		touched = append(touched, e.successors(tx, next)...)
 		texts = append(texts, r.Text)
 	}
 	if err := logChanges(tx, opDel, ids); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return texts, e.reembed(ctx, tx, touched)
+	return texts, touched, e.reembed(ctx, tx, touched)
 }
 
 // unlink removes r and its vector, and splices it out of its session chain.
@@ -76,6 +83,7 @@ func (e *Engine) unlink(tx *bolt.Tx, r *Record) (uint64, error) {
 		func() error { return tx.Bucket(bucketVectors).Delete(key) },
 		func() error { return tx.Bucket(bucketByTime).Delete(timeKey(r.Time, r.ID)) },
 		func() error { return nb.Delete(key) },
+		func() error { return tx.Bucket(bucketActive).Delete(key) },
 	} {
 		if err := del(); err != nil {
 			return 0, err

@@ -58,8 +58,9 @@ func testOptions(clock *fakeClock) *engine.Options {
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
 			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
 		},
-		OpenTextIndex: func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
-		Clock:         clock.Now,
+		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
+		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },
+		Clock:            clock.Now,
 	}
 }
 

@@ -3,6 +3,9 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	"github.com/hmo-dev/hmo/persona"
+	"github.com/hmo-dev/hmo/tiers"
 )
 
 // Defaults for Options. Sizes are in bytes unless stated.
@@ -19,6 +22,18 @@ const (
 	DefaultMaxK          = 1000
 	DefaultImportance    = 5.0  // I0 on the 1-10 scale when no scorer is configured
 	DefaultCheckpointLog = 8192 // change-log entries after which indexes are saved and the log trimmed
+	DefaultMode          = ModeTiered
+	DefaultMinCosine     = 0.8 // cosine of a tier's best hit that makes its result sufficient (conservative; see BENCHMARKS.md)
+	DefaultFlushAccesses = 512 // dirty access headers kept in memory before they are written
+)
+
+// Mode selects how Recall searches.
+type Mode string
+
+// Recall modes.
+const (
+	ModeTiered Mode = "tiered" // HMO walk: Tier 1, then 2, then the archive, stopping when sufficient
+	ModeFlat   Mode = "flat"   // exhaustive hybrid search of the archive
 )
 
 // Fusion names how lexical and vector results are combined.
@@ -80,6 +95,26 @@ type Options struct {
 	CheckpointLog int
 	// OpenTimeout bounds the wait for the store's file lock. Default 1s.
 	OpenTimeout time.Duration
+
+	// Mode is how Recall searches. Default DefaultMode.
+	Mode Mode
+	// NewTierTextIndex creates the in-memory lexical index of a tier view
+	// (Tier 1 and Tier 2 each get one). Required in tiered mode.
+	NewTierTextIndex func() (TextIndex, error)
+	// Tiers sizes the tiers and sets the priority constants (Eq. 5).
+	// Zero fields take the tiers package defaults.
+	Tiers tiers.Options
+	// Persona configures the persona vector, profile and drift gate.
+	// Dims is set from the embedder. Zero fields take the persona
+	// package defaults.
+	Persona persona.Options
+	// Sufficiency decides whether a tier's results answer the query.
+	// Default: ScoreTest{MinCosine: DefaultMinCosine}.
+	Sufficiency Sufficiency
+	// FlushAccesses is how many accessed headers (n, t_last, P, tier) are
+	// kept in memory before they are written to bbolt; they are also
+	// written by every Remember, Forget and Close. Default DefaultFlushAccesses.
+	FlushAccesses int
 }
 
 // ImportanceScorer assigns the initial importance I0 in [1, 10] to a record.
@@ -113,6 +148,14 @@ func (o *Options) withDefaults() (*Options, error) {
 	if c.OpenTimeout == 0 {
 		c.OpenTimeout = time.Second
 	}
+	if c.Mode == "" {
+		c.Mode = DefaultMode
+	}
+	if c.Sufficiency == nil {
+		c.Sufficiency = ScoreTest{MinCosine: DefaultMinCosine}
+	}
+	setDefault(&c.FlushAccesses, DefaultFlushAccesses)
+	c.Persona.Dims = c.Embedder.Dims()
 	return &c, c.validate()
 }
 
@@ -122,6 +165,10 @@ func (c *Options) validate() error {
 		return fmt.Errorf("%w: fusion %q (want linear, scale or rrf)", ErrInvalidOption, c.Fusion)
 	case c.TextWeight < 0 || c.TextWeight > 1:
 		return fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.TextWeight)
+	case c.Mode != ModeTiered && c.Mode != ModeFlat:
+		return fmt.Errorf("%w: mode %q (want tiered or flat)", ErrInvalidOption, c.Mode)
+	case c.Mode == ModeTiered && c.NewTierTextIndex == nil:
+		return fmt.Errorf("%w: tiered mode needs NewTierTextIndex", ErrInvalidOption)
 	case c.NoText && c.NoVector:
 		return fmt.Errorf("%w: NoText and NoVector together leave nothing to search", ErrInvalidOption)
 	case c.IndexContext < -1 || c.IndexContext > 8:

@@ -19,6 +19,9 @@ func (e *Engine) Get(id uint64) (Record, error) {
 		r, err = getRecord(tx, id)
 		return err
 	})
+	if err == nil {
+		e.overlayHeader(&r)
+	}
 	return r, err
 }
 

@@ -60,7 +60,8 @@ func (q *Query) match(r *Record) bool {
 }
 
 // Recall returns up to q.K records ranked by hybrid lexical and vector
-// relevance, best first.
+// relevance, best first. In tiered mode it walks the tiers and counts
+// every returned record as accessed; in flat mode it searches the archive.
 func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
@@ -68,21 +69,35 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
+	if e.tiers != nil {
+		return e.recallTiered(ctx, &q)
+	}
+	var qv []float32
+	if !e.opts.NoVector {
+		var err error
+		if qv, err = e.embedQuery(ctx, q.Text); err != nil {
+			return nil, err
+		}
+	}
+	return e.recallArchive(ctx, &q, qv)
+}
+
+// recallArchive is the exhaustive hybrid search of every record.
+func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]Result, error) {
 	c := max(e.opts.Candidates, q.K)
 	var text, vec []scored
 	var err error
 	if !e.opts.NoText {
-		if text, err = e.textCandidates(ctx, &q, c); err != nil {
+		if text, err = e.textCandidates(ctx, q, c); err != nil {
 			return nil, err
 		}
 	}
 	if !e.opts.NoVector {
-		if vec, err = e.vectorCandidates(ctx, &q, c); err != nil {
+		if vec, err = e.vectorCandidates(qv, q, c); err != nil {
 			return nil, err
 		}
 	}
-	fused := e.fuse(text, vec)
-	return e.results(fused, q.K)
+	return e.results(e.fuse(text, vec), q.K)
 }
 
 // scored is a candidate id with its raw score from one index.
@@ -103,15 +118,7 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int) ([]scored,
 	return out, nil
 }
 
-func (e *Engine) vectorCandidates(ctx context.Context, q *Query, c int) ([]scored, error) {
-	vecs, err := e.opts.Embedder.Embed(ctx, []string{q.Text})
-	if err != nil {
-		return nil, fmt.Errorf("hmo: embed query: %w", err)
-	}
-	if len(vecs) != 1 || len(vecs[0]) != e.dims {
-		return nil, fmt.Errorf("%w: query vector", ErrDims)
-	}
-	qv := vecs[0]
+func (e *Engine) vectorCandidates(qv []float32, q *Query, c int) ([]scored, error) {
 	if !q.filtered() {
 		return e.searchVector(qv, c)
 	}

@@ -35,6 +35,12 @@ func (e *Engine) Remember(ctx context.Context, ins ...Input) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.records.Add(int64(len(ids)))
+	// Tiers first: a concurrent Recall can then find a new record in the
+	// archive indexes only once it is placed in the tiers.
+	if err := e.admit(ids); err != nil {
+		return ids, fmt.Errorf("hmo: records stored, tier update: %w", err)
+	}
 	if err := e.syncIndexes(); err != nil {
 		return ids, fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
 	}
@@ -79,6 +85,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 			return nil, err
 		}
 		if err := e.link(tx, &r); err != nil {
+			return nil, err
+		}
+		if _, err := sessionSeq(tx, &r); err != nil {
 			return nil, err
 		}
 		ids[i], embedTexts[i] = id, e.indexText(tx, &r)

@@ -41,7 +41,7 @@ var (
 	metaLogTrimmed  = []byte("log_trimmed")
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -59,6 +59,9 @@ type Engine struct {
 	text            TextIndex
 	corpus          CorpusAware // nil when the embedder is not corpus-aware
 	sinceCheckpoint int
+
+	tiers   *tierState   // nil in flat mode
+	records atomic.Int64 // records in the store
 
 	closed atomic.Bool
 }
@@ -92,6 +95,9 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	}
 	e.wmu.Lock()
 	err = e.syncIndexes()
+	if err == nil {
+		err = e.openTiers()
+	}
 	e.wmu.Unlock()
 	if err != nil {
 		e.closeIndexes()
@@ -105,6 +111,11 @@ func Open(dir string, opts *Options) (*Engine, error) {
 // existing one, and loads the embedder's corpus state.
 func (e *Engine) init() error {
 	return e.db.Update(func(tx *bolt.Tx) error {
+		defer func() {
+			if b := tx.Bucket(bucketRecords); b != nil {
+				e.records.Store(int64(b.Stats().KeyN))
+			}
+		}()
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("hmo: create bucket %s: %w", b, err)
@@ -172,6 +183,11 @@ func (e *Engine) Close() error {
 	err := e.syncIndexes()
 	if err == nil {
 		err = e.checkpoint()
+	}
+	if err == nil && e.tiers != nil {
+		e.tiers.mu.Lock()
+		err = e.flushTiers()
+		e.tiers.mu.Unlock()
 	}
 	err = errors.Join(err, e.closeIndexes())
 	return errors.Join(err, e.db.Close())

@@ -7,14 +7,37 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/locomo"
 )
 
-// Opener opens a fresh store in dir.
-type Opener func(dir string) (*engine.Engine, error)
+// Opener opens a fresh store in dir whose engine reads the time from clock.
+type Opener func(dir string, clock func() time.Time) (*engine.Engine, error)
+
+// Clock is a replay clock: it says what time it is in the data being
+// replayed, so decay and recency behave as they would have live. Safe for
+// concurrent use.
+type Clock struct {
+	mu sync.Mutex // guards t
+	t  time.Time
+}
+
+// Now returns the replayed time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Set moves the replayed time to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
 
 // Depths are the cut-offs turn recall is reported at.
 var Depths = []int{5, 10, 20}
@@ -49,7 +72,8 @@ type Report struct {
 	ByCategory      map[string]*Metrics `json:"by_category"`
 	MedianLatencyMS float64             `json:"median_latency_ms"`
 	P99LatencyMS    float64             `json:"p99_latency_ms"`
-	ImportanceAUC   float64             `json:"importance_auc"` // ROC-AUC of I0 separating evidence turns from the rest
+	ImportanceAUC   float64             `json:"importance_auc"`  // ROC-AUC of I0 separating evidence turns from the rest
+	Tiers           *TierReport         `json:"tiers,omitempty"` // tiered mode only
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
 	latencies       []time.Duration
@@ -88,13 +112,14 @@ func LoCoMo(ctx context.Context, convs []locomo.Conversation, open Opener, o LoC
 }
 
 func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir string, open Opener) (time.Duration, error) {
-	e, err := open(dir)
+	clock := &Clock{}
+	e, err := open(dir, clock.Now)
 	if err != nil {
 		return 0, err
 	}
 	defer e.Close()
 	start := time.Now()
-	turnOf, err := Ingest(ctx, e, c)
+	turnOf, err := Ingest(ctx, e, c, clock)
 	if err != nil {
 		return 0, err
 	}
@@ -115,6 +140,7 @@ func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir 
 			return took, err
 		}
 	}
+	rep.addTiers(e.TierStats())
 	return took, nil
 }
 
@@ -127,7 +153,10 @@ var undatedStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // readable date, or dated before the one it follows, starts an hour after
 // the previous session; sessions before the first dated one count from a
 // day before that date (1 January 2000 when none is dated).
-func Ingest(ctx context.Context, e *engine.Engine, c locomo.Conversation) (map[uint64]string, error) {
+//
+// A non-nil clock is set to each session's time before it is remembered,
+// and left just after the last turn.
+func Ingest(ctx context.Context, e *engine.Engine, c locomo.Conversation, clock *Clock) (map[uint64]string, error) {
 	turnOf := map[uint64]string{}
 	last := undatedStart
 	for _, s := range c.Sessions {
@@ -148,6 +177,10 @@ func Ingest(ctx context.Context, e *engine.Engine, c locomo.Conversation) (map[u
 				Time: t.Add(time.Duration(i) * TurnGap), Text: turn.Text, Sources: []string{turn.ID},
 			}
 		}
+		last = t.Add(time.Duration(len(s.Turns)) * TurnGap)
+		if clock != nil {
+			clock.Set(last)
+		}
 		ids, err := e.Remember(ctx, ins...)
 		if err != nil {
 			return nil, err
@@ -155,7 +188,6 @@ func Ingest(ctx context.Context, e *engine.Engine, c locomo.Conversation) (map[u
 		for i, id := range ids {
 			turnOf[id] = s.Turns[i].ID
 		}
-		last = t.Add(time.Duration(len(s.Turns)) * TurnGap)
 	}
 	return turnOf, nil
 }

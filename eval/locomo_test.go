@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -89,9 +90,9 @@ func TestLoCoMo(t *testing.T) {
 	work := t.TempDir()
 	var opened []string
 	var progress [][2]int
-	open := func(dir string) (*engine.Engine, error) {
+	open := func(dir string, clock func() time.Time) (*engine.Engine, error) {
 		opened = append(opened, dir)
-		return hmo.Open(dir, nil)
+		return hmo.Open(dir, &engine.Options{Clock: clock})
 	}
 	rep, err := eval.LoCoMo(context.Background(), convs, open, eval.LoCoMoOptions{
 		WorkDir:  work,
@@ -180,7 +181,7 @@ func TestIngest(t *testing.T) {
 			t.Fatalf("hmo.Open: %v", err)
 		}
 		defer e.Close()
-		turnOf, err := eval.Ingest(context.Background(), e, convs[i])
+		turnOf, err := eval.Ingest(context.Background(), e, convs[i], nil)
 		if err != nil {
 			t.Fatalf("Ingest %s: %v", convs[i].ID, err)
 		}
@@ -216,7 +217,7 @@ func TestIngest(t *testing.T) {
 
 func TestLoCoMoOpenError(t *testing.T) {
 	convs := readFixture(t)
-	_, err := eval.LoCoMo(context.Background(), convs, func(dir string) (*engine.Engine, error) {
+	_, err := eval.LoCoMo(context.Background(), convs, func(dir string, _ func() time.Time) (*engine.Engine, error) {
 		return hmo.Open(dir, &engine.Options{TextWeight: 2})
 	}, eval.LoCoMoOptions{WorkDir: t.TempDir()})
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -26,6 +27,11 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	fs.IntVar(&o.Candidates, "candidates", engine.DefaultCandidates, "candidates drawn from each index")
 	fs.BoolVar(&o.NoIndexRole, "no-role", false, "leave the speaker out of the indexed text")
 	only := fs.String("only", "hybrid", "hybrid, text or vector")
+	mode := fs.String("mode", string(engine.DefaultMode), "tiered (HMO walk, in-situ stream) or flat (exhaustive)")
+	fs.IntVar(&o.Tiers.Tier1Cap, "tier1", 0, "Tier-1 cap in records (default: the tiers package default)")
+	fs.IntVar(&o.Tiers.Tier2Cap, "tier2", 0, "Tier-2 cap in records (default: the tiers package default)")
+	minCos := fs.Float64("min-cos", engine.DefaultMinCosine, "sufficiency: cosine of a tier's best hit that stops the walk")
+	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
@@ -34,6 +40,9 @@ func runEval(ctx context.Context, env *env, args []string) error {
 		return usageError{"eval locomo needs one file"}
 	}
 	o.Fusion = engine.Fusion(*fusion)
+	o.Mode = engine.Mode(*mode)
+	o.Sufficiency = engine.ScoreTest{MinCosine: *minCos}
+	o.Persona.GateOff = *gateOff
 	switch *only {
 	case "hybrid":
 	case "text":
@@ -48,7 +57,12 @@ func runEval(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	p := newProgress(env, "eval")
-	rep, err := eval.LoCoMo(ctx, convs, func(dir string) (*engine.Engine, error) { return hmo.Open(dir, &o) },
+	open := func(dir string, clock func() time.Time) (*engine.Engine, error) {
+		oc := o
+		oc.Clock = clock
+		return hmo.Open(dir, &oc)
+	}
+	rep, err := eval.LoCoMo(ctx, convs, open,
 		eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update})
 	if errors.Is(err, engine.ErrInvalidOption) {
 		return usageError{err.Error()} // a bad --fusion, --text-weight, ...
@@ -92,4 +106,8 @@ func printReport(env *env, rep *eval.Report) {
 	row("overall", &rep.Overall)
 	fmt.Fprintf(w, "latency per query: median %.2f ms, p99 %.2f ms; ingest %.1f s\n", rep.MedianLatencyMS, rep.P99LatencyMS, rep.IngestSeconds)
 	fmt.Fprintf(w, "importance AUC (I0, evidence turns vs the rest): %.3f\n", rep.ImportanceAUC)
+	if t := rep.Tiers; t != nil {
+		fmt.Fprintf(w, "tiers: %d queries served by tier 1/2/3: %d/%d/%d (tier-3 share %.2f); %.0f candidates scored per query; %d gate firings\n",
+			t.Queries, t.Served[1], t.Served[2], t.Served[3], t.Tier3Share, t.CandidatesPerQuery, t.GateFirings)
+	}
 }

@@ -1,0 +1,25 @@
+package engine
+
+// Sufficiency decides whether the results a tier produced answer a query,
+// so the tier walk can stop there (HMO section 3.2). The LLM
+// self-reflection plugs in here; ScoreTest is the default without one.
+type Sufficiency interface {
+	// Sufficient reports whether res, the fused results of tiers 1 to
+	// tier, best first, answer q.
+	Sufficient(q *Query, tier uint8, res []Result) bool
+}
+
+// ScoreTest is the calibrated score test: a tier's results are sufficient
+// when there are q.K of them and the best one both matches the query
+// lexically and has a cosine similarity of at least MinCosine.
+type ScoreTest struct {
+	MinCosine float64
+}
+
+// Sufficient implements Sufficiency.
+func (s ScoreTest) Sufficient(q *Query, _ uint8, res []Result) bool {
+	if len(res) < q.K || len(res) == 0 {
+		return false
+	}
+	return res[0].TextScore > 0 && res[0].VectorScore >= s.MinCosine
+}

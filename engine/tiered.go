@@ -1,0 +1,367 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/persona"
+	"github.com/hmo-dev/hmo/tiers"
+)
+
+var (
+	bucketActive  = []byte("active")  // id -> tiers.Entry (JSON) of records in tiers 1 and 2
+	bucketSessSeq = []byte("sessseq") // scope\x00session -> session ordinal
+	metaPersona   = []byte("persona")
+)
+
+// tierState is the HMO orchestration of a tiered engine.
+type tierState struct {
+	mgr  *tiers.Manager   // safe for concurrent use
+	pers *persona.Persona // safe for concurrent use
+
+	mu       sync.Mutex // guards the fields below
+	views    [3]*view   // views[1] and views[2]; views[0] unused
+	dirty    map[uint64]bool
+	accessed map[uint64]Header // tier-3 records accessed since the last flush
+	stats    TierStats
+}
+
+// TierStats counts what the tier walk did.
+type TierStats struct {
+	Queries    uint64    `json:"queries"`
+	Served     [4]uint64 `json:"served"` // queries answered by tier 1, 2 or 3 (index = tier)
+	Scored     uint64    `json:"scored"` // candidates scored over all queries
+	Firings    int       `json:"gate_firings"`
+	Tier1      int       `json:"tier1"`
+	Tier2      int       `json:"tier2"`
+	Promotions uint64    `json:"promotions"`
+	Demotions  uint64    `json:"demotions"`
+}
+
+func (e *Engine) openTiers() error {
+	if e.opts.Mode != ModeTiered {
+		return nil
+	}
+	mgr, err := tiers.New(&e.opts.Tiers)
+	if err != nil {
+		return fmt.Errorf("hmo: tiers: %w", err)
+	}
+	pers, err := persona.New(&e.opts.Persona)
+	if err != nil {
+		return fmt.Errorf("hmo: persona: %w", err)
+	}
+	ts := &tierState{mgr: mgr, pers: pers, dirty: map[uint64]bool{}, accessed: map[uint64]Header{}}
+	for t := 1; t <= 2; t++ {
+		if ts.views[t], err = newView(e.opts.NewTierTextIndex); err != nil {
+			return err
+		}
+	}
+	e.tiers = ts
+	return e.db.View(func(tx *bolt.Tx) error { return e.restoreTiers(tx) })
+}
+
+// restoreTiers loads the persona and the tier membership, and fills the
+// views from bbolt: work bounded by the tier caps, not the archive.
+func (e *Engine) restoreTiers(tx *bolt.Tx) error {
+	ts := e.tiers
+	if st := tx.Bucket(bucketMeta).Get(metaPersona); st != nil {
+		if err := ts.pers.UnmarshalBinary(st); err != nil {
+			return fmt.Errorf("hmo: load persona: %w", err)
+		}
+	}
+	var entries []tiers.Entry
+	err := tx.Bucket(bucketActive).ForEach(func(k, v []byte) error {
+		var en tiers.Entry
+		if err := json.Unmarshal(v, &en); err != nil {
+			return fmt.Errorf("%w: tier entry %d: %v", ErrCorrupt, keyU64(k), err)
+		}
+		entries = append(entries, en)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	moves, err := ts.mgr.Restore(entries)
+	if err != nil {
+		return fmt.Errorf("hmo: restore tiers: %w", err)
+	}
+	for _, mv := range moves {
+		ts.dirty[mv.ID] = true
+	}
+	for t := uint8(1); t <= 2; t++ {
+		if err := e.loadIntoView(tx, t, ts.mgr.Members(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
+	docs := make([]viewDoc, 0, len(ids))
+	for _, id := range ids {
+		r, err := getRecord(tx, id)
+		if err != nil {
+			continue // forgotten; the manager is told on the next flush
+		}
+		v, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", id, err)
+		}
+		docs = append(docs, viewDoc{rec: r, vec: v, text: e.indexText(tx, &r)})
+	}
+	return e.tiers.views[tier].add(docs)
+}
+
+// sessionSeq returns the ordinal of a record's session, assigning the next
+// one to a session seen for the first time.
+func sessionSeq(tx *bolt.Tx, r *Record) (uint64, error) {
+	b := tx.Bucket(bucketSessSeq)
+	k := sessionKey(r.Scope, r.Session)
+	if v := b.Get(k); v != nil {
+		return keyU64(v), nil
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	return seq, putU64(b, k, seq)
+}
+
+// admit places newly committed records in the tiers and feeds the persona.
+// The caller holds wmu.
+func (e *Engine) admit(ids []uint64) error {
+	ts := e.tiers
+	if ts == nil || len(ids) == 0 {
+		return nil
+	}
+	now := e.opts.Clock()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	err := e.db.View(func(tx *bolt.Tx) error {
+		for _, id := range ids {
+			if err := e.admitOne(tx, id, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return e.flushTiers()
+}
+
+func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
+	ts := e.tiers
+	r, err := getRecord(tx, id)
+	if err != nil {
+		return err
+	}
+	vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+	if err != nil {
+		return err
+	}
+	if _, fired, err := ts.pers.Observe(vec, r.Header.I0, r.Text, now); err == nil && fired {
+		ts.stats.Firings++
+		e.applyMoves(tx, ts.mgr.Rescore(now, e.alignment))
+		for _, a := range ts.mgr.Members(1) {
+			ts.dirty[a] = true
+		}
+		for _, a := range ts.mgr.Members(2) {
+			ts.dirty[a] = true
+		}
+	}
+	seq := keyU64(tx.Bucket(bucketSessSeq).Get(sessionKey(r.Scope, r.Session)))
+	en := tiers.Entry{ID: id, Session: r.Session, SessionSeq: seq, I0: r.Header.I0, LastUsed: r.Header.LastUsed, Sp: ts.pers.Alignment(vec)}
+	_, moves, err := ts.mgr.Add(en, now)
+	if err != nil {
+		return fmt.Errorf("hmo: tiers: %w", err)
+	}
+	ts.dirty[id] = true
+	return e.applyMoves(tx, moves)
+}
+
+// alignment is S_p of an active record, from its cached vector. It runs
+// under the manager's lock and ts.mu.
+func (e *Engine) alignment(id uint64) float64 {
+	for t := 1; t <= 2; t++ {
+		if v, ok := e.tiers.views[t].vecs[id]; ok {
+			return e.tiers.pers.Alignment(v)
+		}
+	}
+	return 0
+}
+
+// applyMoves moves records between the views. ts.mu is held.
+func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
+	ts := e.tiers
+	var in [3][]uint64
+	for _, mv := range moves {
+		ts.dirty[mv.ID] = true
+		if mv.From == 1 || mv.From == 2 {
+			if err := ts.views[mv.From].remove([]uint64{mv.ID}); err != nil {
+				return err
+			}
+		}
+		if mv.To == 1 || mv.To == 2 {
+			in[mv.To] = append(in[mv.To], mv.ID)
+		}
+		if mv.To < mv.From {
+			ts.stats.Promotions++
+		} else {
+			ts.stats.Demotions++
+		}
+	}
+	for t := uint8(1); t <= 2; t++ {
+		if err := e.loadIntoView(tx, t, in[t]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushTiers writes the dirty tier entries and record headers. ts.mu is
+// held.
+func (e *Engine) flushTiers() error {
+	ts := e.tiers
+	if len(ts.dirty) == 0 {
+		return nil
+	}
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		for id := range ts.dirty {
+			if err := e.persistEntry(tx, id); err != nil {
+				return err
+			}
+		}
+		st, err := ts.pers.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(metaPersona, st)
+	})
+	if err == nil {
+		clear(ts.dirty)
+		clear(ts.accessed)
+	}
+	return err
+}
+
+func (e *Engine) persistEntry(tx *bolt.Tx, id uint64) error {
+	en, active := e.tiers.mgr.Entry(id)
+	ab := tx.Bucket(bucketActive)
+	r, err := getRecord(tx, id)
+	if err != nil {
+		e.tiers.mgr.Forget(id)
+		return ab.Delete(u64key(id))
+	}
+	if !active {
+		if err := ab.Delete(u64key(id)); err != nil {
+			return err
+		}
+		if h, ok := e.tiers.archived(id); ok {
+			r.Header = h
+		} else {
+			r.Header.Tier = TierArchive
+		}
+	} else {
+		b, err := json.Marshal(en)
+		if err != nil {
+			return err
+		}
+		if err := ab.Put(u64key(id), b); err != nil {
+			return err
+		}
+		r.Header = Header{I0: en.I0, N: en.N, LastUsed: en.LastUsed, P: en.P, Tier: en.Tier}
+	}
+	return putRecord(tx, &r, e.opts.CompressAbove)
+}
+
+// archived returns the header of a tier-3 record accessed since the last
+// flush. ts.mu is held.
+func (ts *tierState) archived(id uint64) (Header, bool) {
+	h, ok := ts.accessed[id]
+	return h, ok
+}
+
+// evict drops forgotten records from the tiers and views, and reloads the
+// touched records (re-indexed without the forgotten context) into theirs.
+// The caller holds wmu.
+func (e *Engine) evict(ids, touched []uint64) error {
+	ts := e.tiers
+	if ts == nil {
+		return nil
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return e.db.View(func(tx *bolt.Tx) error {
+		for _, id := range ids {
+			moves := ts.mgr.Forget(id)
+			for t := 1; t <= 2; t++ {
+				if err := ts.views[t].remove([]uint64{id}); err != nil {
+					return err
+				}
+			}
+			delete(ts.accessed, id)
+			delete(ts.dirty, id)
+			if err := e.applyMoves(tx, moves); err != nil {
+				return err
+			}
+		}
+		for _, id := range touched {
+			if t := ts.mgr.Tier(id); t == 1 || t == 2 {
+				if err := ts.views[t].remove([]uint64{id}); err != nil {
+					return err
+				}
+				if err := e.loadIntoView(tx, t, []uint64{id}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// TierStats reports the tier walk's counters and the tier sizes. It is
+// the zero value in flat mode.
+func (e *Engine) TierStats() TierStats {
+	ts := e.tiers
+	if ts == nil {
+		return TierStats{}
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	s := ts.stats
+	s.Tier1, s.Tier2 = ts.mgr.Len(1), ts.mgr.Len(2)
+	s.Firings = ts.pers.Firings()
+	return s
+}
+
+// Persona returns the persona, or nil in flat mode.
+func (e *Engine) Persona() *persona.Persona {
+	if e.tiers == nil {
+		return nil
+	}
+	return e.tiers.pers
+}
+
+// overlayHeader replaces r's stored header with the tier state's newer
+// one, when accesses or rescoring changed it since the last flush.
+func (e *Engine) overlayHeader(r *Record) {
+	ts := e.tiers
+	if ts == nil {
+		return
+	}
+	if en, ok := ts.mgr.Entry(r.ID); ok {
+		r.Header = Header{I0: en.I0, N: en.N, LastUsed: en.LastUsed, P: en.P, Tier: en.Tier}
+		return
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if h, ok := ts.accessed[r.ID]; ok {
+		r.Header = h
+	}
+}

@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/tiers"
+)
+
+// recallTiered is the HMO walk: Tier 1, then Tiers 1 and 2, then the
+// archive, by similarity regardless of priority, stopping at the first
+// sufficient result. Every returned record is accessed.
+func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
+	qv, err := e.embedQuery(ctx, q.Text)
+	if err != nil {
+		return nil, err
+	}
+	c := max(e.opts.Candidates, q.K)
+	ts := e.tiers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var text, vec []scored
+	scored := 0
+	for tier := uint8(1); tier <= 2; tier++ {
+		t, v, err := ts.views[tier].search(ctx, q, qv, c)
+		if err != nil {
+			return nil, err
+		}
+		text, vec = append(text, t...), append(vec, v...)
+		scored += len(ts.views[tier].recs)
+		res := e.viewResults(e.fuse(topOf(text, c), topOf(vec, c)), q.K, tier)
+		// When tiers 1 and 2 hold every record, the archive has nothing
+		// more to offer: their result is final.
+		covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
+		if covered || e.opts.Sufficiency.Sufficient(q, tier, res) {
+			return res, e.access(res, tier, scored)
+		}
+	}
+	res, err := e.recallArchive(ctx, q, qv)
+	if err != nil {
+		return nil, err
+	}
+	return res, e.access(res, TierArchive, scored+2*c)
+}
+
+// topOf keeps the best c of a merged candidate list.
+func topOf(list []scored, c int) []scored {
+	t := newTopK(c)
+	for _, s := range list {
+		t.push(s)
+	}
+	return t.sorted()
+}
+
+// viewResults turns fused candidates into results from the views.
+func (e *Engine) viewResults(fused []fusedHit, k int, served uint8) []Result {
+	out := make([]Result, 0, min(k, len(fused)))
+	for _, f := range fused {
+		if len(out) == k {
+			break
+		}
+		for t := 1; t <= 2; t++ {
+			if r, ok := e.tiers.views[t].recs[f.id]; ok {
+				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Tier: served})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// access counts every returned record as recalled: n += 1, t_last = now,
+// P recomputed, and a tier-3 record ranked against the active tiers.
+// ts.mu is held.
+func (e *Engine) access(res []Result, served uint8, scored int) error {
+	ts := e.tiers
+	ts.stats.Queries++
+	ts.stats.Served[served]++
+	ts.stats.Scored += uint64(scored)
+	now := e.opts.Clock()
+	err := e.db.View(func(tx *bolt.Tx) error {
+		for i := range res {
+			if err := e.accessOne(tx, &res[i], now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(ts.dirty)+len(ts.accessed) >= e.opts.FlushAccesses {
+		return e.flushTiers()
+	}
+	return nil
+}
+
+func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
+	ts := e.tiers
+	id := res.Record.ID
+	en, ok := ts.mgr.Entry(id)
+	if !ok {
+		r := &res.Record
+		vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", id, err)
+		}
+		h := r.Header
+		if a, ok := ts.accessed[id]; ok {
+			h = a
+		}
+		seq := keyU64(tx.Bucket(bucketSessSeq).Get(sessionKey(r.Scope, r.Session)))
+		en = tiers.Entry{ID: id, Session: r.Session, SessionSeq: seq, I0: h.I0, N: h.N, LastUsed: h.LastUsed, Sp: ts.pers.Alignment(vec)}
+	}
+	upd, moves, err := ts.mgr.Access(en, now)
+	if err != nil {
+		return fmt.Errorf("hmo: tiers: %w", err)
+	}
+	h := Header{I0: upd.I0, N: upd.N, LastUsed: upd.LastUsed, P: upd.P, Tier: upd.Tier}
+	if upd.Tier == TierArchive {
+		ts.accessed[id] = h
+	}
+	ts.dirty[id] = true
+	res.Record.Header = h
+	if err := e.applyMoves(tx, moves); err != nil {
+		return err
+	}
+	for t := 1; t <= 2; t++ {
+		if r, ok := ts.views[t].recs[id]; ok {
+			r.Header = h
+		}
+	}
+	return nil
+}
+
+func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := e.opts.Embedder.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("hmo: embed query: %w", err)
+	}
+	if len(vecs) != 1 || len(vecs[0]) != e.dims {
+		return nil, fmt.Errorf("%w: query vector", ErrDims)
+	}
+	return vecs[0], nil
+}
