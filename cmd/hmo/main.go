@@ -28,6 +28,7 @@ var commands = map[string]command{
 	"get":     {"show one record", runGet},
 	"forget":  {"delete records for good", runForget},
 	"stats":   {"describe the store", runStats},
+	"persona": {"show the persona profile and drift", runPersona},
 	"export":  {"write every record as JSONL", runExport},
 	"eval":    {"measure retrieval on a benchmark (locomo)", runEval},
 	"version": {"print the version", runVersion},
