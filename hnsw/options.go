@@ -52,8 +52,9 @@ type Options struct {
 	// Default DefaultEfSearch. Higher is slower and more exact.
 	EfSearch int
 	// EfConstruction is the candidate list size, in nodes, used when a
-	// vector is inserted into the graph. Default DefaultEfConstruction.
-	// Higher builds a better graph, more slowly.
+	// vector is inserted into the graph; coder/hnsw raises it to M, so
+	// values below M act as M. Default DefaultEfConstruction. Higher
+	// builds a better graph, more slowly.
 	EfConstruction int
 	// ExactBelow is the live-vector count at or below which the index
 	// keeps no graph and Search scans all vectors exactly. The Apply that
