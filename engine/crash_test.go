@@ -74,9 +74,16 @@ func crashHelper(dir, side string) {
 			return &killingText{TextIndex: t, at: crashAt}, err
 		}
 	}
+	o.Mode = engine.ModeFlat
 	e, err := engine.Open(dir, o)
 	if err != nil {
 		fmt.Println("open:", err)
+		os.Exit(3)
+	}
+	// The archive's vector index opens on first use: use it now, so every
+	// batch goes through it.
+	if _, err := e.Recall(context.Background(), engine.Query{Text: "warm up"}); err != nil {
+		fmt.Println("recall:", err)
 		os.Exit(3)
 	}
 	for b := 1; ; b++ {

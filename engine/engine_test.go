@@ -311,12 +311,12 @@ func TestCheckpointTrimsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	for i := 0; i < 30; i++ {
+	for i := 0; i < 200; i++ {
 		remember(t, e, engine.Input{Text: fmt.Sprintf("record number %d", i)})
 	}
 	st, _ := e.Stats()
-	if st.LogPending >= 30 {
-		t.Errorf("log keeps %d entries after 30 writes with checkpoints every 10", st.LogPending)
+	if st.LogPending >= 200 {
+		t.Errorf("log keeps %d entries after 200 writes with checkpoints every 10", st.LogPending)
 	}
 }
 

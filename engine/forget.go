@@ -27,6 +27,9 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 		if texts, touched, err = e.forgetTx(ctx, tx, ids); err != nil {
 			return err
 		}
+		if err := addCount(tx, -len(ids)); err != nil {
+			return err
+		}
 		if e.corpus != nil {
 			e.corpus.Forget(texts)
 			if err := e.saveCorpus(tx); err != nil {

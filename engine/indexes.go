@@ -21,15 +21,14 @@ const (
 // syncChunk is the number of change-log entries applied to an index at once.
 const syncChunk = 2048
 
+// vectorBacklog is how many checkpoints' worth of changes may wait for a
+// vector index that is not open before a checkpoint opens it.
+const vectorBacklog = 8
+
+// openIndexes opens the text index. The vector index of the archive opens
+// on first use (openVector): a process that is served by the tiers never
+// loads the archive's graph, so its memory does not grow with the archive.
 func (e *Engine) openIndexes() error {
-	vec, err := e.opts.OpenVectorIndex(filepath.Join(e.dir, VectorDir), e.dims)
-	if err != nil {
-		// Derived data: start it afresh, the sync rebuilds it from bbolt.
-		if vec, err = e.resetVector(); err != nil {
-			return err
-		}
-	}
-	e.vec = vec
 	text, err := e.opts.OpenTextIndex(filepath.Join(e.dir, TextDir))
 	if err != nil {
 		if text, err = e.resetText(); err != nil {
@@ -38,6 +37,52 @@ func (e *Engine) openIndexes() error {
 	}
 	e.text = text
 	return nil
+}
+
+// vectorIndex returns the archive's vector index, opening it and bringing
+// it up to date with the change log on first use.
+func (e *Engine) vectorIndex() (VectorIndex, error) {
+	e.vecMu.RLock()
+	v := e.vec
+	e.vecMu.RUnlock()
+	if v != nil {
+		return v, nil
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := e.openVector(); err != nil {
+		return nil, err
+	}
+	return e.vec, nil
+}
+
+// openVector opens the vector index if it is not open and syncs it. The
+// caller holds wmu.
+func (e *Engine) openVector() error {
+	if e.vec != nil {
+		return nil
+	}
+	vec, err := e.opts.OpenVectorIndex(filepath.Join(e.dir, VectorDir), e.dims)
+	if err != nil {
+		// Derived data: start it afresh, the sync rebuilds it from bbolt.
+		if vec, err = e.resetVector(); err != nil {
+			return err
+		}
+	}
+	e.setVec(vec)
+	if err := e.syncSide(e.vectorSide()); err != nil {
+		return fmt.Errorf("hmo: sync vector index: %w", err)
+	}
+	return nil
+}
+
+func (e *Engine) setVec(v VectorIndex) {
+	e.vecMu.Lock()
+	e.vec = v
+	e.vecMu.Unlock()
 }
 
 func (e *Engine) resetVector() (VectorIndex, error) {
@@ -90,19 +135,23 @@ type indexSide struct {
 	reset     func() error
 }
 
-func (e *Engine) sides() []indexSide {
-	return []indexSide{
-		{
-			name:      "vector",
-			watermark: func() (uint64, error) { return e.vec.Watermark(), nil },
-			apply:     e.applyVector,
-			reset: func() error {
-				e.vec.Close()
-				v, err := e.resetVector()
-				e.vec = v
-				return err
-			},
+func (e *Engine) vectorSide() indexSide {
+	return indexSide{
+		name:      "vector",
+		watermark: func() (uint64, error) { return e.vec.Watermark(), nil },
+		apply:     e.applyVector,
+		reset: func() error {
+			e.vec.Close()
+			v, err := e.resetVector()
+			e.setVec(v)
+			return err
 		},
+	}
+}
+
+// sides lists the open indexes.
+func (e *Engine) sides() []indexSide {
+	sides := []indexSide{
 		{
 			name:      "text",
 			watermark: e.text.Watermark,
@@ -115,6 +164,10 @@ func (e *Engine) sides() []indexSide {
 			},
 		},
 	}
+	if e.vec != nil {
+		sides = append(sides, e.vectorSide())
+	}
+	return sides
 }
 
 // syncIndexes applies the change log past each index's watermark. A
@@ -269,6 +322,17 @@ func (e *Engine) turnText(r *Record) string {
 // checkpoint saves the vector index and trims the change log up to the
 // lowest durable watermark. The caller holds wmu.
 func (e *Engine) checkpoint() error {
+	if e.vec == nil {
+		// The log is kept until the vector index has seen it; once the
+		// backlog is large, catch the index up now rather than on the
+		// first archive query.
+		if e.sinceCheckpoint < vectorBacklog*e.opts.CheckpointLog {
+			return nil
+		}
+		if err := e.openVector(); err != nil {
+			return err
+		}
+	}
 	if err := e.vec.Save(); err != nil {
 		return fmt.Errorf("hmo: save vector index: %w", err)
 	}

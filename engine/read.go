@@ -83,6 +83,10 @@ func (e *Engine) Stats() (Stats, error) {
 		return s, err
 	}
 	e.wmu.Lock()
+	if err := e.openVector(); err != nil {
+		e.wmu.Unlock()
+		return s, err
+	}
 	s.VectorWatermark, s.VectorLen = e.vec.Watermark(), e.vec.Len()
 	s.TextWatermark, err = e.text.Watermark()
 	e.wmu.Unlock()

@@ -134,7 +134,11 @@ func (e *Engine) vectorCandidates(qv []float32, q *Query, c int) ([]scored, erro
 }
 
 func (e *Engine) searchVector(qv []float32, c int) ([]scored, error) {
-	hits, err := e.vec.Search(qv, c)
+	vi, err := e.vectorIndex()
+	if err != nil {
+		return nil, err
+	}
+	hits, err := vi.Search(qv, c)
 	if err != nil {
 		return nil, fmt.Errorf("hmo: vector search: %w", err)
 	}

@@ -62,6 +62,9 @@ func (e *Engine) commitInputs(ctx context.Context, ins []Input) ([]uint64, error
 		if err != nil {
 			return err
 		}
+		if err := addCount(tx, len(ids)); err != nil {
+			return err
+		}
 		return e.saveCorpus(tx)
 	})
 	if err != nil && e.corpus != nil {
@@ -212,4 +215,10 @@ func logChanges(tx *bolt.Tx, op byte, ids []uint64) error {
 		}
 	}
 	return nil
+}
+
+// addCount adjusts the record count kept in meta.
+func addCount(tx *bolt.Tx, n int) error {
+	m := tx.Bucket(bucketMeta)
+	return putU64(m, metaCount, uint64(int64(getU64(m, metaCount))+int64(n)))
 }

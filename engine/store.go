@@ -39,6 +39,7 @@ var (
 	metaIndexLayout = []byte("index_layout")
 	metaCorpus      = []byte("corpus")
 	metaLogTrimmed  = []byte("log_trimmed")
+	metaCount       = []byte("count") // records in the store
 )
 
 var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq}
@@ -55,10 +56,12 @@ type Engine struct {
 	// change-log order. It guards vec and text replacement, corpus and
 	// sinceCheckpoint.
 	wmu             sync.Mutex
-	vec             VectorIndex
 	text            TextIndex
 	corpus          CorpusAware // nil when the embedder is not corpus-aware
 	sinceCheckpoint int
+
+	vecMu sync.RWMutex // guards vec; assigned with wmu held too
+	vec   VectorIndex  // nil until first used (vectorIndex)
 
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
@@ -111,11 +114,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 // existing one, and loads the embedder's corpus state.
 func (e *Engine) init() error {
 	return e.db.Update(func(tx *bolt.Tx) error {
-		defer func() {
-			if b := tx.Bucket(bucketRecords); b != nil {
-				e.records.Store(int64(b.Stats().KeyN))
-			}
-		}()
+		defer func() { e.records.Store(int64(getU64(tx.Bucket(bucketMeta), metaCount))) }()
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("hmo: create bucket %s: %w", b, err)

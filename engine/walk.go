@@ -19,6 +19,27 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 		return nil, err
 	}
 	c := max(e.opts.Candidates, q.K)
+	res, served, scored, err := e.searchTiers(ctx, q, qv, c)
+	if err != nil {
+		return nil, err
+	}
+	if served == TierArchive {
+		// The archive search takes wmu when it opens the vector index,
+		// and writers take wmu before the tier lock: search unlocked.
+		if res, err = e.recallArchive(ctx, q, qv); err != nil {
+			return nil, err
+		}
+		scored += 2 * c
+	}
+	e.tiers.mu.Lock()
+	defer e.tiers.mu.Unlock()
+	return res, e.access(res, served, scored)
+}
+
+// searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
+// sufficient result with the tier that served it, or TierArchive when
+// neither was sufficient; scored counts the records scored.
+func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int) ([]Result, uint8, int, error) {
 	ts := e.tiers
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -27,7 +48,7 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 	for tier := uint8(1); tier <= 2; tier++ {
 		t, v, err := ts.views[tier].search(ctx, q, qv, c)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		text, vec = append(text, t...), append(vec, v...)
 		scored += len(ts.views[tier].recs)
@@ -36,14 +57,10 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 		// more to offer: their result is final.
 		covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
 		if covered || e.opts.Sufficiency.Sufficient(q, tier, res) {
-			return res, e.access(res, tier, scored)
+			return res, tier, scored, nil
 		}
 	}
-	res, err := e.recallArchive(ctx, q, qv)
-	if err != nil {
-		return nil, err
-	}
-	return res, e.access(res, TierArchive, scored+2*c)
+	return nil, TierArchive, scored, nil
 }
 
 // topOf keeps the best c of a merged candidate list.
