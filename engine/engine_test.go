@@ -376,3 +376,44 @@ func TestTiersSurviveReopen(t *testing.T) {
 		t.Errorf("accessed header after reopen = %+v, want n=1 and %+v", got.Header, hdr.Header)
 	}
 }
+
+type fixedImportance float64
+
+func (f fixedImportance) Importance(string) float64 { return float64(f) }
+
+func TestForgetRemovesTextFromPersona(t *testing.T) {
+	dir := t.TempDir()
+	o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+	o.Importance = fixedImportance(9) // high enough to be quoted in the profile
+	e, err := engine.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := remember(t, e, engine.Input{Text: "my locker code is 90210, keep it secret"}, engine.Input{Text: "I live in Porto"})
+	quoted := func() bool {
+		for _, st := range e.Persona().Profile().Statements {
+			if strings.Contains(st.Text, "90210") {
+				return true
+			}
+		}
+		return false
+	}
+	if !quoted() {
+		t.Fatal("the profile should quote the high-importance record before Forget")
+	}
+	if err := e.Forget(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if quoted() {
+		t.Error("the profile still quotes the forgotten record")
+	}
+	e.Close()
+	e, err = engine.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if quoted() {
+		t.Error("after reopen, the stored profile still quotes the forgotten record")
+	}
+}

@@ -46,7 +46,7 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)
 	}
-	if err := e.evict(ids, touched); err != nil {
+	if err := e.evict(ids, touched, texts); err != nil {
 		return err
 	}
 	return e.maybeCheckpoint()

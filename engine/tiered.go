@@ -237,11 +237,7 @@ func (e *Engine) flushTiers() error {
 				return err
 			}
 		}
-		st, err := ts.pers.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(metaPersona, st)
+		return e.putPersona(tx)
 	})
 	if err == nil {
 		clear(ts.dirty)
@@ -290,13 +286,23 @@ func (ts *tierState) archived(id uint64) (Header, bool) {
 // evict drops forgotten records from the tiers and views, and reloads the
 // touched records (re-indexed without the forgotten context) into theirs.
 // The caller holds wmu.
-func (e *Engine) evict(ids, touched []uint64) error {
+func (e *Engine) evict(ids, touched []uint64, texts []string) error {
 	ts := e.tiers
 	if ts == nil {
 		return nil
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	forgot := false
+	for _, t := range texts {
+		forgot = ts.pers.ForgetText(t) || forgot
+	}
+	if forgot {
+		// Persist the profile now: it must not keep the text on disk.
+		if err := e.persistPersona(); err != nil {
+			return err
+		}
+	}
 	return e.db.View(func(tx *bolt.Tx) error {
 		for _, id := range ids {
 			moves := ts.mgr.Forget(id)
@@ -364,4 +370,16 @@ func (e *Engine) overlayHeader(r *Record) {
 	if h, ok := ts.accessed[r.ID]; ok {
 		r.Header = h
 	}
+}
+
+func (e *Engine) putPersona(tx *bolt.Tx) error {
+	st, err := e.tiers.pers.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(metaPersona, st)
+}
+
+func (e *Engine) persistPersona() error {
+	return e.db.Update(e.putPersona)
 }

@@ -225,3 +225,31 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("Updates() = %d, want 800", p.Updates())
 	}
 }
+
+func TestForgetTextRemovesStatement(t *testing.T) {
+	p, err := persona.New(&persona.Options{Dims: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	secret := "My bank PIN is   4711 and I keep it in my wallet."
+	for _, text := range []string{secret, "I am allergic to shellfish and never eat shrimp."} {
+		if _, _, err := p.Observe([]float32{1, 0}, 9, text, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !p.ForgetText(secret) {
+		t.Fatal("ForgetText = false, want the statement removed")
+	}
+	for _, st := range p.Profile().Statements {
+		if strings.Contains(st.Text, "4711") {
+			t.Errorf("profile still quotes the forgotten text: %q", st.Text)
+		}
+	}
+	if got := len(p.Profile().Statements); got != 1 {
+		t.Errorf("statements = %d, want 1 left", got)
+	}
+	if p.ForgetText(secret) {
+		t.Error("second ForgetText = true, want false")
+	}
+}

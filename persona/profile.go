@@ -206,3 +206,16 @@ func clip(s string, n int) string {
 	}
 	return strings.TrimSpace(s[:cut])
 }
+
+// ForgetText removes the statement quoted from text, if the profile keeps
+// one, so a forgotten record's words do not survive in the profile. It
+// reports whether a statement was removed. The persona vector and term
+// weights are averages and keep no text.
+func (p *Persona) ForgetText(text string) bool {
+	s := clip(strings.Join(strings.Fields(text), " "), p.opts.MaxStatementBytes)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.stmts)
+	p.stmts = slices.DeleteFunc(p.stmts, func(st Statement) bool { return strings.EqualFold(st.Text, s) })
+	return len(p.stmts) < n
+}
