@@ -2,8 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -86,16 +88,23 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]Result, error) {
 	c := max(e.opts.Candidates, q.K)
 	var text, vec []scored
-	var err error
+	var textErr, vecErr error
+	var wg sync.WaitGroup
 	if !e.opts.NoText {
-		if text, err = e.textCandidates(ctx, q, c); err != nil {
-			return nil, err
-		}
+		// The two searches are independent: run the lexical one
+		// alongside the vector one.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, textErr = e.textCandidates(ctx, q, c)
+		}()
 	}
 	if !e.opts.NoVector {
-		if vec, err = e.vectorCandidates(qv, q, c); err != nil {
-			return nil, err
-		}
+		vec, vecErr = e.vectorCandidates(qv, q, c)
+	}
+	wg.Wait()
+	if err := errors.Join(textErr, vecErr); err != nil {
+		return nil, err
 	}
 	return e.results(e.fuse(text, vec), q.K)
 }

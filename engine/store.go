@@ -53,8 +53,8 @@ type Engine struct {
 	dims int
 
 	// wmu serialises writers, so bbolt commits and index updates happen in
-	// change-log order. It guards vec and text replacement, corpus and
-	// sinceCheckpoint.
+	// change-log order. It guards text, corpus and sinceCheckpoint, and
+	// is held whenever vec is assigned.
 	wmu             sync.Mutex
 	text            TextIndex
 	corpus          CorpusAware // nil when the embedder is not corpus-aware

@@ -42,10 +42,6 @@ func (c *Clock) Set(t time.Time) {
 // Depths are the cut-offs turn recall is reported at.
 var Depths = []int{5, 10, 20}
 
-// TurnGap spaces the turns of a session in event time, so they keep their
-// order within the session's date.
-const TurnGap = 30 * time.Second
-
 // LoCoMoOptions configure a LoCoMo run.
 type LoCoMoOptions struct {
 	// WorkDir holds the temporary stores, one per conversation, removed
@@ -144,49 +140,22 @@ func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir 
 	return took, nil
 }
 
-// undatedStart is where event time starts for a conversation with no
-// readable session date.
-var undatedStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
-
 // Ingest remembers a conversation's sessions in order, one batch per
-// session, and returns the turn id of each record. A session without a
-// readable date, or dated before the one it follows, starts an hour after
-// the previous session; sessions before the first dated one count from a
-// day before that date (1 January 2000 when none is dated).
-//
-// A non-nil clock is set to each session's time before it is remembered,
-// and left just after the last turn.
+// session, dated as locomo.Conversation.Inputs says, and returns the turn
+// id of each record. A non-nil clock is set just after each session's last
+// turn before the session is remembered.
 func Ingest(ctx context.Context, e *engine.Engine, c locomo.Conversation, clock *Clock) (map[uint64]string, error) {
 	turnOf := map[uint64]string{}
-	last := undatedStart
-	for _, s := range c.Sessions {
-		if !s.Time.IsZero() {
-			last = s.Time.Add(-24 * time.Hour)
-			break
-		}
-	}
-	for _, s := range c.Sessions {
-		t := s.Time
-		if t.IsZero() || t.Before(last) {
-			t = last.Add(time.Hour)
-		}
-		ins := make([]engine.Input, len(s.Turns))
-		for i, turn := range s.Turns {
-			ins[i] = engine.Input{
-				Scope: c.ID, Session: "session_" + strconv.Itoa(s.N), Role: turn.Speaker,
-				Time: t.Add(time.Duration(i) * TurnGap), Text: turn.Text, Sources: []string{turn.ID},
-			}
-		}
-		last = t.Add(time.Duration(len(s.Turns)) * TurnGap)
+	for _, s := range c.Inputs() {
 		if clock != nil {
-			clock.Set(last)
+			clock.Set(s.End)
 		}
-		ids, err := e.Remember(ctx, ins...)
+		ids, err := e.Remember(ctx, s.Inputs...)
 		if err != nil {
 			return nil, err
 		}
 		for i, id := range ids {
-			turnOf[id] = s.Turns[i].ID
+			turnOf[id] = s.Session.Turns[i].ID
 		}
 	}
 	return turnOf, nil

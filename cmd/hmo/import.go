@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
@@ -87,20 +85,13 @@ func readInputs(env *env, name, format string) ([]engine.Input, error) {
 	return nil, usageError{fmt.Sprintf("unknown format %q (want jsonl or locomo)", format)}
 }
 
-// locomoInputs flattens conversations into records: scope is the sample
-// id, session "session_N", and turns are spaced a few seconds apart from
-// the session's date.
+// locomoInputs flattens conversations into records, dated as
+// locomo.Conversation.Inputs says.
 func locomoInputs(convs []locomo.Conversation) []engine.Input {
 	var out []engine.Input
-	for _, c := range convs {
-		for _, s := range c.Sessions {
-			for i, t := range s.Turns {
-				in := engine.Input{Scope: c.ID, Session: "session_" + strconv.Itoa(s.N), Role: t.Speaker, Text: t.Text, Sources: []string{t.ID}}
-				if !s.Time.IsZero() {
-					in.Time = s.Time.Add(time.Duration(i) * 30 * time.Second)
-				}
-				out = append(out, in)
-			}
+	for i := range convs {
+		for _, s := range convs[i].Inputs() {
+			out = append(out, s.Inputs...)
 		}
 	}
 	return out
