@@ -41,7 +41,12 @@ func main() {
 }
 
 func render(w io.Writer, s *spec) error {
-	const left, top, plotH, barW, gap = 60.0, 40.0, 220.0, 18.0, 24.0
+	const top, plotH, barW, gap = 40.0, 220.0, 18.0, 24.0
+	// Slanted labels reach left of their group: leave room for the first.
+	left := 60.0
+	if len(s.Groups) > 0 {
+		left = max(left, 5*float64(len(s.Groups[0].Label))-gap)
+	}
 	hi := 0.0
 	for _, g := range s.Groups {
 		if len(g.Values) != len(s.Series) {
@@ -58,7 +63,7 @@ func render(w io.Writer, s *spec) error {
 		hi = 1
 	}
 	groupW := barW*float64(len(s.Series)) + gap
-	width := left + groupW*float64(len(s.Groups)) + 20
+	width := max(left+groupW*float64(len(s.Groups))+20, left+8*float64(len(s.Title)))
 	const labelH = 110.0 // room for the slanted group labels
 	height := top + plotH + labelH + 16*float64(len(s.Series))
 	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
