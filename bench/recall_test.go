@@ -51,16 +51,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// store builds (once per process) a store of n synthetic records.
+// store builds (once per process) a flat-mode store of n synthetic records.
 func store(b *testing.B, n int) *built {
-	v, _ := stores.LoadOrStore(n, &built{})
+	return storeMode(b, n, engine.ModeFlat)
+}
+
+// storeMode builds (once per process and mode) a store of n synthetic records.
+func storeMode(b *testing.B, n int, mode engine.Mode) *built {
+	v, _ := stores.LoadOrStore(fmt.Sprint(n, mode), &built{})
 	s := v.(*built)
 	s.once.Do(func() {
 		stream := synth.New(synth.Options{Seed: 42, Records: n})
 		s.needles = stream.Needles()
 		// Flat mode: every query searches the whole archive (hybrid BM25 +
 		// HNSW), the worst case the tiers exist to avoid.
-		s.e, s.err = hmo.Open(filepath.Join(workDir, fmt.Sprint(n)), &engine.Options{Mode: engine.ModeFlat})
+		s.e, s.err = hmo.Open(filepath.Join(workDir, fmt.Sprint(n, mode)), &engine.Options{Mode: mode})
 		if s.err != nil {
 			return
 		}
@@ -147,4 +152,42 @@ func benchSizes() []int {
 		}
 	}
 	return out
+}
+
+// BenchmarkTierServed measures Recall (k=10, tiered mode) for queries whose
+// answer is in Tier 1: the text of each record of the most recent session,
+// which the tier walk should answer without touching the archive. It
+// reports the median and p99 latency and the share served by tiers 1-2.
+func BenchmarkTierServed(b *testing.B) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			s := storeMode(b, n, engine.ModeTiered)
+			var queries []string
+			for id := uint64(n); id > uint64(n-20); id-- {
+				r, err := s.e.Get(id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				queries = append(queries, r.Text)
+			}
+			before := s.e.TierStats()
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := s.e.Recall(context.Background(), engine.Query{Text: queries[i%len(queries)], K: 10}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			after := s.e.TierStats()
+			slices.Sort(lat)
+			b.ReportMetric(ms(lat[len(lat)/2]), "median-ms")
+			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+			q := float64(after.Queries - before.Queries)
+			b.ReportMetric(float64(after.Served[1]+after.Served[2]-before.Served[1]-before.Served[2])/q, "tier12-share")
+			b.ReportMetric(float64(after.Tier1+after.Tier2), "active-records")
+		})
+	}
 }

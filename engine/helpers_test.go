@@ -61,6 +61,7 @@ func testOptions(clock *fakeClock) *engine.Options {
 		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
 		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },
 		Clock:            clock.Now,
+		Mode:             engine.ModeTiered, // the engine tests exercise the tier walk; TestModesAgreeOnSmallStore covers flat
 	}
 }
 
