@@ -9,9 +9,11 @@ type Sufficiency interface {
 	Sufficient(q *Query, tier uint8, res []Result) bool
 }
 
-// ScoreTest is the calibrated score test: a tier's results are sufficient
-// when there are q.K of them and the best one both matches the query
-// lexically and has a cosine similarity of at least MinCosine.
+// ScoreTest is the score test used without an LLM: a tier's results are
+// sufficient when there are q.K of them and the best one both matches the
+// query lexically and has a cosine similarity of at least MinCosine. Its
+// calibration is open work (BENCHMARKS.md): with the embedded embedder the
+// cosine separates "answer in this tier" from "answer elsewhere" poorly.
 type ScoreTest struct {
 	MinCosine float64
 }
