@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/testembed"
 )
 
 var facts = []engine.Input{
@@ -214,7 +215,7 @@ func TestReopenKeepsRecordsAndRefusesOtherEmbedder(t *testing.T) {
 	e.Close()
 
 	other := testOptions(clock)
-	other.Embedder = hashEmbedder{name: "test:other/64", dims: 64}
+	other.Embedder = testembed.Hash{ID: "test:other/64", Size: 64}
 	if _, err := engine.Open(dir, other); !errors.Is(err, engine.ErrEmbedderMismatch) {
 		t.Errorf("Open with another embedder err = %v, want ErrEmbedderMismatch", err)
 	}

@@ -2,50 +2,14 @@ package engine_test
 
 import (
 	"context"
-	"hash/fnv"
-	"math"
-	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
 	"github.com/hmo-dev/hmo/hnsw"
+	"github.com/hmo-dev/hmo/internal/testembed"
 )
-
-// hashEmbedder is a test double: a bag of hashed words, normalised.
-type hashEmbedder struct {
-	name string
-	dims int
-}
-
-func (h hashEmbedder) Name() string { return h.name }
-func (h hashEmbedder) Dims() int    { return h.dims }
-
-func (h hashEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, h.dims)
-		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-			f := fnv.New32a()
-			f.Write([]byte(w))
-			v[f.Sum32()%uint32(h.dims)]++
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x * x)
-		}
-		if n == 0 {
-			v[0], n = 1, 1
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, nil
-}
 
 // fakeClock is an injected clock that moves only when told.
 type fakeClock struct{ t time.Time }
@@ -54,7 +18,7 @@ func (c *fakeClock) Now() time.Time { return c.t }
 
 func testOptions(clock *fakeClock) *engine.Options {
 	return &engine.Options{
-		Embedder: hashEmbedder{name: "test:hash/64", dims: 64},
+		Embedder: testembed.Hash{ID: "test:hash/64", Size: 64},
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
 			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
 		},

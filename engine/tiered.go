@@ -165,6 +165,8 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	// The persona refuses vectors it cannot average (a text with no known
+	// word embeds to no direction): such a record just does not move it.
 	if _, fired, err := ts.pers.Observe(vec, r.Header.I0, r.Text, now); err == nil && fired {
 		ts.stats.Firings++
 		e.applyMoves(tx, ts.mgr.Rescore(now, e.alignment))

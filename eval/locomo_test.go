@@ -157,7 +157,7 @@ func TestLoCoMo(t *testing.T) {
 
 // TestIngest checks the event times given to a conversation's records:
 // dated sessions keep their date, undated ones follow the previous
-// session, and turns are TurnGap apart.
+// session, and turns are locomo.TurnGap apart.
 func TestIngest(t *testing.T) {
 	convs := readFixture(t)
 	tests := []struct {

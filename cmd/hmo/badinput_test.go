@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"hash/fnv"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
 	"github.com/hmo-dev/hmo/hnsw"
+	"github.com/hmo-dev/hmo/internal/testembed"
 	"github.com/hmo-dev/hmo/jsonl"
 )
 
@@ -138,39 +137,9 @@ func TestMissingStore(t *testing.T) {
 	}
 }
 
-// otherEmbedder is a test double with a name the CLI does not use.
-type otherEmbedder struct{}
-
-func (otherEmbedder) Name() string { return "test:other-hash/16" }
-func (otherEmbedder) Dims() int    { return 16 }
-
-func (otherEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 16)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			v[h.Sum32()%16]++
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x * x)
-		}
-		if n == 0 {
-			v[0], n = 1, 1
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
 func otherOptions() *engine.Options {
 	return &engine.Options{
-		Embedder: otherEmbedder{},
+		Embedder: testembed.Hash{ID: "test:other-hash/16", Size: 16}, // a name the CLI does not use
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
 			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
 		},
