@@ -56,7 +56,10 @@ func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int)
 		// When tiers 1 and 2 hold every record, the archive has nothing
 		// more to offer: their result is final.
 		covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
-		if covered || e.opts.Sufficiency.Sufficient(q, tier, res) {
+		if covered {
+			return res, tier, scored, nil
+		}
+		if ok, err := e.opts.Sufficiency.Sufficient(ctx, q, tier, res); err == nil && ok {
 			return res, tier, scored, nil
 		}
 	}

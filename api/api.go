@@ -1,0 +1,159 @@
+// Package api defines the operations hmo offers to agents and their wire
+// types: the contract shared by the HTTP API (hmo serve), its client, the
+// MCP server (hmo mcp) and the agent hooks (hmo hook). Times are RFC 3339;
+// ids are JSON numbers (sequential, far below 2^53); cursors are opaque strings.
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// Service is the memory as agents see it. Implementations: a local one over
+// an open *engine.Engine, and a client of the hmo daemon. Both must be safe
+// for concurrent use.
+type Service interface {
+	Search(ctx context.Context, req SearchRequest) (SearchResponse, error)
+	Get(ctx context.Context, req GetRequest) (GetResponse, error)
+	Add(ctx context.Context, req AddRequest) (AddResponse, error)
+	Update(ctx context.Context, req UpdateRequest) (UpdateResponse, error)
+	Delete(ctx context.Context, req DeleteRequest) (DeleteResponse, error)
+	List(ctx context.Context, req ListRequest) (ListResponse, error)
+	Context(ctx context.Context, req ContextRequest) (ContextResponse, error)
+	Stats(ctx context.Context) (StatsResponse, error)
+}
+
+// Memory is one record as agents see it.
+type Memory struct {
+	ID           uint64    `json:"id"`
+	Text         string    `json:"text"`
+	Scope        string    `json:"scope,omitempty"`
+	Session      string    `json:"session,omitempty"`
+	Role         string    `json:"role,omitempty"`
+	Time         time.Time `json:"time"`
+	Sources      []string  `json:"sources,omitempty"`
+	Supersedes   uint64    `json:"supersedes,omitempty"`    // the older version this one replaced
+	SupersededBy uint64    `json:"superseded_by,omitempty"` // set on history versions
+	Score        float64   `json:"score,omitempty"`                // search only
+	Tier         uint8     `json:"tier,omitempty"`                 // search only: the tier that served it
+}
+
+// Filter restricts searches and listings. Zero fields do not filter.
+type Filter struct {
+	Scope   string    `json:"scope,omitempty"`
+	Session string    `json:"session,omitempty"`
+	From    time.Time `json:"from,omitzero"` // event time, inclusive
+	To      time.Time `json:"to,omitzero"`   // event time, exclusive
+}
+
+// SearchRequest asks for the memories most relevant to Query.
+type SearchRequest struct {
+	Query string `json:"query"`
+	K     int    `json:"k,omitempty"` // results per page; default 10, at most 50
+	Filter
+	MaxTokens int    `json:"max_tokens,omitempty"` // cap on the page's text, estimated; default 4000
+	Cursor    string `json:"cursor,omitempty"`     // from a previous page's NextCursor
+}
+
+// SearchResponse is one page of search results, best first.
+type SearchResponse struct {
+	Results    []Memory `json:"results"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+	Truncated  bool     `json:"truncated,omitempty"` // texts were shortened to fit MaxTokens
+}
+
+// GetRequest fetches memories by id.
+type GetRequest struct {
+	IDs     []uint64 `json:"ids"`
+	History bool     `json:"history,omitempty"` // include older versions (supersede chain)
+}
+
+// GetResponse holds the memories found, in request order; Missing lists
+// ids that do not exist.
+type GetResponse struct {
+	Memories []Memory `json:"memories"`
+	History  []Memory `json:"history,omitempty"`
+	Missing  []uint64 `json:"missing,omitempty"`
+}
+
+// NewMemory is one memory to add.
+type NewMemory struct {
+	Text    string    `json:"text"`
+	Scope   string    `json:"scope,omitempty"`
+	Session string    `json:"session,omitempty"`
+	Role    string    `json:"role,omitempty"`
+	Time    time.Time `json:"time,omitzero"` // default now
+	Sources []string  `json:"sources,omitempty"`
+}
+
+// AddRequest adds memories in one transaction: all or none.
+type AddRequest struct {
+	Memories []NewMemory `json:"memories"`
+}
+
+// AddResponse gives the new ids in request order.
+type AddResponse struct {
+	IDs []uint64 `json:"ids"`
+}
+
+// UpdateRequest supersedes memory ID with new text; the old version stays
+// reachable as history (GetRequest.History) but no longer appears in
+// searches or listings.
+type UpdateRequest struct {
+	ID   uint64 `json:"id"`
+	Text string `json:"text"`
+}
+
+// UpdateResponse names the new version.
+type UpdateResponse struct {
+	ID         uint64 `json:"id"`
+	Supersedes uint64 `json:"supersedes"`
+}
+
+// DeleteRequest deletes memories and their history for good.
+type DeleteRequest struct {
+	IDs []uint64 `json:"ids"`
+}
+
+// DeleteResponse counts what was deleted; Missing lists unknown ids.
+type DeleteResponse struct {
+	Deleted int      `json:"deleted"`
+	Missing []uint64 `json:"missing,omitempty"`
+}
+
+// ListRequest pages through memories in time order.
+type ListRequest struct {
+	Filter
+	Limit   int    `json:"limit,omitempty"` // default 20, at most 100
+	Cursor  string `json:"cursor,omitempty"`
+	Reverse bool   `json:"reverse,omitempty"` // newest first
+}
+
+// ListResponse is one page of a listing.
+type ListResponse struct {
+	Memories   []Memory `json:"memories"`
+	NextCursor string   `json:"next_cursor,omitempty"`
+}
+
+// ContextRequest asks for a block of memory context to put before a
+// prompt, within a token budget.
+type ContextRequest struct {
+	Prompt    string `json:"prompt"`
+	Scope     string `json:"scope,omitempty"`
+	MaxTokens int    `json:"max_tokens,omitempty"` // default 1500, at most 8000
+}
+
+// ContextResponse is the rendered context (empty when nothing relevant)
+// and the memories it cites.
+type ContextResponse struct {
+	Context string   `json:"context"`
+	IDs     []uint64 `json:"ids"`
+	Tokens  int      `json:"tokens"` // estimated
+}
+
+// StatsResponse describes the store.
+type StatsResponse struct {
+	engine.Stats
+}
