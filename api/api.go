@@ -36,8 +36,8 @@ type Memory struct {
 	Sources      []string  `json:"sources,omitempty"`
 	Supersedes   uint64    `json:"supersedes,omitempty"`    // the older version this one replaced
 	SupersededBy uint64    `json:"superseded_by,omitempty"` // set on history versions
-	Score        float64   `json:"score,omitempty"`                // search only
-	Tier         uint8     `json:"tier,omitempty"`                 // search only: the tier that served it
+	Score        float64   `json:"score,omitempty"`         // search only
+	Tier         uint8     `json:"tier,omitempty"`          // search only: the tier that served it
 }
 
 // Filter restricts searches and listings. Zero fields do not filter.
