@@ -10,6 +10,7 @@ type fusedHit struct {
 	id        uint64
 	score     float64
 	text, vec float64
+	cov       float64 // lexical coverage of the query (TextHit.Coverage)
 }
 
 // fuse combines the lexical and vector candidate lists into one ranking.
@@ -24,7 +25,8 @@ func (e *Engine) fuse(text, vec []scored) []fusedHit {
 		return h
 	}
 	for _, s := range text {
-		get(s.id).text = s.score
+		h := get(s.id)
+		h.text, h.cov = s.score, s.cov
 	}
 	for _, s := range vec {
 		get(s.id).vec = s.score

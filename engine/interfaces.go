@@ -82,6 +82,11 @@ type TextDoc struct {
 type TextHit struct {
 	ID    uint64
 	Score float64 // BM25, unnormalised
+	// Coverage is the IDF-weighted share of the query's distinct terms
+	// that the document contains, in [0, 1]: 1 when it has every term.
+	// Unlike Score it does not depend on the corpus size or the query
+	// length. Indexes that do not compute it leave it 0.
+	Coverage float64
 }
 
 // TextFilter restricts a full-text search. Zero fields do not filter.

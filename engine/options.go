@@ -23,7 +23,7 @@ const (
 	DefaultImportance    = 5.0      // I0 on the 1-10 scale when no scorer is configured
 	DefaultCheckpointLog = 8192     // change-log entries after which indexes are saved and the log trimmed
 	DefaultMode          = ModeFlat // the tier walk is opt-in until its sufficiency test and access cost are fixed (BENCHMARKS.md)
-	DefaultMinCosine     = 0.8      // cosine of a tier's best hit that makes its result sufficient (conservative; see BENCHMARKS.md)
+	DefaultMinCoverage   = 1.0      // lexical coverage of the query by a tier's best hit that makes its result sufficient (ScoreTest)
 	DefaultFlushAccesses = 512      // dirty access headers kept in memory before they are written
 )
 
@@ -109,7 +109,7 @@ type Options struct {
 	// package defaults.
 	Persona persona.Options
 	// Sufficiency decides whether a tier's results answer the query.
-	// Default: ScoreTest{MinCosine: DefaultMinCosine}.
+	// Default: ScoreTest{MinCoverage: DefaultMinCoverage}.
 	Sufficiency Sufficiency
 	// FlushAccesses is how many accessed headers (n, t_last, P, tier) are
 	// kept in memory before they are written to bbolt; they are also
@@ -152,7 +152,7 @@ func (o *Options) withDefaults() (*Options, error) {
 		c.Mode = DefaultMode
 	}
 	if c.Sufficiency == nil {
-		c.Sufficiency = ScoreTest{MinCosine: DefaultMinCosine}
+		c.Sufficiency = ScoreTest{MinCoverage: DefaultMinCoverage}
 	}
 	setDefault(&c.FlushAccesses, DefaultFlushAccesses)
 	c.Persona.Dims = c.Embedder.Dims()

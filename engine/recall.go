@@ -28,7 +28,10 @@ type Result struct {
 	Score       float64 `json:"score"`        // fused score, higher is better
 	TextScore   float64 `json:"text_score"`   // BM25; 0 when the text index did not return it
 	VectorScore float64 `json:"vector_score"` // cosine; 0 when the vector index did not return it
-	Tier        uint8   `json:"tier"`         // the tier that served it
+	// Coverage is the IDF-weighted share of the query's terms the record
+	// contains (TextHit.Coverage); computed for tier-served results only.
+	Coverage float64 `json:"coverage,omitempty"`
+	Tier     uint8   `json:"tier"` // the tier that served it
 }
 
 func (q *Query) validate() error {
@@ -113,6 +116,7 @@ func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]R
 type scored struct {
 	id    uint64
 	score float64
+	cov   float64 // lexical coverage, from text indexes that compute it
 }
 
 func (e *Engine) textCandidates(ctx context.Context, q *Query, c int) ([]scored, error) {
@@ -122,7 +126,7 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int) ([]scored,
 	}
 	out := make([]scored, len(hits))
 	for i, h := range hits {
-		out[i] = scored{h.ID, h.Score}
+		out[i] = scored{id: h.ID, score: h.Score}
 	}
 	return out, nil
 }
@@ -153,7 +157,7 @@ func (e *Engine) searchVector(qv []float32, c int) ([]scored, error) {
 	}
 	out := make([]scored, len(hits))
 	for i, h := range hits {
-		out[i] = scored{h.ID, float64(h.Score)}
+		out[i] = scored{id: h.ID, score: float64(h.Score)}
 	}
 	return out, nil
 }
@@ -194,7 +198,7 @@ func (e *Engine) exactVector(qv []float32, q *Query, c int) ([]scored, error) {
 			if err != nil {
 				return nil
 			}
-			top.push(scored{keyU64(k), float64(dot(qv, vec))})
+			top.push(scored{id: keyU64(k), score: float64(dot(qv, vec))})
 			return nil
 		})
 	})

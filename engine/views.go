@@ -53,7 +53,7 @@ func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text,
 	top := newTopK(c)
 	for id, r := range v.recs {
 		if q.match(r) {
-			top.push(scored{id, float64(dot(qv, v.vecs[id]))})
+			top.push(scored{id: id, score: float64(dot(qv, v.vecs[id]))})
 		}
 	}
 	hits, err := v.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
@@ -62,7 +62,7 @@ func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text,
 	}
 	text = make([]scored, len(hits))
 	for i, h := range hits {
-		text[i] = scored{h.ID, h.Score}
+		text[i] = scored{h.ID, h.Score, h.Coverage}
 	}
 	return text, top.sorted(), nil
 }

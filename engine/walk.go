@@ -38,32 +38,47 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 
 // searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
 // sufficient result with the tier that served it, or TierArchive when
-// neither was sufficient; scored counts the records scored.
+// neither was sufficient; scored counts the records scored. The
+// sufficiency test runs without the tier lock: it may be an LLM call.
 func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int) ([]Result, uint8, int, error) {
-	ts := e.tiers
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	var text, vec []scored
-	scored := 0
+	var w tierSearch
 	for tier := uint8(1); tier <= 2; tier++ {
-		t, v, err := ts.views[tier].search(ctx, q, qv, c)
+		res, covered, err := e.searchTier(ctx, &w, q, qv, c, tier)
 		if err != nil {
 			return nil, 0, 0, err
 		}
-		text, vec = append(text, t...), append(vec, v...)
-		scored += len(ts.views[tier].recs)
-		res := e.viewResults(e.fuse(topOf(text, c), topOf(vec, c)), q.K, tier)
-		// When tiers 1 and 2 hold every record, the archive has nothing
-		// more to offer: their result is final.
-		covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
 		if covered {
-			return res, tier, scored, nil
+			return res, tier, w.scored, nil
 		}
 		if ok, err := e.opts.Sufficiency.Sufficient(ctx, q, tier, res); err == nil && ok {
-			return res, tier, scored, nil
+			return res, tier, w.scored, nil
 		}
 	}
-	return nil, TierArchive, scored, nil
+	return nil, TierArchive, w.scored, nil
+}
+
+// tierSearch accumulates the candidates of the tiers searched so far.
+type tierSearch struct {
+	text, vec []scored
+	scored    int
+}
+
+// searchTier adds tier's candidates to w and returns the fused results of
+// the tiers searched so far; covered reports that tiers 1 and 2 hold
+// every record, so the archive has nothing more to offer.
+func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []float32, c int, tier uint8) ([]Result, bool, error) {
+	ts := e.tiers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t, v, err := ts.views[tier].search(ctx, q, qv, c)
+	if err != nil {
+		return nil, false, err
+	}
+	w.text, w.vec = topOf(append(w.text, t...), c), topOf(append(w.vec, v...), c)
+	w.scored += len(ts.views[tier].recs)
+	res := e.viewResults(e.fuse(w.text, w.vec), q.K, tier)
+	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
+	return res, covered, nil
 }
 
 // topOf keeps the best c of a merged candidate list.
@@ -84,7 +99,7 @@ func (e *Engine) viewResults(fused []fusedHit, k int, served uint8) []Result {
 		}
 		for t := 1; t <= 2; t++ {
 			if r, ok := e.tiers.views[t].recs[f.id]; ok {
-				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Tier: served})
+				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Coverage: f.cov, Tier: served})
 				break
 			}
 		}

@@ -135,23 +135,31 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	if len(m.docs) == 0 {
 		return nil, nil
 	}
-	scores := map[uint64]float64{}
+	scores := map[uint64]*engine.TextHit{}
 	n, avg := float64(len(m.docs)), float64(m.totalLen)/float64(len(m.docs))
+	var idfSum float64
 	for t := range qtf {
 		p := m.postings[t]
 		idf := math.Log(1 + (n-float64(len(p))+0.5)/(float64(len(p))+0.5))
+		idfSum += idf
 		for id, tf := range p {
 			d := m.docs[id]
 			if !memMatch(&d.meta, f) {
 				continue
 			}
-			norm := float64(tf) * (memoryK1 + 1) / (float64(tf) + memoryK1*(1-memoryB+memoryB*float64(d.n)/avg))
-			scores[id] += idf * norm
+			h := scores[id]
+			if h == nil {
+				h = &engine.TextHit{ID: id}
+				scores[id] = h
+			}
+			h.Score += idf * float64(tf) * (memoryK1 + 1) / (float64(tf) + memoryK1*(1-memoryB+memoryB*float64(d.n)/avg))
+			h.Coverage += idf
 		}
 	}
 	hits := make([]engine.TextHit, 0, len(scores))
-	for id, s := range scores {
-		hits = append(hits, engine.TextHit{ID: id, Score: s})
+	for _, h := range scores {
+		h.Coverage /= idfSum
+		hits = append(hits, *h)
 	}
 	slices.SortFunc(hits, func(a, b engine.TextHit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {

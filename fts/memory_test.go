@@ -3,6 +3,7 @@ package fts_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -87,5 +88,58 @@ func TestMemoryFiltersDeletesReplaces(t *testing.T) {
 	}
 	if _, err := mem.Search(ctx, "x", 0, engine.TextFilter{}); !errors.Is(err, fts.ErrInvalidK) {
 		t.Errorf("k=0 err = %v, want ErrInvalidK", err)
+	}
+}
+
+func TestMemoryCoverage(t *testing.T) {
+	mem, err := fts.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.Apply([]engine.TextDoc{
+		{ID: 1, Text: "Caroline went to the support group"},
+		{ID: 2, Text: "Melanie painted a sunrise"},
+		{ID: 3, Text: "Melanie joined a support group"},
+	}, nil, 1)
+	tests := []struct {
+		query string
+		id    uint64
+		want  float64 // coverage of doc id
+	}{
+		{"support group", 1, 1},
+		{"Caroline support group", 1, 1},
+		{"the Caroline", 1, 1},                        // stop words do not count
+		{"Melanie painted sunrise yesterday", 2, 0.5}, // "yesterday" is in no document
+	}
+	for _, tt := range tests {
+		hits, err := mem.Search(context.Background(), tt.query, 3, engine.TextFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got float64 = -1
+		for _, h := range hits {
+			if h.ID == tt.id {
+				got = h.Coverage
+			}
+			if h.Coverage < 0 || h.Coverage > 1+1e-9 {
+				t.Errorf("Search(%q) doc %d coverage %v outside [0, 1]", tt.query, h.ID, h.Coverage)
+			}
+		}
+		if tt.want == 1 && math.Abs(got-1) > 1e-9 {
+			t.Errorf("Search(%q) doc %d coverage = %v, want 1", tt.query, tt.id, got)
+		}
+		if tt.want < 1 && !(got > 0 && got < 1) {
+			t.Errorf("Search(%q) doc %d coverage = %v, want strictly between 0 and 1", tt.query, tt.id, got)
+		}
+	}
+	// A rarer term weighs more: doc 1 holds "caroline" (rare), doc 3
+	// "melanie" (in two docs); the query names both.
+	hits, _ := mem.Search(context.Background(), "caroline melanie", 3, engine.TextFilter{})
+	cov := map[uint64]float64{}
+	for _, h := range hits {
+		cov[h.ID] = h.Coverage
+	}
+	if cov[1] <= cov[3] {
+		t.Errorf("coverage caroline-doc %v, melanie-doc %v: want the rarer term to weigh more", cov[1], cov[3])
 	}
 }

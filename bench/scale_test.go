@@ -1,0 +1,294 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo"
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/hnsw"
+	"github.com/hmo-dev/hmo/synth"
+)
+
+// The scale benchmark compares, on one store, a query answered from the
+// active tiers with the exhaustive search of the archive (BM25 over every
+// record and the cosine of every vector, no graph), and the resident
+// memory of a process doing each. Each side runs in its own child process
+// so that neither inherits the other's (or the build's) memory.
+
+const (
+	envScaleSizes = "HMO_SCALE_SIZES" // record counts, comma-separated; default 100000
+	envBenchDir   = "HMO_BENCH_DIR"   // where built stores are kept and reused; default a temp dir
+	envScaleChild = "HMO_SCALE_CHILD" // set in the child processes: the JSON of a scaleJob
+	scaleQueries  = 200               // timed queries per side
+	scaleRecent   = 40                // queries are drawn from this many most recent records
+)
+
+// scaleJob is what a child process runs.
+type scaleJob struct {
+	Dir     string   `json:"dir"`
+	Mode    string   `json:"mode"` // tiered or flat (exhaustive)
+	Queries []string `json:"queries"`
+	Out     string   `json:"out"` // where the child writes its scaleResult
+}
+
+// scaleResult is what a child process measured.
+type scaleResult struct {
+	MedianMs  float64  `json:"median_ms"`
+	P99Ms     float64  `json:"p99_ms"`
+	OpenMs    float64  `json:"open_ms"`    // Open plus a first, untimed query
+	TierShare float64  `json:"tier_share"` // queries served by tiers 1-2
+	Scored    float64  `json:"scored"`     // candidates scored per query (tiered)
+	RSSMB     float64  `json:"rss_mb"`     // VmRSS after the queries
+	HWMMB     float64  `json:"hwm_mb"`     // VmHWM: peak resident memory
+	AnonMB    float64  `json:"anon_mb"`    // RssAnon: heap and stacks
+	FileMB    float64  `json:"file_mb"`    // RssFile: pages of mapped files (bbolt, Bleve segments)
+	Top1      []uint64 `json:"top1"`       // best record per query
+}
+
+// BenchmarkScale builds (or reuses) stores of HMO_SCALE_SIZES synthetic
+// records and reports, per size, the median and p99 latency of queries
+// served by the tiers and of the exhaustive search, their ratio, and the
+// resident memory of each serving process. Run it with -benchtime 1x.
+func BenchmarkScale(b *testing.B) {
+	for _, n := range scaleSizes() {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			dir, err := scaleStore(b, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			queries, err := recentQueries(dir, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tier := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeTiered), Queries: queries})
+			exh := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), Queries: queries})
+			agree := 0
+			for i := range tier.Top1 {
+				if i < len(exh.Top1) && tier.Top1[i] == exh.Top1[i] {
+					agree++
+				}
+			}
+			b.ReportMetric(tier.MedianMs, "tier-median-ms")
+			b.ReportMetric(tier.P99Ms, "tier-p99-ms")
+			b.ReportMetric(exh.MedianMs, "exhaustive-median-ms")
+			b.ReportMetric(exh.P99Ms, "exhaustive-p99-ms")
+			b.ReportMetric(exh.MedianMs/tier.MedianMs, "speedup")
+			b.ReportMetric(tier.TierShare, "tier12-share")
+			b.ReportMetric(tier.Scored, "tier-scored/query")
+			b.ReportMetric(tier.RSSMB, "tier-rss-MB")
+			b.ReportMetric(tier.HWMMB, "tier-hwm-MB")
+			b.ReportMetric(tier.AnonMB, "tier-anon-MB")
+			b.ReportMetric(tier.FileMB, "tier-file-MB")
+			b.ReportMetric(exh.RSSMB, "exhaustive-rss-MB")
+			b.ReportMetric(float64(agree)/float64(len(tier.Top1)), "top1-agree")
+			b.ReportMetric(float64(dirBytes(dir))/(1<<20), "disk-MB")
+		})
+	}
+}
+
+func scaleSizes() []int {
+	v := os.Getenv(envScaleSizes)
+	if v == "" {
+		return []int{100_000}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// exactVectors opens the archive's vector index without a graph: every
+// search scores every vector, the exhaustive baseline.
+func exactVectors(dir string, dims int) (engine.VectorIndex, error) {
+	return hnsw.Open(dir, &hnsw.Options{Dims: dims, ExactBelow: math.MaxInt32})
+}
+
+// scaleStore returns the directory of a tiered store of n synthetic
+// records, building it unless a complete one is kept under HMO_BENCH_DIR.
+func scaleStore(b *testing.B, n int) (string, error) {
+	base := os.Getenv(envBenchDir)
+	if base == "" {
+		base = workDir
+	}
+	dir := filepath.Join(base, fmt.Sprintf("scale-%d", n))
+	done := filepath.Join(dir, "complete")
+	if _, err := os.Stat(done); err == nil {
+		return dir, nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeTiered, OpenVectorIndex: exactVectors})
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	stream := synth.New(synth.Options{Seed: 42, Records: n})
+	ingested := 0
+	for batch := stream.Next(ingestBatch); batch != nil; batch = stream.Next(ingestBatch) {
+		if _, err := e.Remember(context.Background(), batch...); err != nil {
+			e.Close()
+			return "", err
+		}
+		ingested += len(batch)
+		if ingested%100_000 == 0 {
+			fmt.Fprintf(os.Stderr, "scale: %d/%d records, %.0f rec/s\n", ingested, n, float64(ingested)/time.Since(start).Seconds())
+		}
+	}
+	took := time.Since(start)
+	if err := e.Close(); err != nil {
+		return "", err
+	}
+	b.ReportMetric(float64(n)/took.Seconds(), "ingest-rec/s")
+	return dir, os.WriteFile(done, []byte(took.String()+"\n"), 0o600)
+}
+
+// recentQueries takes the first six words of each of the most recent
+// records: their answers sit in Tier 1.
+func recentQueries(dir string, n int) ([]string, error) {
+	e, err := hmo.Open(dir, &engine.Options{OpenVectorIndex: exactVectors})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	var out []string
+	for id := uint64(n); id > uint64(max(n-scaleRecent, 0)); id-- {
+		r, err := e.Get(id)
+		if err != nil {
+			return nil, err
+		}
+		w := strings.Fields(r.Text)
+		out = append(out, strings.Join(w[:min(6, len(w))], " "))
+	}
+	return out, nil
+}
+
+func runChild(b *testing.B, job scaleJob) scaleResult {
+	job.Out = filepath.Join(b.TempDir(), "result.json")
+	spec, err := json.Marshal(job)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestScaleChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envScaleChild+"="+string(spec))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%s child: %v\n%s", job.Mode, err, out)
+	}
+	var res scaleResult
+	raw, err := os.ReadFile(job.Out)
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	if err != nil {
+		b.Fatalf("%s child result: %v", job.Mode, err)
+	}
+	return res
+}
+
+// TestScaleChild is the child side of BenchmarkScale; it does nothing in
+// a normal test run.
+func TestScaleChild(t *testing.T) {
+	spec := os.Getenv(envScaleChild)
+	if spec == "" {
+		t.Skip("runs only as a BenchmarkScale child")
+	}
+	var job scaleJob
+	if err := json.Unmarshal([]byte(spec), &job); err != nil {
+		t.Fatal(err)
+	}
+	res, err := serveQueries(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(job.Out, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func serveQueries(job scaleJob) (scaleResult, error) {
+	var res scaleResult
+	ctx := context.Background()
+	start := time.Now()
+	e, err := hmo.Open(job.Dir, &engine.Options{Mode: engine.Mode(job.Mode), OpenVectorIndex: exactVectors})
+	if err != nil {
+		return res, err
+	}
+	defer e.Close()
+	// The first query opens what the mode needs (the exhaustive side
+	// loads every vector): not timed.
+	if _, err := e.Recall(ctx, engine.Query{Text: job.Queries[0], K: 10}); err != nil {
+		return res, err
+	}
+	res.OpenMs = ms(time.Since(start))
+	before := e.TierStats()
+	lat := make([]time.Duration, 0, scaleQueries)
+	for i := range scaleQueries {
+		q := job.Queries[i%len(job.Queries)]
+		t0 := time.Now()
+		hits, err := e.Recall(ctx, engine.Query{Text: q, K: 10})
+		lat = append(lat, time.Since(t0))
+		if err != nil {
+			return res, err
+		}
+		if i < len(job.Queries) && len(hits) > 0 {
+			res.Top1 = append(res.Top1, hits[0].Record.ID)
+		}
+	}
+	slices.Sort(lat)
+	res.MedianMs, res.P99Ms = ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100])
+	after := e.TierStats()
+	if q := float64(after.Queries - before.Queries); q > 0 {
+		res.TierShare = float64(after.Served[1]+after.Served[2]-before.Served[1]-before.Served[2]) / q
+		res.Scored = float64(after.Scored-before.Scored) / q
+	}
+	res.RSSMB, res.HWMMB = procStatusMB("VmRSS:"), procStatusMB("VmHWM:")
+	res.AnonMB, res.FileMB = procStatusMB("RssAnon:"), procStatusMB("RssFile:")
+	return res, nil
+}
+
+// procStatusMB reads a memory line of /proc/self/status in MiB (0 where
+// there is no /proc).
+func procStatusMB(key string) float64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+func TestScoreTest(t *testing.T) {
+	res := func(cov, cos float64, n int) []engine.Result {
+		out := make([]engine.Result, n)
+		for i := range out {
+			out[i] = engine.Result{Coverage: cov, VectorScore: cos}
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		test engine.ScoreTest
+		k    int
+		res  []engine.Result
+		want bool
+	}{
+		{"full coverage, default", engine.ScoreTest{}, 2, res(1, 0.1, 2), true},
+		{"partial coverage, default", engine.ScoreTest{}, 2, res(0.9, 0.9, 2), false},
+		{"too few results", engine.ScoreTest{}, 3, res(1, 1, 2), false},
+		{"no results", engine.ScoreTest{}, 1, nil, false},
+		{"lower coverage bar", engine.ScoreTest{MinCoverage: 0.8}, 1, res(0.85, 0, 1), true},
+		{"cosine required and met", engine.ScoreTest{MinCosine: 0.5}, 1, res(1, 0.6, 1), true},
+		{"cosine required and missed", engine.ScoreTest{MinCosine: 0.5}, 1, res(1, 0.4, 1), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.test.Sufficient(context.Background(), &engine.Query{Text: "q", K: tt.k}, 1, tt.res)
+			if err != nil || got != tt.want {
+				t.Errorf("Sufficient = %v, %v; want %v, nil", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestWalkStopsAtSufficientTier checks the walk end to end with tiers
+// smaller than the store: a query the recent records answer is served by
+// Tier 1; one whose terms only an old (archived) record holds goes to the
+// archive and finds it.
+func TestWalkStopsAtSufficientTier(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	o := testOptions(clock)
+	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 4, 1, -1
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var ins []engine.Input
+	for i := range 40 {
+		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/4), Text: fmt.Sprintf("note %d about topic%d", i, i)})
+	}
+	ids := remember(t, e, ins...)
+	old := -1 // a record of an old session that is in the archive only
+	for i := range 36 {
+		if r, err := e.Get(ids[i]); err == nil && r.Header.Tier == engine.TierArchive {
+			old = i
+			break
+		}
+	}
+	if old < 0 {
+		t.Fatal("no archived record: the tiers hold everything")
+	}
+	tests := []struct {
+		query    string
+		want     uint64
+		wantTier uint8
+	}{
+		{"note about topic39", ids[39], engine.TierCache},
+		{fmt.Sprint("topic", old), ids[old], engine.TierArchive},
+	}
+	for _, tt := range tests {
+		res, err := e.Recall(context.Background(), engine.Query{Text: tt.query, K: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 1 || res[0].Record.ID != tt.want || res[0].Tier != tt.wantTier {
+			t.Errorf("Recall(%q) = %+v, want record %d from tier %d", tt.query, res, tt.want, tt.wantTier)
+		}
+	}
+	if s := e.TierStats(); s.Served[1] != 1 || s.Served[3] != 1 {
+		t.Errorf("served per tier = %v, want one query each from tiers 1 and 3", s.Served)
+	}
+}
