@@ -31,7 +31,7 @@ type Result struct {
 	// Coverage is the IDF-weighted share of the query's terms the record
 	// contains (TextHit.Coverage); computed for tier-served results only.
 	Coverage float64 `json:"coverage,omitempty"`
-	Tier     uint8   `json:"tier"` // the tier that served it
+	Tier     uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
 }
 
 func (q *Query) validate() error {

@@ -91,3 +91,27 @@ func TestWalkStopsAtSufficientTier(t *testing.T) {
 		t.Errorf("served per tier = %v, want one query each from tiers 1 and 3", s.Served)
 	}
 }
+
+func TestTierStatsPersist(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	e, err := engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember(t, e, facts...)
+	recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1})
+	recallIDs(t, e, engine.Query{Text: "Kubernetes", K: 1})
+	want := e.TierStats()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if got := e.TierStats(); got.Queries != 2 || got != want {
+		t.Errorf("TierStats after reopen = %+v, want %+v (2 queries)", got, want)
+	}
+}

@@ -16,6 +16,7 @@ var (
 	bucketActive  = []byte("active")  // id -> tiers.Entry (JSON) of records in tiers 1 and 2
 	bucketSessSeq = []byte("sessseq") // scope\x00session -> session ordinal
 	metaPersona   = []byte("persona")
+	metaTierStats = []byte("tierstats") // TierStats counters (JSON), so hit rates span processes
 )
 
 // tierState is the HMO orchestration of a tiered engine.
@@ -28,6 +29,7 @@ type tierState struct {
 	dirty    map[uint64]bool
 	accessed map[uint64]Header // tier-3 records accessed since the last flush
 	stats    TierStats
+	counted  bool // stats changed since the last flush
 }
 
 // TierStats counts what the tier walk did.
@@ -71,6 +73,11 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	if st := tx.Bucket(bucketMeta).Get(metaPersona); st != nil {
 		if err := ts.pers.UnmarshalBinary(st); err != nil {
 			return fmt.Errorf("hmo: load persona: %w", err)
+		}
+	}
+	if st := tx.Bucket(bucketMeta).Get(metaTierStats); st != nil {
+		if err := json.Unmarshal(st, &ts.stats); err != nil {
+			return fmt.Errorf("%w: tier stats: %v", ErrCorrupt, err)
 		}
 	}
 	var entries []tiers.Entry
@@ -230,7 +237,7 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 // held.
 func (e *Engine) flushTiers() error {
 	ts := e.tiers
-	if len(ts.dirty) == 0 {
+	if len(ts.dirty) == 0 && !ts.counted {
 		return nil
 	}
 	err := e.db.Update(func(tx *bolt.Tx) error {
@@ -239,11 +246,19 @@ func (e *Engine) flushTiers() error {
 				return err
 			}
 		}
+		st, err := json.Marshal(ts.stats)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMeta).Put(metaTierStats, st); err != nil {
+			return err
+		}
 		return e.putPersona(tx)
 	})
 	if err == nil {
 		clear(ts.dirty)
 		clear(ts.accessed)
+		ts.counted = false
 	}
 	return err
 }

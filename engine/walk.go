@@ -76,7 +76,7 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	}
 	w.text, w.vec = topOf(append(w.text, t...), c), topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	res := e.viewResults(e.fuse(w.text, w.vec), q.K, tier)
+	res := e.viewResults(e.fuse(w.text, w.vec), q.K)
 	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
 	return res, covered, nil
 }
@@ -90,8 +90,9 @@ func topOf(list []scored, c int) []scored {
 	return t.sorted()
 }
 
-// viewResults turns fused candidates into results from the views.
-func (e *Engine) viewResults(fused []fusedHit, k int, served uint8) []Result {
+// viewResults turns fused candidates into results from the views; each
+// result names the tier that holds it.
+func (e *Engine) viewResults(fused []fusedHit, k int) []Result {
 	out := make([]Result, 0, min(k, len(fused)))
 	for _, f := range fused {
 		if len(out) == k {
@@ -99,7 +100,7 @@ func (e *Engine) viewResults(fused []fusedHit, k int, served uint8) []Result {
 		}
 		for t := 1; t <= 2; t++ {
 			if r, ok := e.tiers.views[t].recs[f.id]; ok {
-				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Coverage: f.cov, Tier: served})
+				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Coverage: f.cov, Tier: uint8(t)})
 				break
 			}
 		}
@@ -115,6 +116,7 @@ func (e *Engine) access(res []Result, served uint8, scored int) error {
 	ts.stats.Queries++
 	ts.stats.Served[served]++
 	ts.stats.Scored += uint64(scored)
+	ts.counted = true
 	now := e.opts.Clock()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for i := range res {

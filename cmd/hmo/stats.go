@@ -7,9 +7,9 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// printTiers shows tier sizes and, when this process served queries, how
-// the tier walk answered them. Counters live in the process: a CLI
-// invocation starts them at zero.
+// printTiers shows tier sizes and, once the store has served tiered
+// queries, how the tier walk answered them (the counters are kept in the
+// store, across processes).
 func printTiers(env *env, records int, ts engine.TierStats) {
 	fmt.Fprintf(env.stdout, "tiers:      tier 1 %d, tier 2 %d, archive %d records\n", ts.Tier1, ts.Tier2, records)
 	if ts.Queries == 0 {
