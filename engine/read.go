@@ -16,8 +16,10 @@ func (e *Engine) Get(id uint64) (Record, error) {
 	var r Record
 	err := e.db.View(func(tx *bolt.Tx) error {
 		var err error
-		r, err = getRecord(tx, id)
-		return err
+		if r, err = getRecord(tx, id); err != nil {
+			return err
+		}
+		return storedHeader(tx, &r)
 	})
 	if err == nil {
 		e.overlayHeader(&r)
@@ -26,15 +28,22 @@ func (e *Engine) Get(id uint64) (Record, error) {
 }
 
 // Scan calls fn for every record in id order (the order they were
-// remembered) until fn returns an error, which Scan returns.
+// remembered) until fn returns an error, which Scan returns. The
+// headers are current, as Get's are.
 func (e *Engine) Scan(fn func(*Record) error) error {
 	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	if err := e.flushAccesses(); err != nil {
 		return err
 	}
 	return e.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 			r, err := decodeRecord(v)
 			if err != nil {
+				return err
+			}
+			if err := storedHeader(tx, &r); err != nil {
 				return err
 			}
 			return fn(&r)

@@ -115,3 +115,73 @@ func TestTierStatsPersist(t *testing.T) {
 		t.Errorf("TierStats after reopen = %+v, want %+v (2 queries)", got, want)
 	}
 }
+
+// TestAccessedHeadersVisibleEverywhere checks that an access is seen by
+// Get and Scan in the same process, and by a flat-mode process after
+// reopening, although active records are not rewritten on access.
+func TestAccessedHeadersVisibleEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	e, err := engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := remember(t, e, facts...)
+	clock.t = clock.t.Add(time.Hour)
+	if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1}); len(got) != 1 || got[0] != ids[3] {
+		t.Fatalf("Recall = %v, want [%d]", got, ids[3])
+	}
+	check := func(how string, h engine.Header) {
+		t.Helper()
+		if h.N != 1 || !h.LastUsed.Equal(clock.t) || h.Tier == engine.TierArchive {
+			t.Errorf("%s: header %+v, want n=1, t_last=%v, an active tier", how, h, clock.t)
+		}
+	}
+	r, _ := e.Get(ids[3])
+	check("Get", r.Header)
+	e.Scan(func(r *engine.Record) error {
+		if r.ID == ids[3] {
+			check("Scan", r.Header)
+		}
+		return nil
+	})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(clock)
+	o.Mode = engine.ModeFlat
+	if e, err = engine.Open(dir, o); err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r, _ = e.Get(ids[3])
+	check("Get after reopen in flat mode", r.Header)
+}
+
+// TestDemotionKeepsHeader checks that a record pushed out of the active
+// tiers keeps its recall count in the archive.
+func TestDemotionKeepsHeader(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	o := testOptions(clock)
+	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 2, 2, 1, -1
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	first := remember(t, e, engine.Input{Session: "a", Text: "the quince jam recipe"})[0]
+	if got := recallIDs(t, e, engine.Query{Text: "quince jam", K: 1}); len(got) != 1 || got[0] != first {
+		t.Fatalf("Recall = %v, want [%d]", got, first)
+	}
+	for i := range 20 {
+		clock.t = clock.t.Add(30 * 24 * time.Hour)
+		remember(t, e, engine.Input{Session: fmt.Sprint("s", i), Text: fmt.Sprint("later note ", i)})
+	}
+	r, err := e.Get(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Header.Tier != engine.TierArchive || r.Header.N != 1 {
+		t.Errorf("header after demotion = %+v, want tier 3 with n=1", r.Header)
+	}
+}

@@ -27,7 +27,7 @@ type tierState struct {
 	mu       sync.Mutex // guards the fields below
 	views    [3]*view   // views[1] and views[2]; views[0] unused
 	dirty    map[uint64]bool
-	accessed map[uint64]Header // tier-3 records accessed since the last flush
+	accessed map[uint64]Header // headers of tier-3 records (accessed or demoted) not yet written back
 	stats    TierStats
 	counted  bool // stats changed since the last flush
 }
@@ -62,6 +62,7 @@ func (e *Engine) openTiers() error {
 			return err
 		}
 	}
+	ts.views[1].also = ts.views[2].text
 	e.tiers = ts
 	return e.db.View(func(tx *bolt.Tx) error { return e.restoreTiers(tx) })
 }
@@ -113,6 +114,9 @@ func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
 		r, err := getRecord(tx, id)
 		if err != nil {
 			continue // forgotten; the manager is told on the next flush
+		}
+		if en, ok := e.tiers.mgr.Entry(id); ok {
+			r.Header = headerOf(en)
 		}
 		v, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
 		if err != nil {
@@ -211,6 +215,15 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 	var in [3][]uint64
 	for _, mv := range moves {
 		ts.dirty[mv.ID] = true
+		if (mv.From == 1 || mv.From == 2) && mv.To == TierArchive {
+			if r, ok := ts.views[mv.From].recs[mv.ID]; ok {
+				// Leaving the active tiers: its header goes back into
+				// the record at the next flush.
+				h := r.Header
+				h.Tier = TierArchive
+				ts.accessed[mv.ID] = h
+			}
+		}
 		if mv.From == 1 || mv.From == 2 {
 			if err := ts.views[mv.From].remove([]uint64{mv.ID}); err != nil {
 				return err
@@ -263,34 +276,48 @@ func (e *Engine) flushTiers() error {
 	return err
 }
 
+// persistEntry writes the header of a dirty record. An active record's
+// header lives in the active bucket only (the record is not rewritten on
+// every access: reads overlay it); a record leaving the active tiers gets
+// its header written back into the record.
 func (e *Engine) persistEntry(tx *bolt.Tx, id uint64) error {
 	en, active := e.tiers.mgr.Entry(id)
 	ab := tx.Bucket(bucketActive)
-	r, err := getRecord(tx, id)
-	if err != nil {
+	if tx.Bucket(bucketRecords).Get(u64key(id)) == nil {
 		e.tiers.mgr.Forget(id)
 		return ab.Delete(u64key(id))
 	}
-	if !active {
-		if err := ab.Delete(u64key(id)); err != nil {
-			return err
-		}
-		if h, ok := e.tiers.archived(id); ok {
-			r.Header = h
-		} else {
-			r.Header.Tier = TierArchive
-		}
-	} else {
+	if active {
 		b, err := json.Marshal(en)
 		if err != nil {
 			return err
 		}
-		if err := ab.Put(u64key(id), b); err != nil {
-			return err
-		}
-		r.Header = Header{I0: en.I0, N: en.N, LastUsed: en.LastUsed, P: en.P, Tier: en.Tier}
+		return ab.Put(u64key(id), b)
+	}
+	r, err := getRecord(tx, id)
+	if err != nil {
+		return err
+	}
+	if err := ab.Delete(u64key(id)); err != nil {
+		return err
+	}
+	if h, ok := e.tiers.archived(id); ok {
+		r.Header = h
+	} else {
+		r.Header.Tier = TierArchive
 	}
 	return putRecord(tx, &r, e.opts.CompressAbove)
+}
+
+// flushAccesses writes the access headers kept in memory, so that what
+// is stored is current.
+func (e *Engine) flushAccesses() error {
+	if e.tiers == nil {
+		return nil
+	}
+	e.tiers.mu.Lock()
+	defer e.tiers.mu.Unlock()
+	return e.flushTiers()
 }
 
 // archived returns the header of a tier-3 record accessed since the last
@@ -379,7 +406,7 @@ func (e *Engine) overlayHeader(r *Record) {
 		return
 	}
 	if en, ok := ts.mgr.Entry(r.ID); ok {
-		r.Header = Header{I0: en.I0, N: en.N, LastUsed: en.LastUsed, P: en.P, Tier: en.Tier}
+		r.Header = headerOf(en)
 		return
 	}
 	ts.mu.Lock()
@@ -399,4 +426,23 @@ func (e *Engine) putPersona(tx *bolt.Tx) error {
 
 func (e *Engine) persistPersona() error {
 	return e.db.Update(e.putPersona)
+}
+
+func headerOf(en tiers.Entry) Header {
+	return Header{I0: en.I0, N: en.N, LastUsed: en.LastUsed, P: en.P, Tier: en.Tier}
+}
+
+// storedHeader replaces r's header with the one in the active bucket, where
+// the header of a record in Tier 1 or 2 is kept (persistEntry).
+func storedHeader(tx *bolt.Tx, r *Record) error {
+	v := tx.Bucket(bucketActive).Get(u64key(r.ID))
+	if v == nil {
+		return nil
+	}
+	var en tiers.Entry
+	if err := json.Unmarshal(v, &en); err != nil {
+		return fmt.Errorf("%w: tier entry %d: %v", ErrCorrupt, r.ID, err)
+	}
+	r.Header = headerOf(en)
+	return nil
 }

@@ -6,11 +6,15 @@ import (
 )
 
 // view is a tier held in RAM: its records, their vectors and a small
-// lexical index over their indexed text. The engine's tmu guards it.
+// lexical index over their indexed text. Tier 1's records are also
+// indexed in Tier 2's lexical index (also), so that the search of tiers
+// 1 and 2 together ranks them with one set of term statistics, as the
+// archive's index would. The engine's tmu guards it.
 type view struct {
 	recs map[uint64]*Record
 	vecs map[uint64][]float32
 	text TextIndex
+	also TextIndex // a second index the view's documents go to; nil for none
 }
 
 func newView(newText func() (TextIndex, error)) (*view, error) {
@@ -36,6 +40,11 @@ func (v *view) add(docs []viewDoc) error {
 		v.vecs[d.rec.ID] = d.vec
 		tds[i] = TextDoc{ID: d.rec.ID, Text: d.text, Scope: d.rec.Scope, Session: d.rec.Session, Time: d.rec.Time}
 	}
+	if v.also != nil {
+		if err := v.also.Apply(tds, nil, 0); err != nil {
+			return err
+		}
+	}
 	return v.text.Apply(tds, nil, 0)
 }
 
@@ -43,6 +52,11 @@ func (v *view) remove(ids []uint64) error {
 	for _, id := range ids {
 		delete(v.recs, id)
 		delete(v.vecs, id)
+	}
+	if v.also != nil {
+		if err := v.also.Apply(nil, ids, 0); err != nil {
+			return err
+		}
 	}
 	return v.text.Apply(nil, ids, 0)
 }

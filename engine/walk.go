@@ -74,7 +74,9 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if err != nil {
 		return nil, false, err
 	}
-	w.text, w.vec = topOf(append(w.text, t...), c), topOf(append(w.vec, v...), c)
+	// Tier 2's lexical index also holds Tier 1 (view.also): its ranking
+	// replaces Tier 1's. The cosines are comparable across views: merge.
+	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
 	res := e.viewResults(e.fuse(w.text, w.vec), q.K)
 	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
