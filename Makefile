@@ -35,9 +35,14 @@ check:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-# Benchmarks recorded in BENCHMARKS.md.
+# Benchmarks recorded in BENCHMARKS.md. SCALE_SIZES adds store sizes to the
+# tier-served vs exhaustive benchmark (e.g. SCALE_SIZES=100000,1000000;
+# BENCH_DIR keeps the built stores for the next run).
+SCALE_SIZES ?= 100000
+BENCH_DIR   ?=
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 200x -count 1 ./bench/
+	$(GO) test -run '^$$' -bench 'Recall|TierServed' -benchtime 200x -count 1 ./bench/
+	HMO_SCALE_SIZES=$(SCALE_SIZES) HMO_BENCH_DIR=$(BENCH_DIR) $(GO) test -run '^$$' -bench Scale -benchtime 1x -count 1 -timeout 3h ./bench/
 
 eval: build
 	$(BIN) eval locomo $(LOCOMO)

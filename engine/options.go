@@ -20,11 +20,11 @@ const (
 	DefaultCandidates    = 50  // candidates drawn from each index per query (at least k)
 	DefaultK             = 10  // results per query when the query says 0
 	DefaultMaxK          = 1000
-	DefaultImportance    = 5.0      // I0 on the 1-10 scale when no scorer is configured
-	DefaultCheckpointLog = 8192     // change-log entries after which indexes are saved and the log trimmed
-	DefaultMode          = ModeFlat // the tier walk is opt-in until its sufficiency test and access cost are fixed (BENCHMARKS.md)
-	DefaultMinCoverage   = 1.0      // lexical coverage of the query by a tier's best hit that makes its result sufficient (ScoreTest)
-	DefaultFlushAccesses = 512      // dirty access headers kept in memory before they are written
+	DefaultImportance    = 5.0        // I0 on the 1-10 scale when no scorer is configured
+	DefaultCheckpointLog = 8192       // change-log entries after which indexes are saved and the log trimmed
+	DefaultMode          = ModeTiered // the HMO tier walk; flat searches the whole archive every time
+	DefaultMinCoverage   = 1.0        // lexical coverage of the query by a tier's best hit that makes its result sufficient (ScoreTest)
+	DefaultFlushAccesses = 512        // dirty access headers kept in memory before they are written
 )
 
 // Mode selects how Recall searches.

@@ -42,7 +42,7 @@ type storeFlags struct {
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.dir, "dir", "", "store directory (default $HMO_DIR or the user's data directory)")
-	fs.StringVar(&s.mode, "mode", string(engine.DefaultMode), "recall mode: flat (search the archive) or tiered (HMO tier walk, experimental)")
+	fs.StringVar(&s.mode, "mode", string(engine.DefaultMode), "recall mode: tiered (HMO tier walk: Tier 1, Tier 2, then the archive) or flat (search the whole archive)")
 }
 
 // path is the store directory: --dir, $HMO_DIR or the default.
