@@ -41,7 +41,7 @@ check:
 SCALE_SIZES ?= 100000
 BENCH_DIR   ?=
 bench: build
-	$(GO) test -run '^$$' -bench 'Recall|TierServed' -benchtime 200x -count 1 ./bench/
+	$(GO) test -run '^$$' -bench Recall -benchtime 200x -count 1 ./bench/
 	HMO_SCALE_SIZES=$(SCALE_SIZES) HMO_BENCH_DIR=$(BENCH_DIR) $(GO) test -run '^$$' -bench Scale -benchtime 1x -count 1 -timeout 3h ./bench/
 
 eval: build
