@@ -7,12 +7,6 @@ import (
 	"github.com/hmo-dev/hmo/locomo"
 )
 
-// scoredLabel is a score with a binary label, for ROC-AUC.
-type scoredLabel struct {
-	score    float64
-	positive bool
-}
-
 // collectImportance records each turn's I0 labelled by whether any
 // non-adversarial question cites it as evidence.
 func (rep *Report) collectImportance(e *engine.Engine, c locomo.Conversation, turnOf map[uint64]string) error {
@@ -26,35 +20,38 @@ func (rep *Report) collectImportance(e *engine.Engine, c locomo.Conversation, tu
 	}
 	return e.Scan(func(r *engine.Record) error {
 		if turn, ok := turnOf[r.ID]; ok {
-			rep.importance = append(rep.importance, scoredLabel{r.Header.I0, evidence[turn]})
+			rep.importance = append(rep.importance, r.Header.I0)
+			rep.evidence = append(rep.evidence, evidence[turn])
 		}
 		return nil
 	})
 }
 
-// AUC is the ROC-AUC of scores separating positives from negatives, ties
-// counted half (the Mann-Whitney statistic). It is 0.5 when either class
-// is empty.
-func AUC(xs []scoredLabel) float64 {
-	s := append([]scoredLabel(nil), xs...)
-	sort.Slice(s, func(i, j int) bool { return s[i].score < s[j].score })
-	var pos, neg, rankSum float64
-	for i := 0; i < len(s); {
+// AUC is the ROC-AUC of scores separating the positives from the rest
+// (positive[i] labels scores[i]), ties counted half: the Mann-Whitney
+// statistic. It is 0.5 when either class is empty.
+func AUC(scores []float64, positive []bool) float64 {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return scores[idx[a]] < scores[idx[b]] })
+	var pos, rankSum float64
+	for i := 0; i < len(idx); {
 		j := i
-		for j < len(s) && s[j].score == s[i].score {
+		for j < len(idx) && scores[idx[j]] == scores[idx[i]] {
 			j++
 		}
 		mid := float64(i+j+1) / 2 // average 1-based rank of the tie group
-		for k := i; k < j; k++ {
-			if s[k].positive {
+		for _, k := range idx[i:j] {
+			if positive[k] {
 				pos++
 				rankSum += mid
-			} else {
-				neg++
 			}
 		}
 		i = j
 	}
+	neg := float64(len(scores)) - pos
 	if pos == 0 || neg == 0 {
 		return 0.5
 	}

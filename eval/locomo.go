@@ -73,7 +73,8 @@ type Report struct {
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
 	latencies       []time.Duration
-	importance      []scoredLabel
+	importance      []float64 // I0 of every turn
+	evidence        []bool    // whether that turn is cited as evidence
 	sums            map[string]*sums
 }
 
@@ -254,7 +255,7 @@ func (rep *Report) finish(ingest time.Duration) {
 		}
 	}
 	rep.IngestSeconds = ingest.Seconds()
-	rep.ImportanceAUC = AUC(rep.importance)
+	rep.ImportanceAUC = AUC(rep.importance, rep.evidence)
 	lat := rep.latencies
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	if len(lat) > 0 {

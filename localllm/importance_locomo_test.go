@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/hmo-dev/hmo/eval"
 	"github.com/hmo-dev/hmo/localllm"
 	"github.com/hmo-dev/hmo/locomo"
 )
@@ -70,35 +70,6 @@ func loadImportanceData(t testing.TB) []labelledTurns {
 	return out
 }
 
-// rocAUC is the probability that a random positive scores above a random
-// negative, ties counting one half (the Mann-Whitney statistic).
-func rocAUC(scores []float64, labels []bool) float64 {
-	idx := make([]int, len(scores))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(scores[a], scores[b]) })
-	var rankSum, pos float64
-	for i := 0; i < len(idx); {
-		j := i
-		for j < len(idx) && scores[idx[j]] == scores[idx[i]] {
-			j++
-		}
-		mid := float64(i+j+1) / 2 // ranks i+1 .. j, averaged
-		for _, k := range idx[i:j] {
-			if labels[k] {
-				rankSum += mid
-				pos++
-			}
-		}
-		i = j
-	}
-	neg := float64(len(scores)) - pos
-	if pos == 0 || neg == 0 {
-		return 0.5
-	}
-	return (rankSum - pos*(pos+1)/2) / (pos * neg)
-}
 
 // importanceAUC scores every turn and returns the AUC over all
 // conversations pooled and per conversation.
@@ -111,11 +82,11 @@ func importanceAUC(h *localllm.Heuristic, data []labelledTurns) (float64, []floa
 		for j, text := range c.texts {
 			scores[j] = h.Importance(text)
 		}
-		per[i] = rocAUC(scores, c.labels)
+		per[i] = eval.AUC(scores, c.labels)
 		all = append(all, scores...)
 		labels = append(labels, c.labels...)
 	}
-	return rocAUC(all, labels), per
+	return eval.AUC(all, labels), per
 }
 
 // lengthAUC is the AUC of the text length in runes, the baseline any
@@ -129,25 +100,7 @@ func lengthAUC(data []labelledTurns) float64 {
 		}
 		labels = append(labels, c.labels...)
 	}
-	return rocAUC(lengths, labels)
-}
-
-func TestRocAUC(t *testing.T) {
-	tests := []struct {
-		scores []float64
-		labels []bool
-		want   float64
-	}{
-		{[]float64{1, 2, 3, 4}, []bool{false, false, true, true}, 1},
-		{[]float64{4, 3, 2, 1}, []bool{false, false, true, true}, 0},
-		{[]float64{1, 1, 1, 1}, []bool{false, true, false, true}, 0.5},
-		{[]float64{1, 2, 2, 3}, []bool{false, true, false, true}, 0.875},
-	}
-	for _, tt := range tests {
-		if got := rocAUC(tt.scores, tt.labels); got != tt.want {
-			t.Errorf("rocAUC(%v, %v) = %v, want %v", tt.scores, tt.labels, got, tt.want)
-		}
-	}
+	return eval.AUC(lengths, labels)
 }
 
 // TestLoCoMoImportanceAUC measures how well I0 separates the turns that
