@@ -70,7 +70,6 @@ func loadImportanceData(t testing.TB) []labelledTurns {
 	return out
 }
 
-
 // importanceAUC scores every turn and returns the AUC over all
 // conversations pooled and per conversation.
 func importanceAUC(h *localllm.Heuristic, data []labelledTurns) (float64, []float64) {
