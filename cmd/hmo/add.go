@@ -44,11 +44,12 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 	return nil
 }
 
-// textArg joins the arguments, or reads stdin when the only one is "-".
+// textArg joins the arguments, or reads stdin when the only one is "-"
+// (without the line ending that echo and editors leave at the end).
 func textArg(env *env, args []string) (string, error) {
 	if len(args) == 1 && args[0] == "-" {
 		b, err := io.ReadAll(io.LimitReader(env.stdin, engine.DefaultMaxTextBytes+1))
-		return string(b), err
+		return strings.TrimRight(string(b), "\r\n"), err
 	}
 	return strings.Join(args, " "), nil
 }

@@ -74,6 +74,8 @@ func TestAdd(t *testing.T) {
 			engine.Record{ID: 4, Text: "Line one,\n  line two, café 🐈"}},
 		{"stdin with labels", "from stdin", []string{"--role", "assistant", "-"},
 			engine.Record{ID: 5, Role: "assistant", Text: "from stdin"}},
+		{"stdin line ending dropped", "echoed\r\n", []string{"-"},
+			engine.Record{ID: 6, Text: "echoed"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
