@@ -25,6 +25,8 @@ interface Connection {
 
 /** How long autoStart waits for a started daemon to write serve.json. */
 const START_WAIT_MS = 3000;
+/** A daemon the plugin starts stops after this long without a request. */
+const START_IDLE = "30m";
 
 /**
  * HmoClient calls the hmo HTTP API. It reads the address and token on
@@ -85,7 +87,7 @@ export class HmoClient {
       } catch {
         // not JSON: keep the status
       }
-      throw new HmoError(`hmo: ${e.error ?? res.statusText} (HTTP ${res.status})`, res.status, e.code ?? "");
+      throw new HmoError(`${e.error ?? `hmo serve: ${res.statusText}`} (HTTP ${res.status})`, res.status, e.code ?? "");
     }
     return JSON.parse(text) as T;
   }
@@ -110,7 +112,7 @@ export class HmoClient {
   /** start runs "hmo serve" detached and waits for its address. */
   private async start(): Promise<string | undefined> {
     try {
-      const child = spawn(this.cfg.hmoBinary, ["serve"], {
+      const child = spawn(this.cfg.hmoBinary, ["serve", "--idle", START_IDLE], {
         detached: true,
         stdio: "ignore",
         env: { ...process.env, HMO_DIR: this.cfg.hmoDir },

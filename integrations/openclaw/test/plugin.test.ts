@@ -199,7 +199,7 @@ describe("tools", () => {
   it("starts hmo serve once when autoStart is on", async () => {
     await rm(join(dir, "serve.json"));
     const fake = join(dir, "fake-hmo");
-    await writeFile(fake, `#!/bin/sh\n[ "$1" = serve ] || exit 2\nprintf '{"addr":"${addr}","pid":1}' > "$HMO_DIR/serve.json"\n`);
+    await writeFile(fake, `#!/bin/sh\n[ "$1 $2 $3" = "serve --idle 30m" ] || exit 2\nprintf '{"addr":"${addr}","pid":1}' > "$HMO_DIR/serve.json"\n`);
     await chmod(fake, 0o700);
     const res = await load({ autoStart: true, hmoBinary: fake }).tool("memory_stats").execute("c", {});
     assert.match(res.content[0]!.text, /records/);
