@@ -71,6 +71,8 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
+	e.swapMu.RLock() // Reindex switches the embedder and vector index
+	defer e.swapMu.RUnlock()
 	if e.tiers != nil {
 		return e.recallTiered(ctx, &q)
 	}
