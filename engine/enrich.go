@@ -425,6 +425,14 @@ func (e *Engine) stepStats() (steps []StepStats, lastErr string) {
 		e.enr.mu.Lock()
 		steps, lastErr = e.enr.stepList(), e.enr.lastErr
 		e.enr.mu.Unlock()
+	} else {
+		// Counters of earlier runs with a model stay reported.
+		e.db.View(func(tx *bolt.Tx) error {
+			if b := tx.Bucket(bucketMeta).Get(metaSteps); b != nil {
+				json.Unmarshal(b, &steps) // unreadable counters report as none
+			}
+			return nil
+		})
 	}
 	if r, ok := e.opts.Sufficiency.(StepReporter); ok {
 		steps = append(steps, r.StepStats()...)

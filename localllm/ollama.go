@@ -274,8 +274,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // BreakerState is the circuit breaker's state.
 type BreakerState struct {
 	Open     bool      `json:"open"`
-	Failures int       `json:"failures"`         // consecutive failures
-	Until    time.Time `json:"until,omitzero"`   // when an open breaker lets a trial call through
+	Failures int       `json:"failures"`       // consecutive failures
+	Until    time.Time `json:"until,omitzero"` // when an open breaker lets a trial call through
 	LastErr  string    `json:"last_error,omitempty"`
 }
 

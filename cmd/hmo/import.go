@@ -49,6 +49,7 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 		p.update(min(i+importBatch, len(ins)), len(ins))
 	}
 	fmt.Fprintf(env.stdout, "imported %d record(s)\n", len(ins))
+	sf.models.settle(ctx, env, e)
 	return nil
 }
 
