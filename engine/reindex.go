@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 var (
@@ -106,7 +107,7 @@ func (e *Engine) beginReindex(emb Embedder, corpus CorpusAware) error {
 
 func resetStaging(tx *bolt.Tx) error {
 	for _, b := range [][]byte{bucketReindex, bucketReindexVec} {
-		if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
 			return err
 		}
 		if _, err := tx.CreateBucket(b); err != nil {
