@@ -44,8 +44,12 @@ func tinyVocab() (tokens []string, scores []float32, types []int32) {
 		pieces = append(pieces, string(c))
 	}
 	pieces = append(pieces, "{", "}", "\"", ":", ",", "[", "]", ".", "▁\"", "\":", "\",")
+	seen := map[string]bool{}
 	for i, p := range pieces {
-		add(p, -float32(i+1), 1)
+		if !seen[p] { // llama.cpp refuses a vocabulary with duplicates
+			seen[p] = true
+			add(p, -float32(i+1), 1)
+		}
 	}
 	return tokens, scores, types
 }

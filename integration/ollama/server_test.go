@@ -54,7 +54,11 @@ func startServer(t *testing.T) *server {
 		"OLLAMA_KEEP_ALIVE=10m",
 		"OLLAMA_NUM_PARALLEL=1",
 	)}
-	s.start(t, filepath.Join(tmp, "serve.log"))
+	logPath := filepath.Join(tmp, "serve.log")
+	if p := os.Getenv("HMO_OLLAMA_LOG"); p != "" {
+		logPath = p // kept after the test, for a look at the server's side
+	}
+	s.start(t, logPath)
 	gguf := filepath.Join(tmp, "tiny.gguf")
 	if err := writeTinyGGUF(gguf, 4); err != nil {
 		t.Fatalf("write tiny GGUF: %v", err)
@@ -108,9 +112,17 @@ func (s *server) kill() {
 
 func (s *server) url() string { return "http://" + s.host }
 
+// logTail returns the end of the server's log without goroutine dumps.
 func (s *server) logTail(n int) string {
 	b, _ := os.ReadFile(s.log.Name())
-	return tail(string(b), n)
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" || strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "goroutine ") || strings.Contains(l, "(0x") || strings.HasPrefix(l, "r") && len(l) < 24 {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return tail(strings.Join(keep, "\n"), n)
 }
 
 func tail(s string, n int) string {
