@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 DEMO_DIR := $(CURDIR)/.demo
 LOCOMO   ?= ../shared/data/locomo-dev.json
 
-.PHONY: all build run test test-integrations test-short check bench eval embeddings clean
+.PHONY: all build run test test-integrations test-short test-ollama check bench eval embeddings clean
 
 all: build
 
@@ -34,6 +34,16 @@ OPENCLAW_DIR := integrations/openclaw
 test-integrations:
 	cd $(OPENCLAW_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
 	cd $(OPENCLAW_DIR) && npm run --silent typecheck && npm test
+
+# Integration test against a real Ollama server on 127.0.0.1 with a tiny
+# random-weight model. The server is built from its Go module with cgo
+# (scripts/ollama-build.sh; minutes the first time, then cached).
+test-ollama:
+	@bin=$$(bash scripts/ollama-build.sh) || { rc=$$?; \
+		if [ $$rc -eq 3 ]; then echo "test-ollama: SKIPPED LOUDLY: the Ollama toolchain cannot be installed on this machine (see above)"; exit 0; fi; \
+		exit $$rc; }; \
+	echo "test-ollama: using $$bin"; \
+	HMO_OLLAMA_BIN=$$bin $(GO) test -tags ollama -count=1 -v -timeout 40m ./integration/ollama/
 
 test-short:
 	$(GO) test -short -count=1 ./...

@@ -1,14 +1,19 @@
 // Package hmo opens a memory store wired with the embedded defaults: the
 // static word-vector embedder, the heuristic importance scorer, the HNSW
-// vector index and the Bleve full-text index. Programs that want other adapters call engine.Open
-// with their own Options.
+// vector index and the Bleve full-text index; and, when configured, a
+// local Ollama server for embeddings and the LLM steps. Programs that
+// want other adapters call engine.Open with their own Options.
 package hmo
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"time"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
@@ -20,20 +25,52 @@ import (
 const EnvDir = "HMO_DIR"
 
 // Open opens the store in dir. Nil opts, and nil Embedder,
-// OpenVectorIndex or OpenTextIndex in opts, mean the embedded defaults.
+// OpenVectorIndex or OpenTextIndex in opts, mean the embedded defaults. A
+// store built with an Ollama embedder reopens with it (at $OLLAMA_HOST);
+// the LLM steps are off. OpenWith configures the models.
 func Open(dir string, opts *engine.Options) (*engine.Engine, error) {
+	return OpenWith(dir, opts, nil)
+}
+
+// OpenWith opens the store in dir like Open, with the local models m
+// (nil: no chat model, static embedder for a new store).
+func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, error) {
 	var o engine.Options
 	if opts != nil {
 		o = *opts
 	}
+	var mm Models
+	if m != nil {
+		mm = *m
+	}
+	var client *localllm.Ollama
+	ollama := func() (*localllm.Ollama, error) {
+		if client != nil {
+			return client, nil
+		}
+		var err error
+		co := mm.Ollama
+		if mm.Host != "" {
+			co.Host = mm.Host
+		}
+		client, err = localllm.NewOllama(&co)
+		return client, err
+	}
 	if o.Embedder == nil {
-		// Each store keeps its own corpus statistics, so it gets its own
-		// embedder; the decoded word table is shared.
-		emb, err := localllm.NewStatic(nil)
+		emb, err := storeEmbedder(dir, o.OpenTimeout, mm.Embedder, ollama)
 		if err != nil {
 			return nil, err
 		}
 		o.Embedder = emb
+	}
+	if mm.ChatModel != "" {
+		c, err := ollama()
+		if err != nil {
+			return nil, err
+		}
+		if err := wireSteps(&o, c, mm.ChatModel); err != nil {
+			return nil, err
+		}
 	}
 	if o.Importance == nil {
 		h, err := localllm.NewHeuristic(nil)
@@ -54,6 +91,116 @@ func Open(dir string, opts *engine.Options) (*engine.Engine, error) {
 		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) }
 	}
 	return engine.Open(dir, &o)
+}
+
+// Models configures the local models OpenWith wires. Zero values mean the
+// defaults.
+type Models struct {
+	// Host is the Ollama server. Default $OLLAMA_HOST, else
+	// localllm.DefaultOllamaHost.
+	Host string
+	// ChatModel is the Ollama chat model of the LLM steps: importance,
+	// compression, persona profile and the tier-walk sufficiency
+	// reflection. Default "": the steps are off and the embedded
+	// defaults run.
+	ChatModel string
+	// Embedder is the embedder of a new store: "static" (default),
+	// "ollama" (localllm.DefaultEmbedModel) or "ollama:<model>". An
+	// existing store keeps the embedder it records; switching is
+	// Engine.Reindex (hmo reindex).
+	Embedder string
+	// Ollama tunes the client: timeouts, retries, breaker.
+	Ollama localllm.OllamaOptions
+}
+
+// Embedder specs.
+const (
+	EmbedderStatic = "static"
+	EmbedderOllama = "ollama"
+)
+
+// NewEmbedder builds the embedder a spec names: "static", "ollama" or
+// "ollama:<model>". An Ollama embedder asks the server for its
+// dimensions.
+func NewEmbedder(ctx context.Context, spec string, m *Models) (engine.Embedder, error) {
+	var mm Models
+	if m != nil {
+		mm = *m
+	}
+	spec = strings.TrimSpace(spec)
+	switch {
+	case spec == "" || spec == EmbedderStatic:
+		return localllm.NewStatic(nil)
+	case spec == EmbedderOllama || strings.HasPrefix(spec, EmbedderOllama+":"):
+		co := mm.Ollama
+		if mm.Host != "" {
+			co.Host = mm.Host
+		}
+		c, err := localllm.NewOllama(&co)
+		if err != nil {
+			return nil, err
+		}
+		model, _ := strings.CutPrefix(spec, EmbedderOllama)
+		return localllm.NewOllamaEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
+	}
+	return nil, fmt.Errorf("%w: embedder %q (want static, ollama or ollama:<model>)", engine.ErrInvalidOption, spec)
+}
+
+// storeEmbedder picks the embedder of the store in dir: the one its
+// identity records, or spec for a new store.
+func storeEmbedder(dir string, timeout time.Duration, spec string, ollama func() (*localllm.Ollama, error)) (engine.Embedder, error) {
+	id, err := engine.ReadIdentity(dir, timeout)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		if spec == "" || spec == EmbedderStatic {
+			// Each store keeps its own corpus statistics, so it gets
+			// its own embedder; the decoded word table is shared.
+			return localllm.NewStatic(nil)
+		}
+		c, err := ollama()
+		if err != nil {
+			return nil, err
+		}
+		model, ok := strings.CutPrefix(spec, EmbedderOllama)
+		if !ok || (model != "" && model[0] != ':') {
+			return nil, fmt.Errorf("%w: embedder %q (want static, ollama or ollama:<model>)", engine.ErrInvalidOption, spec)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), localllm.DefaultCallTimeout)
+		defer cancel()
+		return localllm.NewOllamaEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
+	case err != nil:
+		return nil, err
+	}
+	if model, ok := localllm.ParseEmbedderName(id.Embedder); ok {
+		c, err := ollama()
+		if err != nil {
+			return nil, err
+		}
+		// The store records the dimensions: no call to the server.
+		return localllm.NewOllamaEmbedder(context.Background(), c, model, id.Dims)
+	}
+	return localllm.NewStatic(nil)
+}
+
+// wireSteps plugs the Ollama LLM steps into o, each over its embedded
+// default.
+func wireSteps(o *engine.Options, c *localllm.Ollama, model string) error {
+	if o.Enricher == nil {
+		steps, err := localllm.NewOllamaSteps(c, &localllm.StepsOptions{Model: model})
+		if err != nil {
+			return err
+		}
+		o.Enricher = steps
+	}
+	if o.Summarize == nil {
+		o.Summarize = localllm.Summarize
+	}
+	r, err := localllm.NewReflective(c, &localllm.ReflectiveOptions{Model: model, Fallback: o.Sufficiency})
+	if err != nil {
+		return err
+	}
+	o.Sufficiency = r
+	return nil
 }
 
 // DefaultDir is the store directory: $HMO_DIR, or "hmo" under the user's

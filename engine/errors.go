@@ -18,4 +18,10 @@ var (
 	ErrInvalidOption    = errors.New("hmo: invalid option")
 	ErrCorrupt          = errors.New("hmo: corrupt record")
 	ErrInvalidInput     = errors.New("hmo: invalid input")
+
+	// Language-model failures. Enricher and Sufficiency implementations
+	// wrap them so the engine can count why it fell back.
+	ErrModelUnavailable = errors.New("hmo: language model server unavailable")
+	ErrModelNotFound    = errors.New("hmo: language model not found")
+	ErrModelOutput      = errors.New("hmo: invalid language model output")
 )

@@ -87,6 +87,8 @@ func (e *Engine) unlink(tx *bolt.Tx, r *Record) (uint64, error) {
 		func() error { return tx.Bucket(bucketByTime).Delete(timeKey(r.Time, r.ID)) },
 		func() error { return nb.Delete(key) },
 		func() error { return tx.Bucket(bucketActive).Delete(key) },
+		func() error { return tx.Bucket(bucketEnrich).Delete(key) },
+		func() error { return unstage(tx, r.ID) },
 	} {
 		if err := del(); err != nil {
 			return 0, err
@@ -147,6 +149,9 @@ func (e *Engine) reembed(ctx context.Context, tx *bolt.Tx, ids []uint64) error {
 		}
 		live = append(live, id)
 		texts = append(texts, e.indexText(tx, &r))
+		if err := unstage(tx, id); err != nil {
+			return err
+		}
 	}
 	if len(live) == 0 {
 		return nil

@@ -65,7 +65,7 @@ func (e *Engine) openVector() error {
 	if e.vec != nil {
 		return nil
 	}
-	vec, err := e.opts.OpenVectorIndex(filepath.Join(e.dir, VectorDir), e.dims)
+	vec, err := e.opts.OpenVectorIndex(filepath.Join(e.dir, e.vecDir), e.dims)
 	if err != nil {
 		// Derived data: start it afresh, the sync rebuilds it from bbolt.
 		if vec, err = e.resetVector(); err != nil {
@@ -86,7 +86,7 @@ func (e *Engine) setVec(v VectorIndex) {
 }
 
 func (e *Engine) resetVector() (VectorIndex, error) {
-	dir := filepath.Join(e.dir, VectorDir)
+	dir := filepath.Join(e.dir, e.vecDir)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("hmo: reset vector index: %w", err)
 	}

@@ -111,3 +111,56 @@ type TextIndex interface {
 	// Close releases the index.
 	Close() error
 }
+
+// Enricher is the language-model side of ingestion and persona upkeep (HMO
+// section 3.1 and 3.4). The engine calls it from its enrichment worker,
+// after a record is committed, never under its locks; any error makes the
+// engine keep the embedded default (heuristic I0, extractive summary,
+// extractive profile) and count the fallback. Errors should wrap
+// ErrModelUnavailable, ErrModelNotFound, ErrModelOutput or
+// context.DeadlineExceeded so the fallback reason is reported.
+//
+// Implementations must be safe for concurrent use.
+type Enricher interface {
+	// Importance scores a record's initial importance I0 on [1, 10] (HMO
+	// Eq. 3, the rubric of the paper's Appendix A) given the user's
+	// persona profile (may be empty).
+	Importance(ctx context.Context, text, profile string) (float64, error)
+	// Compress returns the compressed representation of long or complex
+	// content (HMO Eq. 2). The raw text stays stored.
+	Compress(ctx context.Context, text string) (Compressed, error)
+	// Profile writes the persona's text profile from the extractive one
+	// (salient terms and statements), when the drift gate fires.
+	Profile(ctx context.Context, extractive string) (string, error)
+}
+
+// Compressed is a compressed representation of a record.
+type Compressed struct {
+	Summary string
+	Kind    string // SummarySemantic, SummaryEpisodic or SummaryCore
+}
+
+// Kinds of compressed representation (HMO Eq. 2).
+const (
+	SummarySemantic   = "semantic"   // facts and knowledge, e.g. documentation or code
+	SummaryEpisodic   = "episodic"   // an event: who did what, when
+	SummaryCore       = "core"       // a lasting trait, preference or constraint of the user
+	SummaryExtractive = "extractive" // the embedded fallback: selected sentences of the text
+)
+
+// StepStats counts one language-model step: how often it ran, how often
+// the model's answer was used, and how often the embedded default was
+// used instead, by reason.
+type StepStats struct {
+	Step      string            `json:"step"`
+	Calls     uint64            `json:"calls"`
+	OK        uint64            `json:"ok"`
+	Fallbacks uint64            `json:"fallbacks"`
+	Reasons   map[string]uint64 `json:"reasons,omitempty"`
+}
+
+// StepReporter is implemented by a Sufficiency (or Enricher) that counts
+// its own calls and fallbacks; Stats includes its counters.
+type StepReporter interface {
+	StepStats() []StepStats
+}

@@ -10,21 +10,25 @@ import (
 
 // Defaults for Options. Sizes are in bytes unless stated.
 const (
-	DefaultCompressAbove = 512     // raw text longer than this is stored zstd-compressed
-	DefaultMaxTextBytes  = 1 << 16 // 64 KiB per record
-	DefaultMaxLabelBytes = 256     // scope, session and role
-	DefaultIndexContext  = 1       // previous turns of the same session indexed with a record
-	DefaultFusion        = FusionLinear
-	DefaultTextWeight    = 0.8 // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
-	DefaultRRFK          = 60  // reciprocal-rank fusion constant
-	DefaultCandidates    = 50  // candidates drawn from each index per query (at least k)
-	DefaultK             = 10  // results per query when the query says 0
-	DefaultMaxK          = 1000
-	DefaultImportance    = 5.0        // I0 on the 1-10 scale when no scorer is configured
-	DefaultCheckpointLog = 8192       // change-log entries after which indexes are saved and the log trimmed
-	DefaultMode          = ModeTiered // the HMO tier walk; flat searches the whole archive every time
-	DefaultMinCoverage   = 1.0        // lexical coverage of the query by a tier's best hit that makes its result sufficient (ScoreTest)
-	DefaultFlushAccesses = 512        // dirty access headers kept in memory before they are written
+	DefaultCompressAbove  = 512     // raw text longer than this is stored zstd-compressed
+	DefaultMaxTextBytes   = 1 << 16 // 64 KiB per record
+	DefaultMaxLabelBytes  = 256     // scope, session and role
+	DefaultIndexContext   = 1       // previous turns of the same session indexed with a record
+	DefaultFusion         = FusionLinear
+	DefaultTextWeight     = 0.8 // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
+	DefaultRRFK           = 60  // reciprocal-rank fusion constant
+	DefaultCandidates     = 50  // candidates drawn from each index per query (at least k)
+	DefaultK              = 10  // results per query when the query says 0
+	DefaultMaxK           = 1000
+	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
+	DefaultCheckpointLog  = 8192             // change-log entries after which indexes are saved and the log trimmed
+	DefaultMode           = ModeTiered       // the HMO tier walk; flat searches the whole archive every time
+	DefaultMinCoverage    = 1.0              // lexical coverage of the query by a tier's best hit that makes its result sufficient (ScoreTest)
+	DefaultFlushAccesses  = 512              // dirty access headers kept in memory before they are written
+	DefaultEnrichTimeout  = 60 * time.Second // bound on the language-model steps of one record
+	DefaultSummarizeAbove = 1024             // raw text longer than this, in bytes, gets a compressed representation when an Enricher is set
+	DefaultSummarizeLines = 12               // text of at least this many lines (code, lists) counts as complex
+	DefaultSummaryRunes   = 400              // length of the extractive fallback summary in runes
 )
 
 // Mode selects how Recall searches.
@@ -115,6 +119,23 @@ type Options struct {
 	// kept in memory before they are written to bbolt; they are also
 	// written by every Remember, Forget and Close. Default DefaultFlushAccesses.
 	FlushAccesses int
+
+	// Enricher runs the language-model steps of ingestion (importance,
+	// compression) and the persona profile refresh. Default nil: no
+	// enrichment queue, the embedded defaults only. Records are committed
+	// first; a worker owned by the engine enriches them afterwards.
+	Enricher Enricher
+	// EnrichTimeout bounds the language-model steps of one record.
+	// Default DefaultEnrichTimeout.
+	EnrichTimeout time.Duration
+	// Summarize is the fallback for compression when the Enricher fails:
+	// a summary of at most maxRunes runes. Default: none (no summary).
+	Summarize func(text string, maxRunes int) string
+	// SummarizeAbove is the raw-text size in bytes above which a record
+	// gets a compressed representation (HMO Eq. 2); text of at least
+	// DefaultSummarizeLines lines counts as complex and gets one too.
+	// Default DefaultSummarizeAbove.
+	SummarizeAbove int
 }
 
 // ImportanceScorer assigns the initial importance I0 in [1, 10] to a record.
@@ -155,6 +176,10 @@ func (o *Options) withDefaults() (*Options, error) {
 		c.Sufficiency = ScoreTest{MinCoverage: DefaultMinCoverage}
 	}
 	setDefault(&c.FlushAccesses, DefaultFlushAccesses)
+	setDefault(&c.SummarizeAbove, DefaultSummarizeAbove)
+	if c.EnrichTimeout == 0 {
+		c.EnrichTimeout = DefaultEnrichTimeout
+	}
 	c.Persona.Dims = c.Embedder.Dims()
 	return &c, c.validate()
 }

@@ -67,6 +67,14 @@ type Stats struct {
 	VectorWatermark uint64 `json:"vector_watermark"` // last change applied to the vector index
 	TextWatermark   uint64 `json:"text_watermark"`   // last change applied to the text index
 	VectorLen       int    `json:"vector_len"`       // live vectors
+
+	// Language-model steps. LLM is false when no Enricher is configured:
+	// every step uses the embedded default.
+	LLM           bool        `json:"llm"`
+	EnrichPending int         `json:"enrich_pending"`           // records committed, not yet enriched
+	Steps         []StepStats `json:"llm_steps,omitempty"`      // calls, answers used and fallbacks per step
+	EnrichError   string      `json:"enrich_error,omitempty"`   // last store error of the enrichment worker
+	Profile       string      `json:"profile_source,omitempty"` // source of the persona profile: llm or extractive
 }
 
 // Stats counts records, sessions and scopes and reports index watermarks.
@@ -74,7 +82,7 @@ func (e *Engine) Stats() (Stats, error) {
 	if err := e.checkOpen(); err != nil {
 		return Stats{}, err
 	}
-	s := Stats{Dir: e.dir, Schema: SchemaVersion, Embedder: e.opts.Embedder.Name(), Dims: e.dims, IndexLayout: e.opts.indexLayout()}
+	s := Stats{Dir: e.dir, Schema: SchemaVersion, IndexLayout: e.opts.indexLayout()}
 	err := e.db.View(func(tx *bolt.Tx) error {
 		s.Records = tx.Bucket(bucketRecords).Stats().KeyN
 		s.LogSeq = tx.Bucket(bucketChanges).Sequence()
@@ -97,9 +105,13 @@ func (e *Engine) Stats() (Stats, error) {
 		return s, err
 	}
 	s.VectorWatermark, s.VectorLen = e.vec.Watermark(), e.vec.Len()
+	s.Embedder, s.Dims = e.opts.Embedder.Name(), e.dims
 	s.TextWatermark, err = e.text.Watermark()
 	e.wmu.Unlock()
 	s.DiskBytes = dirSize(e.dir)
+	if err == nil {
+		err = e.enrichStats(&s)
+	}
 	return s, err
 }
 

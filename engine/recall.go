@@ -74,6 +74,8 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	if err := q.validate(); err != nil {
 		return nil, err
 	}
+	e.swapMu.RLock() // Reindex switches the embedder and vector index
+	defer e.swapMu.RUnlock()
 	if e.tiers != nil {
 		return e.recallTiered(ctx, &q)
 	}
@@ -81,10 +83,29 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	if !e.opts.NoVector {
 		var err error
 		if qv, err = e.embedQuery(ctx, q.Text); err != nil {
-			return nil, err
+			if e.opts.NoText || !modelDown(err) {
+				return nil, err
+			}
+			// The embedder's server is down: answer from the full-text
+			// index alone rather than not at all.
+			return e.recallLexical(ctx, &q)
 		}
 	}
 	return e.recallArchive(ctx, &q, qv)
+}
+
+// modelDown reports whether err says a model server cannot embed now.
+func modelDown(err error) bool {
+	return errors.Is(err, ErrModelUnavailable) || errors.Is(err, ErrModelNotFound)
+}
+
+// recallLexical is recall from the full-text index alone.
+func (e *Engine) recallLexical(ctx context.Context, q *Query) ([]Result, error) {
+	text, err := e.textCandidates(ctx, q, max(e.opts.Candidates, q.K))
+	if err != nil {
+		return nil, err
+	}
+	return e.results(e.fuse(text, nil), q.K)
 }
 
 // recallArchive is the exhaustive hybrid search of every record.

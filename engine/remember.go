@@ -36,6 +36,9 @@ func (e *Engine) Remember(ctx context.Context, ins ...Input) ([]uint64, error) {
 		return nil, err
 	}
 	e.records.Add(int64(len(ids)))
+	if e.enr != nil {
+		e.enr.signal()
+	}
 	// Tiers first: a concurrent Recall can then find a new record in the
 	// archive indexes only once it is placed in the tiers.
 	if err := e.admit(ids); err != nil {
@@ -103,6 +106,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := e.enqueue(tx, ids); err != nil {
 		return nil, err
 	}
 	return ids, logChanges(tx, opAdd, ids)

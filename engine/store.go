@@ -42,7 +42,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -60,8 +60,16 @@ type Engine struct {
 	corpus          CorpusAware // nil when the embedder is not corpus-aware
 	sinceCheckpoint int
 
-	vecMu sync.RWMutex // guards vec; assigned with wmu held too
-	vec   VectorIndex  // nil until first used (vectorIndex)
+	vecMu  sync.RWMutex // guards vec; assigned with wmu held too
+	vec    VectorIndex  // nil until first used (vectorIndex)
+	vecDir string       // vector index directory under dir; changed by Reindex with wmu and swapMu held
+
+	// swapMu is held for reading by Recall and for writing by Reindex
+	// while it switches the embedder: it guards opts.Embedder, dims and
+	// corpus against readers that do not hold wmu.
+	swapMu sync.RWMutex
+
+	enr *enricher // nil without an Enricher
 
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
@@ -86,7 +94,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: open %s: %w", dir, err)
 	}
-	e := &Engine{dir: dir, opts: o, db: db, dims: o.Embedder.Dims()}
+	e := &Engine{dir: dir, opts: o, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
 		db.Close()
@@ -102,11 +110,15 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		err = e.openTiers()
 	}
 	e.wmu.Unlock()
+	if err == nil {
+		err = e.startEnricher()
+	}
 	if err != nil {
 		e.closeIndexes()
 		db.Close()
 		return nil, err
 	}
+	e.removeStaleVectorDirs()
 	return e, nil
 }
 
@@ -126,6 +138,9 @@ func (e *Engine) init() error {
 		}
 		if err := e.checkMeta(m); err != nil {
 			return err
+		}
+		if v := m.Get(metaVectorDir); v != nil {
+			e.vecDir = string(v)
 		}
 		if st := m.Get(metaCorpus); st != nil && e.corpus != nil {
 			if err := e.corpus.UnmarshalState(st); err != nil {
@@ -169,7 +184,11 @@ func (e *Engine) checkMeta(m *bolt.Bucket) error {
 func (e *Engine) Dir() string { return e.dir }
 
 // Options returns a copy of the options in force.
-func (e *Engine) Options() Options { return *e.opts }
+func (e *Engine) Options() Options {
+	e.swapMu.RLock()
+	defer e.swapMu.RUnlock()
+	return *e.opts
+}
 
 // Close brings the indexes up to date, saves them, trims the change log and
 // closes the store. It is safe to call more than once.
@@ -177,6 +196,7 @@ func (e *Engine) Close() error {
 	if !e.closed.CompareAndSwap(false, true) {
 		return nil
 	}
+	e.stopEnricher()
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	err := e.syncIndexes()

@@ -180,6 +180,7 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	// word embeds to no direction): such a record just does not move it.
 	if _, fired, err := ts.pers.Observe(vec, r.Header.I0, r.Text, now); err == nil && fired {
 		ts.stats.Firings++
+		e.profileFired() // issue 4: the Enricher rewrites the persona profile
 		e.applyMoves(tx, ts.mgr.Rescore(now, e.alignment))
 		for _, a := range ts.mgr.Members(1) {
 			ts.dirty[a] = true

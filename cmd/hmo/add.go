@@ -41,6 +41,7 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 		return err
 	}
 	fmt.Fprintln(env.stdout, ids[0])
+	sf.models.settle(ctx, env, e)
 	return nil
 }
 

@@ -36,13 +36,15 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 // storeFlags are the flags of every command that opens a store.
 type storeFlags struct {
-	dir  string
-	mode string
+	dir    string
+	mode   string
+	models modelFlags
 }
 
 func (s *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.dir, "dir", "", "store directory (default $HMO_DIR or the user's data directory)")
 	fs.StringVar(&s.mode, "mode", string(engine.DefaultMode), "recall mode: tiered (HMO tier walk: Tier 1, Tier 2, then the archive) or flat (search the whole archive)")
+	s.models.register(fs)
 }
 
 // path is the store directory: --dir, $HMO_DIR or the default.
@@ -62,16 +64,17 @@ func (s *storeFlags) open(env *env) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.openDir(dir)
+	return s.openDir(env, dir)
 }
 
-// openDir opens the store in dir in the mode the flags ask for.
-func (s *storeFlags) openDir(dir string) (*engine.Engine, error) {
+// openDir opens the store in dir in the mode the flags ask for, with the
+// models they configure.
+func (s *storeFlags) openDir(env *env, dir string) (*engine.Engine, error) {
 	m := engine.Mode(s.mode)
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return nil, usageError{fmt.Sprintf("--mode %q: want flat or tiered", s.mode)}
 	}
-	return hmo.Open(dir, &engine.Options{Mode: m})
+	return hmo.OpenWith(dir, &engine.Options{Mode: m}, s.models.resolve(env))
 }
 
 // openExisting opens the store, refusing to create one: commands that only
@@ -84,7 +87,7 @@ func (s *storeFlags) openExisting(env *env) (*engine.Engine, error) {
 	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no store in %s (create one with 'hmo init --dir %s')", dir, dir)
 	}
-	return s.openDir(dir)
+	return s.openDir(env, dir)
 }
 
 // parseTime accepts RFC 3339 or a plain date.

@@ -64,6 +64,7 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 		fmt.Fprintf(env.stdout, ", skipped %d already stored", skipped)
 	}
 	fmt.Fprintln(env.stdout)
+	sf.models.settle(ctx, env, e)
 	return nil
 }
 

@@ -32,6 +32,8 @@ var commands = map[string]command{
 	"export":  {"write every record as JSONL or Markdown", runExport},
 	"eval":    {"measure retrieval on a benchmark (locomo)", runEval},
 	"version": {"print the version", runVersion},
+	"reindex": {"re-embed every record with another embedder", runReindex},
+	"doctor":  {"check the store and the local models", runDoctor},
 }
 
 // env is what a subcommand may touch of the process.

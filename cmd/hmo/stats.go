@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/hmo-dev/hmo/engine"
 )
@@ -50,5 +52,47 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 	fmt.Fprintf(env.stdout, "change log: seq %d, %d entries kept\n", s.LogSeq, s.LogPending)
 	fmt.Fprintf(env.stdout, "indexes:    vector %d live, watermark %d; text watermark %d\n", s.VectorLen, s.VectorWatermark, s.TextWatermark)
 	printTiers(env, s.Records, ts)
+	printSteps(env, &s)
 	return nil
+}
+
+// printSteps reports the LLM steps: whether they run, and per step how
+// often the model's answer was used and how often the embedded default
+// was used instead, and why.
+func printSteps(env *env, s *engine.Stats) {
+	if !s.LLM {
+		fmt.Fprintln(env.stdout, "llm steps:  off (no chat model: embedded heuristic importance, extractive summaries and profile, score-test sufficiency)")
+	} else {
+		fmt.Fprintf(env.stdout, "llm steps:  on; %d record(s) waiting for enrichment\n", s.EnrichPending)
+	}
+	for _, st := range s.Steps {
+		fmt.Fprintf(env.stdout, "  %-12s %d calls, %d used, %d fell back to the embedded default%s\n", st.Step, st.Calls, st.OK, st.Fallbacks, reasons(st.Reasons))
+	}
+	if s.Profile != "" {
+		fmt.Fprintf(env.stdout, "  profile from: %s\n", s.Profile)
+	}
+	if s.EnrichError != "" {
+		fmt.Fprintf(env.stdout, "  enrichment worker error: %s\n", s.EnrichError)
+	}
+}
+
+func reasons(r map[string]uint64) string {
+	if len(r) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(" (")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", k, r[k])
+	}
+	b.WriteString(")")
+	return b.String()
 }
