@@ -18,4 +18,5 @@ var (
 	ErrInvalidOption    = errors.New("hmo: invalid option")
 	ErrCorrupt          = errors.New("hmo: corrupt record")
 	ErrInvalidInput     = errors.New("hmo: invalid input")
+	ErrSuperseded       = errors.New("hmo: record was superseded by a newer version")
 )
