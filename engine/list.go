@@ -162,3 +162,7 @@ func (w *timeWalk) inRange(k []byte) bool {
 	}
 	return w.q.To.IsZero() || bytes.Compare(k, timeKey(w.q.To, 0)) < 0
 }
+
+// Position is r's place in the time index: pass it as ListQuery.After to
+// list the records after r.
+func Position(r *Record) []byte { return timeKey(r.Time, r.ID) }
