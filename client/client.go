@@ -19,7 +19,7 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultStartTimeout = 8 * time.Second  // wait for a daemon we started
+	DefaultStartTimeout = 8 * time.Second // wait for a daemon we started
 	DefaultPoll         = 25 * time.Millisecond
 	maxResponseBytes    = 16 << 20 // far above any response the API sends
 )
