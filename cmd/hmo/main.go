@@ -32,6 +32,8 @@ var commands = map[string]command{
 	"export":  {"write every record as JSONL", runExport},
 	"eval":    {"measure retrieval on a benchmark (locomo)", runEval},
 	"version": {"print the version", runVersion},
+	"serve":   {"run the daemon: HTTP API on a socket and 127.0.0.1", runServe},
+	"mcp":     {"MCP server on stdio (or streamable HTTP)", runMCP},
 }
 
 // env is what a subcommand may touch of the process.
