@@ -7,6 +7,7 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
+	"github.com/hmo-dev/hmo/markdown"
 )
 
 func runExport(ctx context.Context, env *env, args []string) (err error) {
@@ -14,8 +15,12 @@ func runExport(ctx context.Context, env *env, args []string) (err error) {
 	var sf storeFlags
 	sf.register(fs)
 	out := fs.String("out", "", "write to this file (0600) instead of stdout")
+	format := fs.String("format", "jsonl", "jsonl (every field; import reads it back identically) or markdown (by scope and day, for reading and for agents' memory files)")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *format != "jsonl" && *format != "markdown" && *format != "md" {
+		return usageError{"--format " + *format + ": want jsonl or markdown"}
 	}
 	e, err := sf.openExisting(env)
 	if err != nil {
@@ -36,8 +41,21 @@ func runExport(ctx context.Context, env *env, args []string) (err error) {
 		w = f
 	}
 	bw := bufio.NewWriter(w)
-	jw := jsonl.NewWriter(bw)
-	if err := e.Scan(func(r *engine.Record) error { return jw.Write(r) }); err != nil {
+	if *format == "jsonl" {
+		jw := jsonl.NewWriter(bw)
+		if err := e.Scan(func(r *engine.Record) error { return jw.Write(r) }); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	var recs []engine.Record
+	if err := e.Scan(func(r *engine.Record) error {
+		recs = append(recs, engine.Record{ID: r.ID, Scope: r.Scope, Time: r.Time, Text: r.Text})
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := markdown.Write(bw, recs); err != nil {
 		return err
 	}
 	return bw.Flush()

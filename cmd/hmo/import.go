@@ -15,11 +15,15 @@ import (
 // importBatch is the number of records committed per transaction.
 const importBatch = 1000
 
+// importFormats are the formats import reads.
+const importFormats = "jsonl, locomo, claude-code or markdown"
+
 func runImport(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "import", "FILE (or - for stdin)")
+	fs := newFlags(env, "import", "FILE (or - for stdin; for markdown also a directory)")
 	var sf storeFlags
 	sf.register(fs)
-	format := fs.String("format", "", "jsonl or locomo (default: from the file name, else jsonl)")
+	format := fs.String("format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
+	scope := fs.String("scope", "", "scope of the imported records (claude-code default: the project's git root; markdown default: its 'scope:' headings)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -27,7 +31,8 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 		return usageError{"import needs one file"}
 	}
 	name := fs.Arg(0)
-	ins, err := readInputs(env, name, *format)
+	src := importSource{env: env, name: name, format: *format, scope: *scope}
+	ins, err := src.read()
 	if err != nil {
 		return err
 	}
@@ -41,6 +46,12 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 			return fmt.Errorf("%s: record %d: %w (nothing imported)", name, i+1, err)
 		}
 	}
+	skipped := 0
+	if src.format == "claude-code" {
+		if ins, skipped, err = dropStored(e, ins); err != nil {
+			return err
+		}
+	}
 	p := newProgress(env, "import")
 	for i := 0; i < len(ins); i += importBatch {
 		if _, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...); err != nil {
@@ -48,41 +59,73 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 		}
 		p.update(min(i+importBatch, len(ins)), len(ins))
 	}
-	fmt.Fprintf(env.stdout, "imported %d record(s)\n", len(ins))
+	fmt.Fprintf(env.stdout, "imported %d record(s)", len(ins))
+	if skipped > 0 {
+		fmt.Fprintf(env.stdout, ", skipped %d already stored", skipped)
+	}
+	fmt.Fprintln(env.stdout)
 	return nil
 }
 
-func readInputs(env *env, name, format string) ([]engine.Input, error) {
-	var r io.Reader = env.stdin
-	if name != "-" {
-		f, err := os.Open(name)
+// importSource is what import reads: a file (or stdin, or a directory of
+// Markdown notes) in one format.
+type importSource struct {
+	env    *env
+	name   string
+	format string // resolved by read
+	scope  string // --scope
+}
+
+func (s *importSource) read() ([]engine.Input, error) {
+	fi, statErr := os.Stat(s.name)
+	isDir := statErr == nil && fi.IsDir()
+	if s.format == "" {
+		s.format = "jsonl"
+		switch {
+		case isDir || strings.HasSuffix(s.name, ".md"):
+			s.format = "markdown"
+		case strings.HasSuffix(s.name, ".json"):
+			s.format = "locomo"
+		}
+	}
+	if s.format == "md" {
+		s.format = "markdown"
+	}
+	if s.format == "markdown" && isDir {
+		return s.wrap(markdownDir(s.name, s.scope))
+	}
+	if isDir {
+		return nil, fmt.Errorf("%s is a directory (only markdown imports a directory)", s.name)
+	}
+	var r io.Reader = s.env.stdin
+	if s.name != "-" {
+		f, err := os.Open(s.name)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
 		r = f
 	}
-	if format == "" {
-		format = "jsonl"
-		if strings.HasSuffix(name, ".json") {
-			format = "locomo"
-		}
-	}
-	switch format {
+	switch s.format {
 	case "jsonl":
-		ins, err := jsonl.Read(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w (nothing imported)", name, err)
-		}
-		return ins, nil
+		return s.wrap(jsonl.Read(r))
 	case "locomo":
 		convs, err := locomo.Read(r)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w (nothing imported)", name, err)
-		}
-		return locomoInputs(convs), nil
+		return s.wrap(locomoInputs(convs), err)
+	case "claude-code":
+		return s.wrap(claudeCodeInputs(r, s.scope))
+	case "markdown":
+		return s.wrap(markdownInputs(r, s.name, s.scope))
 	}
-	return nil, usageError{fmt.Sprintf("unknown format %q (want jsonl or locomo)", format)}
+	return nil, usageError{fmt.Sprintf("unknown format %q (want %s)", s.format, importFormats)}
+}
+
+// wrap names the file in a read error.
+func (s *importSource) wrap(ins []engine.Input, err error) ([]engine.Input, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w (nothing imported)", s.name, err)
+	}
+	return ins, nil
 }
 
 // locomoInputs flattens conversations into records, dated as

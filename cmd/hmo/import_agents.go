@@ -1,0 +1,127 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hmo-dev/hmo/claudecode"
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/markdown"
+)
+
+// claudeCodeInputs reads a Claude Code transcript's prose turns, scoped
+// to scope or else the project (git root) of the session's directory.
+func claudeCodeInputs(r io.Reader, scope string) ([]engine.Input, error) {
+	turns, err := claudecode.Read(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Input, len(turns))
+	roots := map[string]string{} // cwd -> project scope
+	for i, t := range turns {
+		s := scope
+		if s == "" {
+			if _, ok := roots[t.CWD]; !ok {
+				roots[t.CWD] = claudecode.ProjectScope(t.CWD)
+			}
+			s = roots[t.CWD]
+		}
+		out[i] = engine.Input{Scope: s, Session: t.SessionID, Role: t.Role, Time: t.Time, Text: t.Text, Sources: []string{t.Source()}}
+	}
+	return out, nil
+}
+
+// dropStored removes the inputs whose source is already stored (turns the
+// hooks or an earlier import ingested) and counts them.
+func dropStored(e *engine.Engine, ins []engine.Input) ([]engine.Input, int, error) {
+	seen := map[string]bool{}
+	err := e.Scan(func(r *engine.Record) error {
+		for _, s := range r.Sources {
+			if strings.HasPrefix(s, claudecode.SourcePrefix) {
+				seen[s] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := ins[:0]
+	for _, in := range ins {
+		if len(in.Sources) == 1 && seen[in.Sources[0]] {
+			continue
+		}
+		if len(in.Sources) == 1 {
+			seen[in.Sources[0]] = true
+		}
+		out = append(out, in)
+	}
+	return out, len(ins) - len(out), nil
+}
+
+// markdownInputs reads one Markdown memory file. scope, if set, overrides
+// the file's scope headings.
+func markdownInputs(r io.Reader, name, scope string) ([]engine.Input, error) {
+	items, err := markdown.Parse(r, name)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(name)
+	out := make([]engine.Input, len(items))
+	for i, it := range items {
+		s := it.Scope
+		if scope != "" {
+			s = scope
+		}
+		out[i] = engine.Input{Scope: s, Time: it.Date, Text: it.Text,
+			Sources: []string{"markdown:" + base + ":" + strconv.Itoa(it.Line)}}
+	}
+	return out, nil
+}
+
+// markdownDir reads an agent's memory directory: MEMORY.md, CLAUDE.md and
+// the daily notes memory/*.md, in that order.
+func markdownDir(dir, scope string) ([]engine.Input, error) {
+	var files []string
+	for _, n := range []string{"MEMORY.md", "CLAUDE.md"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			files = append(files, filepath.Join(dir, n))
+		}
+	}
+	notes, err := filepath.Glob(filepath.Join(dir, "memory", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(notes)
+	files = append(files, notes...)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no MEMORY.md, CLAUDE.md or memory/*.md in %s", dir)
+	}
+	var out []engine.Input
+	for _, f := range files {
+		ins, err := markdownFile(f, scope)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ins...)
+	}
+	return out, nil
+}
+
+func markdownFile(name, scope string) ([]engine.Input, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ins, err := markdownInputs(f, name, scope)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ins, nil
+}

@@ -1,0 +1,16 @@
+// Package hook implements hmo's Claude Code hooks: "hmo hook claude
+// <event>" reads the hook's JSON payload on stdin and acts on it through an
+// api.Service (the hmo daemon, or the store opened directly).
+//
+// SessionStart and UserPromptSubmit print memory context for the project
+// as the hook's JSON output (hookSpecificOutput.additionalContext), within
+// a token budget. Stop, PreCompact and SessionEnd ingest the part of the
+// session transcript not yet ingested: prose turns of the user and the
+// assistant, scoped to the project (its git root). Ingestion happens at
+// most once per turn: a per-transcript byte offset is kept under
+// Options.StateDir, and turns whose source label is already stored are
+// skipped, so a re-run after a crash does not ingest twice.
+//
+// Hooks must never block the agent: Claude gives up after Options.Timeout,
+// and its caller is expected to exit 0 whatever it returns.
+package hook
