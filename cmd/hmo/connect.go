@@ -24,6 +24,12 @@ type connectOptions struct {
 	// direct opens the store in this process per call when no daemon
 	// can run.
 	direct bool
+	// openTimeout bounds the wait for the store lock of a direct open.
+	// Default daemonOpenTimeout.
+	openTimeout time.Duration
+	// startTimeout bounds the wait for a started daemon. Default
+	// client.DefaultStartTimeout.
+	startTimeout time.Duration
 }
 
 // connect returns a client of the store's daemon with the fallbacks of
@@ -37,13 +43,16 @@ func (s *storeFlags) connect(env *env, co connectOptions) (*client.Client, strin
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return nil, "", usageError{fmt.Sprintf("--mode %q: want flat or tiered", s.mode)}
 	}
-	opts := client.Options{Dir: dir}
+	opts := client.Options{Dir: dir, StartTimeout: co.startTimeout}
+	if co.openTimeout == 0 {
+		co.openTimeout = daemonOpenTimeout
+	}
 	if co.autostart {
 		opts.Start = func(ctx context.Context) error { return startDaemon(ctx, dir, m) }
 	}
 	if co.direct {
 		opts.OpenLocal = func() (*engine.Engine, error) {
-			return hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout})
+			return hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout})
 		}
 	}
 	c, err := client.New(&opts)
