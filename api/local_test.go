@@ -13,12 +13,12 @@ import (
 	"github.com/hmo-dev/hmo/internal/teststore"
 )
 
-func newLocal(t *testing.T) *api.Local {
+func newLocal(t testing.TB) *api.Local {
 	t.Helper()
 	return api.NewLocal(teststore.Open(t))
 }
 
-func add(t *testing.T, s api.Service, ms ...api.NewMemory) []uint64 {
+func add(t testing.TB, s api.Service, ms ...api.NewMemory) []uint64 {
 	t.Helper()
 	resp, err := s.Add(context.Background(), api.AddRequest{Memories: ms})
 	if err != nil {
