@@ -101,6 +101,7 @@ func TestHookFailsOpen(t *testing.T) {
 		if r.code != 0 || r.stdout != "" {
 			t.Errorf("hook %s without a store: %v; want exit 0 and no output", ev, r)
 		}
+		t.Logf("hook %s without a store: exit %d in %s", ev, r.code, took.Round(time.Millisecond))
 		if took > hook.DefaultTimeout+time.Second {
 			t.Errorf("hook %s without a store took %s, budget %s", ev, took, hook.DefaultTimeout)
 		}

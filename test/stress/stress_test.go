@@ -71,6 +71,18 @@ func (l *ledger) add(id uint64, text string) {
 	l.added[id] = text
 }
 
+// gone reports whether id was deleted, directly or as an older version of
+// a deleted memory (delete removes the whole supersede chain). l.mu is held.
+func (l *ledger) gone(id uint64) bool {
+	for n := 0; id != 0 && n < len(l.superseded)+1; n++ {
+		if l.deleted[id] {
+			return true
+		}
+		id = l.superseded[id]
+	}
+	return false
+}
+
 type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -472,7 +484,7 @@ func (r *rig) verify(transcripts []string) (lost, checked int) {
 	r.led.mu.Lock()
 	defer r.led.mu.Unlock()
 	for id, text := range r.led.added {
-		if r.led.deleted[id] {
+		if r.led.gone(id) {
 			continue
 		}
 		checked++
