@@ -94,6 +94,7 @@ func TestHookFailsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(blocker, "store") // cannot be created: no daemon, no store
+	hmoBinary(t)                           // built before the clock starts
 	for _, ev := range hook.Events {
 		start := time.Now()
 		r := execHMO(t, hookPayload(t, t.TempDir(), "anything"), nil, "hook", "claude", ev, "--dir", dir)
