@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hmo-dev/hmo/hook"
 	"github.com/hmo-dev/hmo/internal/proctest"
@@ -109,5 +116,65 @@ func TestHookFailsOpen(t *testing.T) {
 	}
 	if r := execHMO(t, "", nil, "hook", "claude", "NoSuchEvent"); r.code != 0 {
 		t.Errorf("unknown event: %v; want exit 0", r)
+	}
+}
+
+// bearerTransport adds the token to every request.
+type bearerTransport struct{ tok string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPStreamableHTTP serves MCP over loopback HTTP, behind the token.
+func TestMCPStreamableHTTP(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(hmoBinary(t), "mcp", "--no-daemon", "--dir", dir, "--http", addr)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("hmo mcp --http after SIGINT: %v\n%s", err, stderr.String())
+		}
+	}()
+	var tok string
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		if tok, err = server.ReadToken(dir); err == nil && strings.Contains(stderr.String(), "streamable HTTP") {
+			break
+		}
+	}
+	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{}`))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("request without token: %v %v; want 401", resp, err)
+	}
+	resp.Body.Close()
+	ctx := context.Background()
+	tr := &sdk.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: &http.Client{Transport: bearerTransport{tok}}, DisableStandaloneSSE: true}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "memory_add", Arguments: map[string]any{"text": "over http"}})
+	if err != nil || res.IsError {
+		t.Fatalf("memory_add over HTTP: %+v, %v", res, err)
+	}
+	if r := execHMO(t, "", nil, "recall", "--dir", dir, "over http"); r.code != 0 || !strings.Contains(r.stdout, "over http") {
+		t.Errorf("recall after an HTTP add: %v", r)
+	}
+	if r := execHMO(t, "", nil, "mcp", "--dir", dir, "--http", "0.0.0.0:0"); r.code != 2 {
+		t.Errorf("mcp --http on a public address: %v; want a usage error", r)
 	}
 }
