@@ -149,11 +149,16 @@ func TestMCPStreamableHTTP(t *testing.T) {
 			t.Errorf("hmo mcp --http after SIGINT: %v\n%s", err, stderr.String())
 		}
 	}()
-	var tok string
+	// Ready once it accepts connections (stderr is read only after Wait).
 	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
-		if tok, err = server.ReadToken(dir); err == nil && strings.Contains(stderr.String(), "streamable HTTP") {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
 			break
 		}
+	}
+	tok, err := server.ReadToken(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{}`))
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
@@ -164,7 +169,7 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	tr := &sdk.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: &http.Client{Transport: bearerTransport{tok}}, DisableStandaloneSSE: true}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, tr, nil)
 	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
+		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "memory_add", Arguments: map[string]any{"text": "over http"}})
