@@ -76,6 +76,8 @@ type GetResponse struct {
 	Memories []Memory `json:"memories"`
 	History  []Memory `json:"history,omitempty"`
 	Missing  []uint64 `json:"missing,omitempty"`
+	// Truncated says texts were shortened to keep the response small.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // NewMemory is one memory to add.
@@ -135,6 +137,8 @@ type ListRequest struct {
 type ListResponse struct {
 	Memories   []Memory `json:"memories"`
 	NextCursor string   `json:"next_cursor,omitempty"`
+	// Truncated says texts were shortened to keep the page small.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // ContextRequest asks for a block of memory context to put before a

@@ -18,6 +18,7 @@ var (
 	ErrInvalidOption    = errors.New("hmo: invalid option")
 	ErrCorrupt          = errors.New("hmo: corrupt record")
 	ErrInvalidInput     = errors.New("hmo: invalid input")
+	ErrSuperseded       = errors.New("hmo: record was superseded by a newer version")
 
 	// Language-model failures. Enricher and Sufficiency implementations
 	// wrap them so the engine can count why it fell back.

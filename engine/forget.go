@@ -9,8 +9,9 @@ import (
 
 // Forget deletes records for good: text, summary, vector and index
 // entries. Records that were indexed with a forgotten record as context
-// are re-indexed without it. Unknown ids fail the whole call with
-// ErrNotFound and change nothing.
+// are re-indexed without it. Forgetting any version of an updated record
+// deletes its whole supersede chain (see Update). Unknown ids fail the
+// whole call with ErrNotFound and change nothing.
 func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err := e.checkOpen(); err != nil {
 		return err
@@ -21,13 +22,20 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 		return err
 	}
 	var texts []string
-	var touched []uint64
+	var touched, heads []uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
+		var history []uint64
 		var err error
-		if texts, touched, err = e.forgetTx(ctx, tx, ids); err != nil {
+		if heads, history, err = resolveChains(tx, ids); err != nil {
 			return err
 		}
-		if err := addCount(tx, -len(ids)); err != nil {
+		if texts, touched, err = e.forgetTx(ctx, tx, heads); err != nil {
+			return err
+		}
+		if err := deleteHistory(tx, history); err != nil {
+			return err
+		}
+		if err := addCount(tx, -len(heads)); err != nil {
 			return err
 		}
 		if e.corpus != nil {
@@ -42,11 +50,11 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err != nil {
 		return err
 	}
-	e.records.Add(-int64(len(ids)))
+	e.records.Add(-int64(len(heads)))
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)
 	}
-	if err := e.evict(ids, touched, texts); err != nil {
+	if err := e.evict(heads, touched, texts); err != nil {
 		return err
 	}
 	return e.maybeCheckpoint()

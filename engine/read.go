@@ -8,7 +8,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Get returns the record with the given id, or ErrNotFound.
+// Get returns the record with the given id, or ErrNotFound. A history
+// version (one that Update superseded) is returned too, with SupersededBy
+// set.
 func (e *Engine) Get(id uint64) (Record, error) {
 	if err := e.checkOpen(); err != nil {
 		return Record{}, err
@@ -16,7 +18,7 @@ func (e *Engine) Get(id uint64) (Record, error) {
 	var r Record
 	err := e.db.View(func(tx *bolt.Tx) error {
 		var err error
-		if r, err = getRecord(tx, id); err != nil {
+		if r, err = getAnyRecord(tx, id); err != nil {
 			return err
 		}
 		return storedHeader(tx, &r)

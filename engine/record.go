@@ -37,7 +37,11 @@ type Record struct {
 	SummaryKind string    `json:"summary_kind,omitempty"` // semantic, episodic or core
 	Sources     []string  `json:"sources,omitempty"`      // provenance, e.g. dataset turn ids
 	Prev        uint64    `json:"prev,omitempty"`         // previous record of the same session
-	Header      Header    `json:"header"`
+	// Supersedes is the older version this record replaced (see Update).
+	Supersedes uint64 `json:"supersedes,omitempty"`
+	// SupersededBy is set on history versions: the record that replaced it.
+	SupersededBy uint64 `json:"superseded_by,omitempty"`
+	Header       Header `json:"header"`
 }
 
 // Input is a record to remember.

@@ -42,7 +42,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -30,6 +31,17 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 	}
 	if in.Text, err = textArg(env, fs.Args()); err != nil {
 		return err
+	}
+	if c, _ := sf.runningDaemon(ctx, env); c != nil {
+		defer c.Close()
+		resp, err := c.Add(ctx, api.AddRequest{Memories: []api.NewMemory{{
+			Text: in.Text, Scope: in.Scope, Session: in.Session, Role: in.Role, Time: in.Time,
+		}}})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, resp.IDs[0])
+		return nil
 	}
 	e, err := sf.open(env)
 	if err != nil {

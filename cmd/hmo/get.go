@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/engine"
 )
 
 func runGet(ctx context.Context, env *env, args []string) (err error) {
@@ -22,21 +25,31 @@ func runGet(ctx context.Context, env *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	e, err := sf.openExisting(env)
-	if err != nil {
-		return err
+	var r engine.Record
+	if c, _ := sf.runningDaemon(ctx, env); c != nil {
+		defer c.Close()
+		r, err = getDaemon(ctx, c, id)
+	} else {
+		var e *engine.Engine
+		if e, err = sf.openExisting(env); err != nil {
+			return err
+		}
+		defer closeStore(e, &err)
+		r, err = e.Get(id)
 	}
-	defer closeStore(e, &err)
-	r, err := e.Get(id)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return writeJSON(env, r)
 	}
-	fmt.Fprintf(env.stdout, "id:       %d\nscope:    %s\nsession:  %s\nrole:     %s\ntime:     %s\nsources:  %s\nheader:   I0=%.1f n=%d P=%.3f tier=%d\n\n%s\n",
+	header := fmt.Sprintf("I0=%.1f n=%d P=%.3f tier=%d", r.Header.I0, r.Header.N, r.Header.P, r.Header.Tier)
+	if r.Header.Tier == 0 {
+		header = "(kept by the hmo daemon)"
+	}
+	fmt.Fprintf(env.stdout, "id:       %d\nscope:    %s\nsession:  %s\nrole:     %s\ntime:     %s\nsources:  %s\nheader:   %s\n\n%s\n",
 		r.ID, r.Scope, r.Session, r.Role, r.Time.Format("2006-01-02 15:04:05 MST"), strings.Join(r.Sources, ","),
-		r.Header.I0, r.Header.N, r.Header.P, r.Header.Tier, r.Text)
+		header, r.Text)
 	return nil
 }
 
@@ -46,4 +59,17 @@ func parseID(s string) (uint64, error) {
 		return 0, usageError{fmt.Sprintf("bad id %q: want a positive integer", s)}
 	}
 	return id, nil
+}
+
+// getDaemon fetches a record through the daemon holding the store; the
+// header stays in the daemon.
+func getDaemon(ctx context.Context, svc api.Service, id uint64) (engine.Record, error) {
+	resp, err := svc.Get(ctx, api.GetRequest{IDs: []uint64{id}})
+	if err != nil {
+		return engine.Record{}, err
+	}
+	if len(resp.Memories) == 0 {
+		return engine.Record{}, fmt.Errorf("%w: record %d", engine.ErrNotFound, id)
+	}
+	return toRecord(&resp.Memories[0]), nil
 }

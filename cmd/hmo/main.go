@@ -34,6 +34,9 @@ var commands = map[string]command{
 	"version": {"print the version", runVersion},
 	"reindex": {"re-embed every record with another embedder", runReindex},
 	"doctor":  {"check the store and the local models", runDoctor},
+	"serve":   {"run the daemon: HTTP API on a socket and 127.0.0.1", runServe},
+	"mcp":     {"MCP server on stdio (or streamable HTTP)", runMCP},
+	"hook":    {"agent hook: hmo hook claude <event> (always exits 0)", runHook},
 }
 
 // env is what a subcommand may touch of the process.

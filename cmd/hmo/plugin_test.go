@@ -17,7 +17,7 @@ const pluginDir = "../../integrations/claude-code"
 // pendingCommands are subcommands the plugin runs that are built on
 // another branch (the daemon's); remove an entry once it is merged, so
 // the test checks it here too.
-var pendingCommands = []string{"mcp", "hook"}
+var pendingCommands = []string{}
 
 // readJSON decodes a bundle file strictly into v.
 func readJSON(t *testing.T, name string, v any) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -34,13 +35,19 @@ func runRecall(ctx context.Context, env *env, args []string) (err error) {
 	if q.To, err = parseTime(to); err != nil {
 		return err
 	}
-	e, err := sf.openExisting(env)
-	if err != nil {
-		return err
+	var res []engine.Result
+	if c, _ := sf.runningDaemon(ctx, env); c != nil {
+		defer c.Close()
+		res, err = recallDaemon(ctx, c, &q)
+	} else {
+		var e *engine.Engine
+		if e, err = sf.openExisting(env); err != nil {
+			return err
+		}
+		defer closeStore(e, &err)
+		res, err = e.Recall(ctx, q)
 	}
-	defer closeStore(e, &err)
-	res, err := e.Recall(ctx, q)
-	if errors.Is(err, engine.ErrInvalidQuery) {
+	if errors.Is(err, engine.ErrInvalidQuery) || errors.Is(err, api.ErrInvalid) {
 		return usageError{err.Error()} // a bad -k or time range
 	}
 	if err != nil {
@@ -73,4 +80,30 @@ func writeJSON(env *env, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// recallDaemon searches through the daemon holding the store. Results
+// carry the record and fused score; component scores and headers stay in
+// the daemon.
+func recallDaemon(ctx context.Context, svc api.Service, q *engine.Query) ([]engine.Result, error) {
+	resp, err := svc.Search(ctx, api.SearchRequest{
+		Query: q.Text, K: q.K, MaxTokens: api.MaxSearchTokens,
+		Filter: api.Filter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.Result, len(resp.Results))
+	for i, m := range resp.Results {
+		out[i] = engine.Result{Record: toRecord(&m), Score: m.Score, Tier: m.Tier}
+	}
+	return out, nil
+}
+
+// toRecord is the part of a record the API carries.
+func toRecord(m *api.Memory) engine.Record {
+	return engine.Record{
+		ID: m.ID, Scope: m.Scope, Session: m.Session, Role: m.Role, Time: m.Time, Text: m.Text,
+		Sources: m.Sources, Supersedes: m.Supersedes, SupersededBy: m.SupersededBy,
+	}
 }

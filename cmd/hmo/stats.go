@@ -30,16 +30,27 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	e, err := sf.openExisting(env)
-	if err != nil {
-		return err
+	var s engine.Stats
+	var ts engine.TierStats
+	daemon := 0
+	if c, pid := sf.runningDaemon(ctx, env); c != nil {
+		defer c.Close()
+		resp, err := c.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		s, daemon = resp.Stats, pid
+	} else {
+		var e *engine.Engine
+		if e, err = sf.openExisting(env); err != nil {
+			return err
+		}
+		defer closeStore(e, &err)
+		if s, err = e.Stats(); err != nil {
+			return err
+		}
+		ts = e.TierStats()
 	}
-	defer closeStore(e, &err)
-	s, err := e.Stats()
-	if err != nil {
-		return err
-	}
-	ts := e.TierStats()
 	if *asJSON {
 		return writeJSON(env, struct {
 			engine.Stats
@@ -51,6 +62,10 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 	fmt.Fprintf(env.stdout, "records:    %d in %d session(s), %d scope(s)\n", s.Records, s.Sessions, s.Scopes)
 	fmt.Fprintf(env.stdout, "change log: seq %d, %d entries kept\n", s.LogSeq, s.LogPending)
 	fmt.Fprintf(env.stdout, "indexes:    vector %d live, watermark %d; text watermark %d\n", s.VectorLen, s.VectorWatermark, s.TextWatermark)
+	if daemon != 0 {
+		fmt.Fprintf(env.stdout, "served by:  hmo daemon, pid %d (tier figures live in the daemon)\n", daemon)
+		return nil
+	}
 	printTiers(env, s.Records, ts)
 	printSteps(env, &s)
 	return nil

@@ -7,10 +7,14 @@ import (
 )
 
 func runVersion(ctx context.Context, env *env, args []string) error {
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
-	}
-	fmt.Fprintf(env.stdout, "hmo %s\n", v)
+	fmt.Fprintf(env.stdout, "hmo %s\n", buildVersion())
 	return nil
+}
+
+// buildVersion is the module version hmo was built from.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

@@ -1,0 +1,92 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// contextHeader opens every non-empty context block.
+const contextHeader = "Relevant long-term memories (hmo), most relevant first. They may be outdated; ids can be passed to memory_get.\n"
+
+// Context renders the memories relevant to req.Prompt as a block of text
+// for a prompt, within req.MaxTokens. A memory is relevant when it matches
+// the prompt lexically or its vector similarity is at least
+// ContextMinCosine. With an empty prompt the block holds the scope's most
+// recent memories. The block is empty when nothing is relevant.
+func (l *Local) Context(ctx context.Context, req ContextRequest) (ContextResponse, error) {
+	tokens := req.MaxTokens
+	if tokens == 0 {
+		tokens = DefaultContextTokens
+	}
+	if tokens < 0 || tokens > MaxContextTokens {
+		return ContextResponse{}, fmt.Errorf("%w: max_tokens %d outside [1, %d]", ErrInvalid, tokens, MaxContextTokens)
+	}
+	recs, err := l.contextRecords(ctx, &req)
+	if err != nil {
+		return ContextResponse{}, err
+	}
+	return render(recs, tokens), nil
+}
+
+func (l *Local) contextRecords(ctx context.Context, req *ContextRequest) ([]engine.Record, error) {
+	if strings.TrimSpace(req.Prompt) == "" {
+		page, err := l.e.List(engine.ListQuery{Scope: req.Scope, Limit: ContextCandidates, Reverse: true})
+		return page.Records, err
+	}
+	res, err := l.e.Recall(ctx, engine.Query{Text: req.Prompt, K: ContextCandidates, Scope: req.Scope})
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Record
+	for _, r := range res {
+		if r.TextScore > 0 || r.VectorScore >= ContextMinCosine {
+			out = append(out, r.Record)
+		}
+	}
+	return out, nil
+}
+
+// render lays records out one per line, "- [#id date role] text", until
+// the budget is spent; the first memory is shortened to fit if needed.
+func render(recs []engine.Record, tokens int) ContextResponse {
+	resp := ContextResponse{IDs: []uint64{}}
+	if len(recs) == 0 {
+		return resp
+	}
+	var sb strings.Builder
+	sb.WriteString(contextHeader)
+	left := tokens*BytesPerToken - len(contextHeader)
+	for i := range recs {
+		line := contextLine(&recs[i])
+		if len(line) > left {
+			if i > 0 || left < 2*minTextBytes {
+				break
+			}
+			line = shorten(line[:len(line)-1], left-len(ellipsis)-1) + "\n"
+		}
+		sb.WriteString(line)
+		left -= len(line)
+		resp.IDs = append(resp.IDs, recs[i].ID)
+	}
+	if len(resp.IDs) == 0 {
+		return resp
+	}
+	resp.Context = sb.String()
+	resp.Tokens = EstimateTokens(resp.Context)
+	return resp
+}
+
+func contextLine(r *engine.Record) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "- [#%d %s", r.ID, r.Time.UTC().Format("2006-01-02"))
+	if r.Role != "" {
+		sb.WriteString(" " + r.Role)
+	}
+	sb.WriteString("] ")
+	sb.WriteString(strings.Join(strings.Fields(r.Text), " "))
+	sb.WriteString("\n")
+	return sb.String()
+}

@@ -1,0 +1,277 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// Local is the Service over an open engine in this process. It does not
+// own the engine: the caller closes it. It is safe for concurrent use.
+type Local struct {
+	e *engine.Engine
+}
+
+var _ Service = (*Local)(nil)
+
+// NewLocal returns the Service over e.
+func NewLocal(e *engine.Engine) *Local { return &Local{e: e} }
+
+// Engine is the engine served.
+func (l *Local) Engine() *engine.Engine { return l.e }
+
+// Search runs a hybrid recall and returns one page of it, within
+// req.MaxTokens. Pages are computed afresh: writes between pages may shift
+// results.
+func (l *Local) Search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
+	k, tokens, err := searchLimits(&req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	off, err := searchOffset(&req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	resp := SearchResponse{Results: []Memory{}}
+	want := min(off+k, MaxSearchDepth)
+	if want <= off {
+		return resp, nil
+	}
+	res, err := l.e.Recall(ctx, engine.Query{
+		Text: req.Query, K: want + 1, Scope: req.Scope, Session: req.Session, From: req.From, To: req.To,
+	})
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	b := budget{left: tokens}
+	next := off
+	for i := off; i < min(want, len(res)); i++ {
+		m := fromResult(&res[i])
+		if !b.fit(&m, i == off) {
+			break
+		}
+		resp.Results = append(resp.Results, m)
+		next = i + 1
+	}
+	resp.Truncated = b.truncated
+	if next < len(res) && next < MaxSearchDepth {
+		resp.NextCursor = searchCursor(&req, next)
+	}
+	return resp, nil
+}
+
+func searchLimits(req *SearchRequest) (k, tokens int, err error) {
+	k, tokens = req.K, req.MaxTokens
+	if k == 0 {
+		k = DefaultSearchK
+	}
+	if tokens == 0 {
+		tokens = DefaultSearchTokens
+	}
+	switch {
+	case k < 0 || k > MaxSearchK:
+		return 0, 0, fmt.Errorf("%w: k %d outside [1, %d]", ErrInvalid, k, MaxSearchK)
+	case tokens < 0 || tokens > MaxSearchTokens:
+		return 0, 0, fmt.Errorf("%w: max_tokens %d outside [1, %d]", ErrInvalid, tokens, MaxSearchTokens)
+	}
+	return k, tokens, nil
+}
+
+// Get fetches memories by id (history versions too), within MaxGetTokens.
+func (l *Local) Get(_ context.Context, req GetRequest) (GetResponse, error) {
+	if len(req.IDs) == 0 {
+		return GetResponse{}, fmt.Errorf("%w: no ids", ErrInvalid)
+	}
+	if len(req.IDs) > MaxGetIDs {
+		return GetResponse{}, fmt.Errorf("%w: %d ids, at most %d", ErrTooLarge, len(req.IDs), MaxGetIDs)
+	}
+	resp := GetResponse{Memories: []Memory{}}
+	// Room is kept for every id after the first to appear, shortened.
+	b := budget{left: MaxGetTokens - (len(req.IDs)-1)*minMemoryTokens}
+	for i, id := range req.IDs {
+		r, err := l.e.Get(id)
+		if err != nil {
+			if errors.Is(err, engine.ErrNotFound) {
+				resp.Missing = append(resp.Missing, id)
+				continue
+			}
+			return GetResponse{}, err
+		}
+		m := fromRecord(&r)
+		if i > 0 {
+			b.left += minMemoryTokens
+		}
+		b.fit(&m, true)
+		resp.Memories = append(resp.Memories, m)
+	}
+	if req.History {
+		if err := l.history(&resp, &b); err != nil {
+			return GetResponse{}, err
+		}
+	}
+	resp.Truncated = b.truncated
+	return resp, nil
+}
+
+// history appends the older versions of the memories in resp, newest
+// first per memory, at most MaxHistory in all.
+func (l *Local) history(resp *GetResponse, b *budget) error {
+	seen := map[uint64]bool{}
+	for _, m := range resp.Memories {
+		seen[m.ID] = true
+	}
+	for _, m := range resp.Memories {
+		hist, err := l.e.History(m.ID)
+		if err != nil {
+			if errors.Is(err, engine.ErrNotFound) {
+				continue // deleted since
+			}
+			return err
+		}
+		for i := range hist {
+			if seen[hist[i].ID] || len(resp.History) == MaxHistory {
+				continue
+			}
+			seen[hist[i].ID] = true
+			h := fromRecord(&hist[i])
+			if !b.fit(&h, b.left >= minMemoryTokens) {
+				b.truncated = true // out of room: older versions left out
+				return nil
+			}
+			resp.History = append(resp.History, h)
+		}
+	}
+	return nil
+}
+
+// Add stores memories in one transaction.
+func (l *Local) Add(ctx context.Context, req AddRequest) (AddResponse, error) {
+	if len(req.Memories) == 0 {
+		return AddResponse{}, fmt.Errorf("%w: no memories", ErrInvalid)
+	}
+	if len(req.Memories) > MaxAddMemories {
+		return AddResponse{}, fmt.Errorf("%w: %d memories, at most %d", ErrTooLarge, len(req.Memories), MaxAddMemories)
+	}
+	ins := make([]engine.Input, len(req.Memories))
+	for i, m := range req.Memories {
+		ins[i] = engine.Input{Scope: m.Scope, Session: m.Session, Role: m.Role, Time: m.Time, Text: m.Text, Sources: m.Sources}
+	}
+	ids, err := l.e.Remember(ctx, ins...)
+	if err != nil && len(ids) == 0 {
+		return AddResponse{}, err
+	}
+	// A non-nil error with ids means the records are stored and an index
+	// update was deferred to the next open: the write is acknowledged.
+	return AddResponse{IDs: ids}, nil
+}
+
+// Update supersedes a memory with new text.
+func (l *Local) Update(ctx context.Context, req UpdateRequest) (UpdateResponse, error) {
+	if req.ID == 0 {
+		return UpdateResponse{}, fmt.Errorf("%w: no id", ErrInvalid)
+	}
+	id, err := l.e.Update(ctx, req.ID, req.Text)
+	if err != nil && id == 0 {
+		return UpdateResponse{}, err
+	}
+	return UpdateResponse{ID: id, Supersedes: req.ID}, nil
+}
+
+// Delete deletes memories and their history; unknown ids are reported,
+// not an error.
+func (l *Local) Delete(ctx context.Context, req DeleteRequest) (DeleteResponse, error) {
+	if len(req.IDs) == 0 {
+		return DeleteResponse{}, fmt.Errorf("%w: no ids", ErrInvalid)
+	}
+	if len(req.IDs) > MaxDeleteIDs {
+		return DeleteResponse{}, fmt.Errorf("%w: %d ids, at most %d", ErrTooLarge, len(req.IDs), MaxDeleteIDs)
+	}
+	var resp DeleteResponse
+	var found []uint64
+	for _, id := range req.IDs {
+		if slices.Contains(found, id) {
+			continue
+		}
+		if _, err := l.e.Get(id); err != nil {
+			if !errors.Is(err, engine.ErrNotFound) {
+				return DeleteResponse{}, err
+			}
+			resp.Missing = append(resp.Missing, id)
+			continue
+		}
+		found = append(found, id)
+	}
+	if len(found) > 0 {
+		if err := l.e.Forget(ctx, found...); err != nil {
+			return DeleteResponse{}, err
+		}
+	}
+	resp.Deleted = len(found)
+	return resp, nil
+}
+
+// List returns one page of current memories in event-time order, within
+// ListTokens.
+func (l *Local) List(_ context.Context, req ListRequest) (ListResponse, error) {
+	limit := req.Limit
+	if limit == 0 {
+		limit = DefaultListSize
+	}
+	if limit < 0 || limit > MaxListSize {
+		return ListResponse{}, fmt.Errorf("%w: limit %d outside [1, %d]", ErrInvalid, limit, MaxListSize)
+	}
+	pos, err := listPosition(&req)
+	if err != nil {
+		return ListResponse{}, err
+	}
+	page, err := l.e.List(engine.ListQuery{
+		Scope: req.Scope, Session: req.Session, From: req.From, To: req.To,
+		Limit: limit, Reverse: req.Reverse, After: pos,
+	})
+	if err != nil {
+		return ListResponse{}, err
+	}
+	resp := ListResponse{Memories: []Memory{}}
+	b := budget{left: ListTokens}
+	for i := range page.Records {
+		m := fromRecord(&page.Records[i])
+		if !b.fit(&m, i == 0) {
+			// The page is full: continue after the last one kept.
+			resp.NextCursor = listCursor(&req, engine.Position(&page.Records[i-1]))
+			resp.Truncated = b.truncated
+			return resp, nil
+		}
+		resp.Memories = append(resp.Memories, m)
+	}
+	resp.Truncated = b.truncated
+	if page.Next != nil {
+		resp.NextCursor = listCursor(&req, page.Next)
+	}
+	return resp, nil
+}
+
+// Stats describes the store.
+func (l *Local) Stats(context.Context) (StatsResponse, error) {
+	s, err := l.e.Stats()
+	if err != nil {
+		return StatsResponse{}, err
+	}
+	return StatsResponse{Stats: s}, nil
+}
+
+func fromRecord(r *engine.Record) Memory {
+	return Memory{
+		ID: r.ID, Text: r.Text, Scope: r.Scope, Session: r.Session, Role: r.Role,
+		Time: r.Time.UTC(), Sources: r.Sources,
+		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy,
+	}
+}
+
+func fromResult(r *engine.Result) Memory {
+	m := fromRecord(&r.Record)
+	m.Score, m.Tier = r.Score, r.Tier
+	return m
+}

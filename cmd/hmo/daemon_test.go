@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hmo-dev/hmo/hook"
+	"github.com/hmo-dev/hmo/internal/proctest"
+	"github.com/hmo-dev/hmo/server"
+)
+
+// hookPayload is a UserPromptSubmit payload for a project in cwd.
+func hookPayload(t *testing.T, cwd, prompt string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]string{
+		"session_id": "s-1", "transcript_path": filepath.Join(cwd, "t.jsonl"), "cwd": cwd,
+		"hook_event_name": "UserPromptSubmit", "prompt": prompt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// stopDaemon stops the daemon of dir and checks that no hmo process of
+// that store is left.
+func stopDaemon(t *testing.T, dir string) {
+	t.Helper()
+	if r := execHMO(t, "", nil, "serve", "--stop", "--dir", dir); r.code != 0 {
+		t.Errorf("serve --stop: %v", r)
+	}
+	if !proctest.Supported() {
+		return
+	}
+	for _, p := range proctest.Running(hmoBinary(t)) {
+		if strings.Contains(p.Cmdline, dir) {
+			t.Errorf("process left behind: %+v", p)
+		}
+	}
+}
+
+// TestDaemonServesClients runs the daemon as the store's owner: the hook
+// starts it on demand; CLI reads and writes go through it.
+func TestDaemonServesClients(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	project := t.TempDir()
+	if r := execHMO(t, "", nil, "add", "--dir", dir, "--scope", project, "tide tables are parsed with the NOAA harmonic constants"); r.code != 0 {
+		t.Fatalf("add: %v", r)
+	}
+	r := execHMO(t, hookPayload(t, project, "how are tide tables parsed?"), nil, "hook", "claude", "UserPromptSubmit", "--dir", dir)
+	t.Cleanup(func() { stopDaemon(t, dir) })
+	var out struct {
+		HookSpecificOutput struct {
+			HookEventName, AdditionalContext string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); r.code != 0 || err != nil || !strings.Contains(out.HookSpecificOutput.AdditionalContext, "NOAA harmonic") {
+		t.Fatalf("hook output: %v (%v)", r, err)
+	}
+	info, err := server.ReadInfo(dir)
+	if err != nil || info.PID == 0 {
+		t.Fatalf("the hook did not leave a daemon serving the store: %+v, %v", info, err)
+	}
+	steps := []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"add", "--dir", dir, "--scope", project, "the cache lives in ~/.cache/tides"}, "2\n"},
+		{[]string{"recall", "--dir", dir, "-k", "1", "where is the cache"}, "~/.cache/tides"},
+		{[]string{"get", "--dir", dir, "1"}, "NOAA harmonic"},
+		{[]string{"stats", "--dir", dir}, "hmo daemon, pid"},
+	}
+	for _, s := range steps {
+		start := time.Now()
+		r := execHMO(t, "", nil, s.args...)
+		if r.code != 0 || !strings.Contains(r.stdout, s.out) {
+			t.Errorf("hmo %s while the daemon holds the store: %v; want %q", strings.Join(s.args, " "), r, s.out)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("hmo %s took %s", s.args[0], d)
+		}
+	}
+}
+
+// TestHookFailsOpen checks that a hook that can reach no store still exits
+// 0, prints nothing, and returns within its time budget.
+func TestHookFailsOpen(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(blocker, "store") // cannot be created: no daemon, no store
+	hmoBinary(t)                           // built before the clock starts
+	for _, ev := range hook.Events {
+		start := time.Now()
+		r := execHMO(t, hookPayload(t, t.TempDir(), "anything"), nil, "hook", "claude", ev, "--dir", dir)
+		took := time.Since(start)
+		if r.code != 0 || r.stdout != "" {
+			t.Errorf("hook %s without a store: %v; want exit 0 and no output", ev, r)
+		}
+		t.Logf("hook %s without a store: exit %d in %s", ev, r.code, took.Round(time.Millisecond))
+		if took > hook.DefaultTimeout+time.Second {
+			t.Errorf("hook %s without a store took %s, budget %s", ev, took, hook.DefaultTimeout)
+		}
+	}
+	if r := execHMO(t, "", nil, "hook", "claude", "NoSuchEvent"); r.code != 0 {
+		t.Errorf("unknown event: %v; want exit 0", r)
+	}
+}
+
+// bearerTransport adds the token to every request.
+type bearerTransport struct{ tok string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestMCPStreamableHTTP serves MCP over loopback HTTP, behind the token.
+func TestMCPStreamableHTTP(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(hmoBinary(t), "mcp", "--no-daemon", "--dir", dir, "--http", addr)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("hmo mcp --http after SIGINT: %v\n%s", err, stderr.String())
+		}
+	}()
+	// Ready once it accepts connections (stderr is read only after Wait).
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+	}
+	tok, err := server.ReadToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader(`{}`))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("request without token: %v %v; want 401", resp, err)
+	}
+	resp.Body.Close()
+	ctx := context.Background()
+	tr := &sdk.StreamableClientTransport{Endpoint: "http://" + addr, HTTPClient: &http.Client{Transport: bearerTransport{tok}}, DisableStandaloneSSE: true}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "memory_add", Arguments: map[string]any{"text": "over http"}})
+	if err != nil || res.IsError {
+		t.Fatalf("memory_add over HTTP: %+v, %v", res, err)
+	}
+	if r := execHMO(t, "", nil, "recall", "--dir", dir, "over http"); r.code != 0 || !strings.Contains(r.stdout, "over http") {
+		t.Errorf("recall after an HTTP add: %v", r)
+	}
+	if r := execHMO(t, "", nil, "mcp", "--dir", dir, "--http", "0.0.0.0:0"); r.code != 2 {
+		t.Errorf("mcp --http on a public address: %v; want a usage error", r)
+	}
+}

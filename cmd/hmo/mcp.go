@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hmo-dev/hmo/mcp"
+	"github.com/hmo-dev/hmo/server"
+)
+
+func runMCP(ctx context.Context, env *env, args []string) error {
+	fs := newFlags(env, "mcp", "")
+	var sf storeFlags
+	sf.register(fs)
+	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio; needs the bearer token")
+	noDaemon := fs.Bool("no-daemon", false, "do not start the hmo daemon; open the store directly for each call")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError{"mcp takes no arguments"}
+	}
+	c, dir, err := sf.connect(env, connectOptions{autostart: !*noDaemon, direct: true})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	srv := mcp.NewServer(c, &mcp.Options{Version: buildVersion()})
+	if *httpAddr == "" {
+		err := srv.Run(ctx, &sdk.StdioTransport{})
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	return serveMCPHTTP(ctx, env, srv, dir, *httpAddr)
+}
+
+// serveMCPHTTP serves MCP over streamable HTTP on a loopback address,
+// behind the store's bearer token, until ctx ends.
+func serveMCPHTTP(ctx context.Context, env *env, srv *sdk.Server, dir, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		return usageError{fmt.Sprintf("--http %q: want a loopback address such as 127.0.0.1:8765", addr)}
+	}
+	tok, err := server.LoadOrCreateToken(dir)
+	if err != nil {
+		return err
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: bearer(tok, h), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(env.stderr, "hmo mcp: streamable HTTP on http://%s (Authorization: Bearer <token in %s/%s>)\n", l.Addr(), dir, server.TokenFile)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = hs.Shutdown(sctx)
+	<-done
+	return err
+}
+
+// bearer requires the token on every request.
+func bearer(tok string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+tok)) != 1 {
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

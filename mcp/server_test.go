@@ -1,0 +1,126 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/internal/teststore"
+	"github.com/hmo-dev/hmo/mcp"
+)
+
+func session(t *testing.T) *sdk.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	srv := mcp.NewServer(api.NewLocal(teststore.Open(t)), &mcp.Options{Version: "test"})
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func callTool(t *testing.T, cs *sdk.ClientSession, name string, args any) (map[string]any, bool, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v (want results or tool errors only)", name, err)
+	}
+	text := ""
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(*sdk.TextContent); ok {
+			text = tc.Text
+		}
+	}
+	var out map[string]any
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &out)
+	}
+	return out, res.IsError, text
+}
+
+func TestToolsDeclareSchemas(t *testing.T) {
+	cs := session(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"memory_search": true, "memory_get": true, "memory_add": true, "memory_update": true,
+		"memory_delete": true, "memory_list": true, "memory_context": true, "memory_stats": true}
+	for _, tool := range res.Tools {
+		if !want[tool.Name] {
+			t.Errorf("unexpected tool %s", tool.Name)
+		}
+		delete(want, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil || tool.OutputSchema == nil {
+			t.Errorf("%s: description, input or output schema missing", tool.Name)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("tools missing: %v", want)
+	}
+}
+
+func TestToolsRoundTrip(t *testing.T) {
+	cs := session(t)
+	out, isErr, _ := callTool(t, cs, "memory_add", map[string]any{"text": "the deploy script lives in ops/deploy.sh", "scope": "repo", "time": "2024-05-01"})
+	if isErr || len(out["ids"].([]any)) != 1 {
+		t.Fatalf("memory_add = %v (error %v)", out, isErr)
+	}
+	id := out["ids"].([]any)[0]
+	out, isErr, text := callTool(t, cs, "memory_search", map[string]any{"query": "deploy script", "scope": "repo", "from": "2024-01-01"})
+	if isErr || len(out["results"].([]any)) != 1 || !strings.Contains(text, "ops/deploy.sh") {
+		t.Errorf("memory_search = %v, text %q", out, text)
+	}
+	out, isErr, _ = callTool(t, cs, "memory_update", map[string]any{"id": id, "text": "the deploy script moved to scripts/deploy.sh"})
+	if isErr || out["supersedes"] != id {
+		t.Errorf("memory_update = %v", out)
+	}
+	out, isErr, _ = callTool(t, cs, "memory_context", map[string]any{"prompt": "how do I deploy", "scope": "repo"})
+	if isErr || !strings.Contains(out["context"].(string), "scripts/deploy.sh") || strings.Contains(out["context"].(string), "ops/deploy.sh") {
+		t.Errorf("memory_context = %v", out)
+	}
+	out, isErr, _ = callTool(t, cs, "memory_list", map[string]any{"reverse": true})
+	if isErr || len(out["memories"].([]any)) != 1 {
+		t.Errorf("memory_list = %v", out)
+	}
+	out, isErr, _ = callTool(t, cs, "memory_stats", map[string]any{})
+	if isErr || out["records"] != 1.0 {
+		t.Errorf("memory_stats = %v", out)
+	}
+}
+
+func TestBadCallsAreToolErrors(t *testing.T) {
+	cs := session(t)
+	tests := []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"memory_search", map[string]any{"query": ""}, "empty"},
+		{"memory_search", map[string]any{"query": "x", "from": "yesterday"}, "RFC 3339"},
+		{"memory_search", map[string]any{"k": 3}, "query"},
+		{"memory_add", map[string]any{"text": 42}, "text"},
+		{"memory_update", map[string]any{"id": 77, "text": "x"}, "not found"},
+		{"memory_get", map[string]any{"ids": []int{}}, "no ids"},
+		{"memory_list", map[string]any{"cursor": "zzz"}, "cursor"},
+	}
+	for _, tt := range tests {
+		_, isErr, text := callTool(t, cs, tt.tool, tt.args)
+		if !isErr || !strings.Contains(text, tt.want) {
+			t.Errorf("%s(%v): error %v, text %q; want a tool error mentioning %q", tt.tool, tt.args, isErr, text, tt.want)
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hmo-dev/hmo/api"
+)
+
+// Defaults for Options.
+const (
+	DefaultAddr         = "127.0.0.1:0" // loopback, any free port
+	DefaultMaxBodyBytes = 8 << 20       // 8 MiB: MaxAddMemories texts of 64 KiB, with room
+	DefaultIdleCheck    = time.Second   // how often idleness is checked
+	shutdownGrace       = 10 * time.Second
+	maxSocketPath       = 100 // sun_path holds 104-108 bytes depending on the system
+)
+
+// Options configure a Server. A nil *Options means the defaults.
+type Options struct {
+	// Dir is the store directory, where the token, the socket and the
+	// daemon description live. Required.
+	Dir string
+	// Addr is the TCP address to listen on; it must be a loopback IP.
+	// Default DefaultAddr. "-" means no TCP listener.
+	Addr string
+	// NoSocket leaves out the Unix socket. Default false.
+	NoSocket bool
+	// Idle shuts the server down after this long without a request (see
+	// Done). Default 0: never.
+	Idle time.Duration
+	// MaxBodyBytes caps a request body in bytes. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Clock gives the current time, for idleness. Default time.Now.
+	Clock func() time.Time
+	// IdleCheck is how often idleness is checked. Default DefaultIdleCheck.
+	IdleCheck time.Duration
+}
+
+func (o *Options) withDefaults() (*Options, error) {
+	c := Options{}
+	if o != nil {
+		c = *o
+	}
+	if c.Dir == "" {
+		return nil, errors.New("server: Options.Dir is required")
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.IdleCheck == 0 {
+		c.IdleCheck = DefaultIdleCheck
+	}
+	if c.Idle < 0 || c.MaxBodyBytes < 0 || c.IdleCheck < 0 {
+		return nil, errors.New("server: negative option")
+	}
+	if c.Addr != "-" {
+		if err := checkLoopback(c.Addr); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+// checkLoopback accepts host:port with a loopback IP host.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("server: address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%w: %q (use 127.0.0.1 or ::1)", ErrNotLoopback, addr)
+	}
+	return nil
+}
+
+// Server serves an api.Service over HTTP. Its methods are safe for
+// concurrent use; Start is called once.
+type Server struct {
+	svc   api.Service
+	opts  *Options
+	token string
+	pid   int
+	http  *http.Server
+
+	last     atomic.Int64 // unix nanoseconds of the last request's end
+	inflight atomic.Int64
+
+	mu        sync.Mutex // guards the fields below
+	started   bool
+	listeners []net.Listener
+	info      Info
+
+	done      chan struct{} // closed when the idle limit is reached
+	doneOnce  sync.Once
+	stop      chan struct{} // closed by Close: ends the idle watcher
+	closeOnce sync.Once
+	wg        sync.WaitGroup // serve loops and the idle watcher
+}
+
+// New returns a Server over svc. It loads or creates the token.
+func New(svc api.Service, opts *Options) (*Server, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := LoadOrCreateToken(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{svc: svc, opts: o, token: tok, pid: os.Getpid(), done: make(chan struct{}), stop: make(chan struct{})}
+	s.http = &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	s.last.Store(o.Clock().UnixNano())
+	return s, nil
+}
+
+// Handler is the API's HTTP handler, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
+// Token is the bearer token.
+func (s *Server) Token() string { return s.token }
+
+// Start listens on the socket and the TCP address, serves in the
+// background and writes the daemon description.
+func (s *Server) Start() (Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return s.info, ErrStarted
+	}
+	s.started = true
+	s.info = Info{PID: s.pid, Started: s.opts.Clock().UTC()}
+	if err := s.listen(); err != nil {
+		s.closeListeners()
+		return Info{}, err
+	}
+	for _, l := range s.listeners {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.http.Serve(l)
+		}()
+	}
+	if s.opts.Idle > 0 {
+		s.wg.Add(1)
+		go s.watchIdle()
+	}
+	if err := writeInfo(s.opts.Dir, &s.info); err != nil {
+		return s.info, err
+	}
+	return s.info, nil
+}
+
+func (s *Server) listen() error {
+	if !s.opts.NoSocket {
+		path := filepath.Join(s.opts.Dir, SocketFile)
+		if len(path) <= maxSocketPath {
+			// The caller owns the store (its lock): a socket file left
+			// here is a dead daemon's.
+			os.Remove(path)
+			l, err := net.Listen("unix", path)
+			if err != nil {
+				return fmt.Errorf("server: listen %s: %w", path, err)
+			}
+			if err := os.Chmod(path, 0o600); err != nil {
+				l.Close()
+				return fmt.Errorf("server: socket mode: %w", err)
+			}
+			s.listeners = append(s.listeners, l)
+			s.info.Socket = path
+		}
+	}
+	if s.opts.Addr != "-" {
+		l, err := net.Listen("tcp", s.opts.Addr)
+		if err != nil {
+			return fmt.Errorf("server: listen %s: %w", s.opts.Addr, err)
+		}
+		s.listeners = append(s.listeners, l)
+		s.info.Addr = l.Addr().String()
+		s.info.Port = l.Addr().(*net.TCPAddr).Port
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("server: no listener (socket path too long and TCP off)")
+	}
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	for _, l := range s.listeners {
+		l.Close()
+	}
+}
+
+// track counts requests in flight and notes when the last one ended.
+func (s *Server) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.inflight.Add(1)
+		defer func() {
+			s.last.Store(s.opts.Clock().UnixNano())
+			s.inflight.Add(-1)
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// watchIdle closes Done once no request has been served for Idle.
+func (s *Server) watchIdle() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.opts.IdleCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			idle := s.opts.Clock().Sub(time.Unix(0, s.last.Load()))
+			if s.inflight.Load() == 0 && idle >= s.opts.Idle {
+				s.doneOnce.Do(func() { close(s.done) })
+				return
+			}
+		}
+	}
+}
+
+// Done is closed when the server has been idle for Options.Idle. The
+// owner then calls Close.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Close stops listening, waits for requests in flight (up to a grace
+// period), removes the socket and the daemon description, and waits for
+// the server's goroutines. It is safe to call more than once.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		err = s.http.Shutdown(ctx)
+		s.wg.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.info.Socket != "" {
+			os.Remove(s.info.Socket)
+		}
+		removeInfo(s.opts.Dir, s.pid)
+	})
+	return err
+}
