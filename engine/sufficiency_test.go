@@ -185,3 +185,36 @@ func TestDemotionKeepsHeader(t *testing.T) {
 		t.Errorf("header after demotion = %+v, want tier 3 with n=1", r.Header)
 	}
 }
+
+// downEmbedder embeds until down is set, then reports its server gone.
+type downEmbedder struct {
+	engine.Embedder
+	down bool
+}
+
+func (d *downEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if d.down {
+		return nil, fmt.Errorf("%w: connection refused", engine.ErrModelUnavailable)
+	}
+	return d.Embedder.Embed(ctx, texts)
+}
+
+func TestRecallWithEmbedderDownAnswersLexically(t *testing.T) {
+	for _, mode := range []engine.Mode{engine.ModeTiered, engine.ModeFlat} {
+		t.Run(string(mode), func(t *testing.T) {
+			o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+			emb := &downEmbedder{Embedder: o.Embedder}
+			o.Embedder, o.Mode = emb, mode
+			e, err := engine.Open(t.TempDir(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			ids := remember(t, e, facts...)
+			emb.down = true
+			if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1}); len(got) != 1 || got[0] != ids[3] {
+				t.Errorf("Recall with the embedder down = %v, want [%d]", got, ids[3])
+			}
+		})
+	}
+}

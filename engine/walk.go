@@ -16,7 +16,13 @@ import (
 func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 	qv, err := e.embedQuery(ctx, q.Text)
 	if err != nil {
-		return nil, err
+		if e.opts.NoText || !modelDown(err) {
+			return nil, err
+		}
+		// The embedder's server is down: answer from the archive's
+		// full-text index alone, as flat mode does, rather than not at
+		// all. The tiers are neither searched nor updated.
+		return e.recallLexical(ctx, q)
 	}
 	c := max(e.opts.Candidates, q.K)
 	res, served, scored, err := e.searchTiers(ctx, q, qv, c)
