@@ -20,7 +20,8 @@ func Options() *engine.Options {
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
 			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
 		},
-		OpenTextIndex: func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
+		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
+		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },
 	}
 }
 
