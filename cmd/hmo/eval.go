@@ -30,7 +30,7 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	mode := fs.String("mode", string(engine.DefaultMode), "tiered (HMO walk, in-situ stream) or flat (exhaustive)")
 	fs.IntVar(&o.Tiers.Tier1Cap, "tier1", 0, "Tier-1 cap in records (default: the tiers package default)")
 	fs.IntVar(&o.Tiers.Tier2Cap, "tier2", 0, "Tier-2 cap in records (default: the tiers package default)")
-	minCov := fs.Float64("min-coverage", engine.DefaultMinCoverage, "sufficiency: lexical coverage of the query by a tier's best hit that stops the walk, in (0, 1]")
+	minCov := fs.Float64("min-coverage", engine.DefaultMinCoverage, "sufficiency: lexical coverage of the query by a tier's best hit that stops the walk, in (0, 1]; above 1 never stops")
 	minCos := fs.Float64("min-cos", 0, "sufficiency: cosine of a tier's best hit also required to stop the walk (0: none)")
 	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")

@@ -72,7 +72,7 @@ func render(w io.Writer, s *spec) error {
 		return err
 	}
 	groupW := barW*float64(len(s.Series)) + gap
-	width := max(left+groupW*float64(len(s.Groups))+20, left+8*float64(len(s.Title)))
+	width := max(left+groupW*float64(len(s.Groups))+20, left+9*float64(len(s.Title)))
 	const labelH = 110.0 // room for the slanted group labels
 	height := top + plotH + labelH + 16*float64(len(s.Series))
 	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
@@ -82,7 +82,7 @@ func render(w io.Writer, s *spec) error {
 	for _, v := range axis.ticks() {
 		y := top + plotH - plotH*axis.frac(v)
 		p(`<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", left, width-20, y, y)
-		p(`<text x="%.0f" y="%.1f" text-anchor="end">%.3g</text>`+"\n", left-6, y+4, v)
+		p(`<text x="%.0f" y="%.1f" text-anchor="end">%.4g</text>`+"\n", left-6, y+4, v)
 	}
 	p(`<text x="14" y="%.0f" transform="rotate(-90 14 %.0f)" text-anchor="middle">%s</text>`+"\n", top+plotH/2, top+plotH/2, html.EscapeString(s.Unit))
 	for gi, g := range s.Groups {
@@ -93,7 +93,7 @@ func render(w io.Writer, s *spec) error {
 			p(`<rect x="%.1f" y="%.1f" width="%.0f" height="%.1f" fill="%s"><title>%s %s: %.4g</title></rect>`+"\n",
 				x, top+plotH-h, barW-2, h, palette[si%len(palette)], html.EscapeString(g.Label), html.EscapeString(s.Series[si]), v)
 			vx, vy := x+barW/2+2, top+plotH-h-3
-			p(`<text x="%.1f" y="%.1f" font-size="9" transform="rotate(-90 %.1f %.1f)">%.3g</text>`+"\n", vx, vy, vx, vy, v)
+			p(`<text x="%.1f" y="%.1f" font-size="9" transform="rotate(-90 %.1f %.1f)">%.4g</text>`+"\n", vx, vy, vx, vy, v)
 		}
 		lx, ly := x0+barW*float64(len(s.Series))/2, top+plotH+14
 		p(`<text x="%.1f" y="%.0f" text-anchor="end" transform="rotate(-35 %.1f %.0f)">%s</text>`+"\n", lx, ly, lx, ly, html.EscapeString(g.Label))
