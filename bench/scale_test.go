@@ -45,16 +45,16 @@ type scaleJob struct {
 
 // scaleResult is what a child process measured.
 type scaleResult struct {
-	MedianMs  float64  `json:"median_ms"`
-	P99Ms     float64  `json:"p99_ms"`
-	OpenMs    float64  `json:"open_ms"`    // Open plus a first, untimed query
-	TierShare float64  `json:"tier_share"` // queries served by tiers 1-2
-	Scored    float64  `json:"scored"`     // candidates scored per query (tiered)
-	RSSMB     float64  `json:"rss_mb"`     // VmRSS after the queries
-	HWMMB     float64  `json:"hwm_mb"`     // VmHWM: peak resident memory
-	AnonMB    float64  `json:"anon_mb"`    // RssAnon: heap and stacks
-	FileMB    float64  `json:"file_mb"`    // RssFile: pages of mapped files (bbolt, Bleve segments)
-	SourceHit float64  `json:"source_hit"` // share of queries whose source record is in the top 10
+	MedianMs  float64 `json:"median_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	OpenMs    float64 `json:"open_ms"`    // Open plus a first, untimed query
+	TierShare float64 `json:"tier_share"` // queries served by tiers 1-2
+	Scored    float64 `json:"scored"`     // candidates scored per query (tiered)
+	RSSMB     float64 `json:"rss_mb"`     // VmRSS after the queries
+	HWMMB     float64 `json:"hwm_mb"`     // VmHWM: peak resident memory
+	AnonMB    float64 `json:"anon_mb"`    // RssAnon: heap and stacks
+	FileMB    float64 `json:"file_mb"`    // RssFile: pages of mapped files (bbolt, Bleve segments)
+	SourceHit float64 `json:"source_hit"` // share of queries whose source record is in the top 10
 }
 
 // BenchmarkScale builds (or reuses) stores of HMO_SCALE_SIZES synthetic
