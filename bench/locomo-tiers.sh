@@ -11,7 +11,6 @@ run "flat (exhaustive)"                   --mode flat
 run "tiered, defaults"                    --mode tiered
 run "tiered, defaults, gate off"          --mode tiered --gate-off
 run "tiered, Tier 1 never sufficient"     --mode tiered --min-coverage 1.5
-run "tiered, 256 / 512"                   --mode tiered --tier1 256 --tier2 512
 run "tiered, 128 / 512"                   --mode tiered --tier1 128 --tier2 512
 run "tiered, 64 / 192"                    --mode tiered --tier1 64 --tier2 192
 run "tiered, 64 / 192, coverage 0.8"      --mode tiered --tier1 64 --tier2 192 --min-coverage 0.8
