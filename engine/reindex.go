@@ -35,16 +35,14 @@ const reindexBatch = 64
 // where it stopped. progress, if not nil, is called with the records done
 // and the total.
 //
-// Reindex needs flat mode (the tier views hold vectors of the old
-// embedder). The persona vector, whose space changes, is reset.
+// In tiered mode the tier views are reloaded with the new vectors at the
+// switch (membership, headers and counters are kept). The persona vector,
+// whose space changes, is reset.
 func (e *Engine) Reindex(ctx context.Context, emb Embedder, progress func(done, total int)) error {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
-	switch {
-	case e.tiers != nil:
-		return fmt.Errorf("%w: reindex runs in flat mode", ErrInvalidOption)
-	case emb == nil || emb.Dims() < 1:
+	if emb == nil || emb.Dims() < 1 {
 		return fmt.Errorf("%w: reindex needs an embedder with dimensions", ErrInvalidOption)
 	}
 	if progress == nil {
@@ -216,7 +214,12 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 		return err
 	}
 	e.swapMu.Lock()
-	err = e.db.Update(func(tx *bolt.Tx) error { return e.commitSwap(tx, emb, corpus, newDir) })
+	// Access headers kept in memory go to the store before the tiers
+	// are reloaded from it.
+	err = e.flushAccesses()
+	if err == nil {
+		err = e.db.Update(func(tx *bolt.Tx) error { return e.commitSwap(tx, emb, corpus, newDir) })
+	}
 	if err != nil {
 		e.swapMu.Unlock()
 		vec.Close()
@@ -227,12 +230,27 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 	e.opts.Embedder, e.dims, e.corpus, e.vecDir = emb, emb.Dims(), corpus, newDir
 	e.opts.Persona.Dims = emb.Dims()
 	e.setVec(vec)
+	err = e.reloadTiers()
 	e.swapMu.Unlock()
 	if old != nil {
 		old.Close()
 	}
 	os.RemoveAll(filepath.Join(e.dir, oldDir))
+	if err != nil {
+		return fmt.Errorf("hmo: reindexed, but reloading the tiers: %w (reopen the store)", err)
+	}
 	return nil
+}
+
+// reloadTiers rebuilds the tier state from the store: the views load the
+// new vectors, the persona starts afresh in the new space. The caller
+// holds wmu and swapMu.
+func (e *Engine) reloadTiers() error {
+	if e.tiers == nil {
+		return nil
+	}
+	e.tiers = nil
+	return e.openTiers()
 }
 
 // catchUp embeds the records that have no staged vector: added after the

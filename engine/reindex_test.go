@@ -120,10 +120,43 @@ func TestReindexSwitchesAndResumes(t *testing.T) {
 	}
 }
 
-func TestReindexRefusesTieredMode(t *testing.T) {
-	e, _ := openTest(t, t.TempDir())
-	err := e.Reindex(context.Background(), testembed.Hash{ID: "x", Size: 8}, nil)
-	if !errors.Is(err, engine.ErrInvalidOption) {
-		t.Fatalf("Reindex in tiered mode = %v, want ErrInvalidOption", err)
+// TestReindexInTieredMode checks that the tier views follow the switch:
+// after reindexing to another dimension, the tier walk serves from the
+// new vectors, keeps membership and recall counts, and survives a reopen.
+func TestReindexInTieredMode(t *testing.T) {
+	dir := t.TempDir()
+	e, clock := openTest(t, dir)
+	ids := remember(t, e, facts...)
+	if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1}); len(got) != 1 || got[0] != ids[3] {
+		t.Fatalf("Recall before reindex = %v, want [%d]", got, ids[3])
+	}
+	before := e.TierStats()
+	target := testembed.Hash{ID: "test:hash/32", Size: 32}
+	if err := e.Reindex(context.Background(), target, nil); err != nil {
+		t.Fatalf("Reindex in tiered mode: %v", err)
+	}
+	res, err := e.Recall(context.Background(), engine.Query{Text: "peanut allergy", K: 1})
+	if err != nil || len(res) != 1 || res[0].Record.ID != ids[3] || res[0].Tier == engine.TierArchive {
+		t.Fatalf("Recall after reindex = %+v, %v; want record %d from a tier", res, err, ids[3])
+	}
+	after := e.TierStats()
+	if after.Tier1+after.Tier2 != before.Tier1+before.Tier2 || after.Queries != before.Queries+1 {
+		t.Errorf("tier stats after reindex = %+v, want the same membership and one more query than %+v", after, before)
+	}
+	if r, _ := e.Get(ids[3]); r.Header.N != 2 {
+		t.Errorf("recall count after reindex = %d, want 2", r.Header.N)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	o := testOptions(clock)
+	o.Embedder = target
+	e, err = engine.Open(dir, o)
+	if err != nil {
+		t.Fatalf("reopen with the new embedder: %v", err)
+	}
+	defer e.Close()
+	if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1}); len(got) != 1 || got[0] != ids[3] {
+		t.Errorf("Recall after reopen = %v, want [%d]", got, ids[3])
 	}
 }

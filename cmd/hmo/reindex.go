@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/hmo-dev/hmo"
-	"github.com/hmo-dev/hmo/engine"
 )
 
 func runReindex(ctx context.Context, env *env, args []string) (err error) {
@@ -21,9 +20,6 @@ func runReindex(ctx context.Context, env *env, args []string) (err error) {
 	if sf.models.embedder == "" {
 		return usageError{"reindex needs --embedder static or --embedder ollama[:model]"}
 	}
-	// Reindex works on the archive; the tier views reload their vectors
-	// from the store on the next open.
-	sf.mode = string(engine.ModeFlat)
 	models := sf.models.resolve(env)
 	emb, err := hmo.NewEmbedder(ctx, models.Embedder, models)
 	if err != nil {
