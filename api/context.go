@@ -8,8 +8,9 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// contextHeader opens every non-empty context block.
-const contextHeader = "Relevant long-term memories (hmo), most relevant first. They may be outdated; ids can be passed to memory_get.\n"
+// ContextHeader opens every non-empty context block; callers that frame
+// the block themselves may strip it.
+const ContextHeader = "Relevant long-term memories (hmo), most relevant first. They may be outdated; ids can be passed to memory_get.\n"
 
 // Context renders the memories relevant to req.Prompt as a block of text
 // for a prompt, within req.MaxTokens. A memory is relevant when it matches
@@ -57,8 +58,8 @@ func render(recs []engine.Record, tokens int) ContextResponse {
 		return resp
 	}
 	var sb strings.Builder
-	sb.WriteString(contextHeader)
-	left := tokens*BytesPerToken - len(contextHeader)
+	sb.WriteString(ContextHeader)
+	left := tokens*BytesPerToken - len(ContextHeader)
 	for i := range recs {
 		line := contextLine(&recs[i])
 		if len(line) > left {

@@ -27,7 +27,8 @@ func printContext(ctx context.Context, event string, p *Payload, scope string, o
 	if err != nil {
 		return fmt.Errorf("context: %w", err)
 	}
-	body := strings.TrimSpace(res.Context)
+	// frame says where the block comes from: drop the service's own header.
+	body := strings.TrimSpace(strings.TrimPrefix(res.Context, api.ContextHeader))
 	if body == "" && event == EventSessionStart {
 		if body, err = recent(ctx, scope, svc, o.ContextTokens); err != nil {
 			return err
@@ -57,7 +58,7 @@ func recent(ctx context.Context, scope string, svc api.Service, tokens int) (str
 	var b strings.Builder
 	for _, m := range res.Memories {
 		line := fmt.Sprintf("- [%s] %s\n", m.Time.Format("2006-01-02"), oneLine(m.Text))
-		if estimateTokens(b.Len()+len(line)) > tokens {
+		if api.EstimateTokens(b.String()+line) > tokens {
 			break
 		}
 		b.WriteString(line)
@@ -77,5 +78,3 @@ func frame(scope, body string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// estimateTokens is the usual four bytes per token.
-func estimateTokens(bytes int) int { return (bytes + 3) / 4 }

@@ -86,6 +86,9 @@ func (f *fakeService) Context(_ context.Context, req api.ContextRequest) (api.Co
 		}
 	}
 	text := strings.Join(lines, "\n")
+	if text != "" {
+		text = api.ContextHeader + text // as api.Local renders it
+	}
 	return api.ContextResponse{Context: text, IDs: ids, Tokens: len(text) / 4}, nil
 }
 

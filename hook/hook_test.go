@@ -298,6 +298,9 @@ func TestContextEvents(t *testing.T) {
 				t.Errorf("hookEventName %q, want %q", got.HookSpecificOutput.HookEventName, tt.event)
 			}
 			ctxText := got.HookSpecificOutput.AdditionalContext
+			if strings.Contains(ctxText, strings.TrimSpace(api.ContextHeader)) {
+				t.Errorf("context repeats the service's header inside the hook's frame:\n%s", ctxText)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(ctxText, w) {
 					t.Errorf("context lacks %q:\n%s", w, ctxText)

@@ -183,3 +183,40 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		t.Errorf("mcp --http on a public address: %v; want a usage error", r)
 	}
 }
+
+// TestHookStateLivesInTheStore checks that the transcript offsets of the
+// Stop hook are kept under the store directory (0700), so that another
+// store ingests the same transcript afresh.
+func TestHookStateLivesInTheStore(t *testing.T) {
+	project := t.TempDir()
+	transcript, err := os.ReadFile("../../claudecode/testdata/transcript.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, "t.jsonl"), transcript, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	payload := strings.Replace(hookPayload(t, project, ""), `"UserPromptSubmit"`, `"Stop"`, 1)
+	var ingested []string
+	for _, name := range []string{"one", "two"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if r := execHMO(t, "", nil, "init", "--dir", dir); r.code != 0 {
+			t.Fatalf("init: %v", r)
+		}
+		t.Cleanup(func() { stopDaemon(t, dir) })
+		if r := execHMO(t, payload, nil, "hook", "claude", "Stop", "--dir", dir); r.code != 0 || r.stderr != "" {
+			t.Fatalf("hook Stop: %v", r)
+		}
+		fi, err := os.Stat(filepath.Join(dir, "hook"))
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: hook state dir: %v, %v; want a 0700 directory in the store", name, fi, err)
+		}
+		r := execHMO(t, "", nil, "stats", "--json", "--dir", dir)
+		ingested = append(ingested, r.stdout)
+	}
+	for i, s := range ingested {
+		if strings.Contains(s, `"records": 0`) || !strings.Contains(s, `"records"`) {
+			t.Errorf("store %d after Stop: stats %s; want the transcript's turns", i+1, s)
+		}
+	}
+}

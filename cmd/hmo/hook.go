@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 const (
 	hookStartTimeout = 2 * time.Second        // wait for a daemon the hook started
 	hookOpenTimeout  = 500 * time.Millisecond // wait for the store lock when opening directly
+	hookStateDir     = "hook"                 // per-transcript ingestion state, under the store directory
 )
 
 // runHook runs an agent hook. It always succeeds (exit 0): memory must
@@ -37,13 +39,16 @@ func runHook(ctx context.Context, env *env, args []string) error {
 		fmt.Fprintf(env.stderr, "hmo hook: usage: hmo hook [flags] claude <%s>\n", strings.Join(hook.Events, "|"))
 		return nil
 	}
-	c, _, err := sf.connect(env, connectOptions{autostart: true, direct: true, openTimeout: hookOpenTimeout, startTimeout: hookStartTimeout})
+	c, dir, err := sf.connect(env, connectOptions{autostart: true, direct: true, openTimeout: hookOpenTimeout, startTimeout: hookStartTimeout})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "hmo hook: %v\n", err)
 		return nil
 	}
 	defer c.Close()
-	if err := hook.Claude(ctx, pos[1], env.stdin, env.stdout, c, &hook.Options{Timeout: *timeout}); err != nil {
+	// The ingestion offsets belong to the store: a new or other store
+	// ingests the transcripts afresh, and removing the store removes them.
+	o := &hook.Options{Timeout: *timeout, StateDir: filepath.Join(dir, hookStateDir)}
+	if err := hook.Claude(ctx, pos[1], env.stdin, env.stdout, c, o); err != nil {
 		fmt.Fprintf(env.stderr, "hmo hook claude %s: %v\n", pos[1], err)
 	}
 	return nil
