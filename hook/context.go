@@ -77,4 +77,3 @@ func frame(scope, body string) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
