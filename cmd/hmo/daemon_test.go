@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -90,6 +91,11 @@ func TestDaemonServesClients(t *testing.T) {
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("hmo %s took %s", s.args[0], d)
 		}
+	}
+	// A command that needs the store to itself says what to do.
+	r = execHMO(t, "", nil, "forget", "--dir", dir, "1")
+	if want := fmt.Sprintf("the hmo daemon (pid %d) serves it; stop it with 'hmo serve --stop'", info.PID); r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("forget while the daemon holds the store: %v; want exit 1 and %q", r, want)
 	}
 }
 

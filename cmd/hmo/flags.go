@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -74,7 +75,22 @@ func (s *storeFlags) openDir(env *env, dir string) (*engine.Engine, error) {
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return nil, usageError{fmt.Sprintf("--mode %q: want flat or tiered", s.mode)}
 	}
-	return hmo.OpenWith(dir, &engine.Options{Mode: m}, s.models.resolve(env))
+	e, err := hmo.OpenWith(dir, &engine.Options{Mode: m}, s.models.resolve(env))
+	if errors.Is(err, engine.ErrLocked) {
+		return nil, s.lockedBy(env, err)
+	}
+	return e, err
+}
+
+// lockedBy explains a store lock held by the daemon: this command needs
+// the store to itself.
+func (s *storeFlags) lockedBy(env *env, err error) error {
+	c, pid := s.runningDaemon(context.Background(), env)
+	if c == nil {
+		return err
+	}
+	c.Close()
+	return fmt.Errorf("%w: the hmo daemon (pid %d) serves it; stop it with 'hmo serve --stop' and run this again (agents restart it when they need it)", err, pid)
 }
 
 // openExisting opens the store, refusing to create one: commands that only
