@@ -68,12 +68,19 @@ func serveMCPHTTP(ctx context.Context, env *env, srv *sdk.Server, dir, addr stri
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Clients may hold event streams open (GET): give requests in flight
+	// a moment, then close what is left. Stopping is not a failure.
+	sctx, cancel := context.WithTimeout(context.Background(), mcpShutdownWait)
 	defer cancel()
-	err = hs.Shutdown(sctx)
+	if err = hs.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		err = hs.Close()
+	}
 	<-done
 	return err
 }
+
+// mcpShutdownWait bounds the graceful part of stopping the HTTP server.
+const mcpShutdownWait = 2 * time.Second
 
 // bearer requires the token on every request.
 func bearer(tok string, h http.Handler) http.Handler {
