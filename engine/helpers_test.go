@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/fts"
-	"github.com/hmo-dev/hmo/hnsw"
-	"github.com/hmo-dev/hmo/internal/testembed"
+	"github.com/hmo-dev/hmo/internal/teststore"
 )
 
 // fakeClock is an injected clock that moves only when told.
@@ -17,16 +15,24 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) Now() time.Time { return c.t }
 
 func testOptions(clock *fakeClock) *engine.Options {
-	return &engine.Options{
-		Embedder: testembed.Hash{ID: "test:hash/64", Size: 64},
-		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
-			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
-		},
-		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
-		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },
-		Clock:            clock.Now,
-		Mode:             engine.ModeTiered, // the engine tests exercise the tier walk; TestModesAgreeOnSmallStore covers flat
+	o := teststore.Options()
+	o.Clock = clock.Now
+	o.Mode = engine.ModeTiered // the engine tests exercise the tier walk; TestModesAgreeOnSmallStore covers flat
+	return o
+}
+
+// openSmallTiers opens a tiered store whose tiers hold t1 and t2 records,
+// Tier 1 taking the most recent session only.
+func openSmallTiers(t *testing.T, clock *fakeClock, t1, t2 int) *engine.Engine {
+	t.Helper()
+	o := testOptions(clock)
+	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = t1, t2, 1, -1
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { e.Close() })
+	return e
 }
 
 func openTest(t *testing.T, dir string) (*engine.Engine, *fakeClock) {

@@ -47,14 +47,7 @@ func TestScoreTest(t *testing.T) {
 // Tier 1; one whose terms only an old (archived) record holds goes to the
 // archive and finds it.
 func TestWalkStopsAtSufficientTier(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
-	o := testOptions(clock)
-	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 4, 1, -1
-	e, err := engine.Open(t.TempDir(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openSmallTiers(t, &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, 4, 4)
 	var ins []engine.Input
 	for i := range 40 {
 		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/4), Text: fmt.Sprintf("note %d about topic%d", i, i)})
@@ -162,13 +155,7 @@ func TestAccessedHeadersVisibleEverywhere(t *testing.T) {
 // tiers keeps its recall count in the archive.
 func TestDemotionKeepsHeader(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
-	o := testOptions(clock)
-	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 2, 2, 1, -1
-	e, err := engine.Open(t.TempDir(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openSmallTiers(t, clock, 2, 2)
 	first := remember(t, e, engine.Input{Session: "a", Text: "the quince jam recipe"})[0]
 	if got := recallIDs(t, e, engine.Query{Text: "quince jam", K: 1}); len(got) != 1 || got[0] != first {
 		t.Fatalf("Recall = %v, want [%d]", got, first)
