@@ -88,7 +88,7 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(exh.RSSMB, "exhaustive-rss-MB")
 			b.ReportMetric(tier.SourceHit, "tier-source-hit@10")
 			b.ReportMetric(exh.SourceHit, "exhaustive-source-hit@10")
-			b.ReportMetric(float64(dirBytes(dir))/(1<<20), "disk-MB")
+			b.ReportMetric(float64(engine.DiskBytes(dir))/(1<<20), "disk-MB")
 		})
 	}
 }
@@ -277,17 +277,4 @@ func procStatusMB(key string) float64 {
 		}
 	}
 	return 0
-}
-
-func dirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

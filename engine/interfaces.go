@@ -97,6 +97,14 @@ type TextFilter struct {
 	To      time.Time // exclusive
 }
 
+// Compacter is implemented by indexes that keep deleted entries in their
+// files until a compaction (tombstoned vectors, deleted documents in
+// segments). Compact drops them now; the engine calls it when the user
+// purges the store.
+type Compacter interface {
+	Compact(ctx context.Context) error
+}
+
 // TextIndex is a lexical (BM25) index keyed by record id.
 //
 // Implementations must be safe for concurrent use.

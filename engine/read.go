@@ -110,14 +110,15 @@ func (e *Engine) Stats() (Stats, error) {
 	s.Embedder, s.Dims = e.opts.Embedder.Name(), e.dims
 	s.TextWatermark, err = e.text.Watermark()
 	e.wmu.Unlock()
-	s.DiskBytes = dirSize(e.dir)
+	s.DiskBytes = DiskBytes(e.dir)
 	if err == nil {
 		err = e.enrichStats(&s)
 	}
 	return s, err
 }
 
-func dirSize(dir string) int64 {
+// DiskBytes is the size of the files under dir (a store directory), in bytes.
+func DiskBytes(dir string) int64 {
 	var n int64
 	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {

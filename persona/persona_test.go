@@ -246,6 +246,14 @@ func TestForgetTextRemovesStatement(t *testing.T) {
 			t.Errorf("profile still quotes the forgotten text: %q", st.Text)
 		}
 	}
+	for _, term := range p.Profile().Terms {
+		if term.Text == "4711" || term.Text == "wallet" {
+			t.Errorf("profile still lists the forgotten term %q", term.Text)
+		}
+	}
+	if st, err := p.MarshalBinary(); err != nil || bytes.Contains(st, []byte("wallet")) {
+		t.Errorf("encoded persona still holds a forgotten term (err %v)", err)
+	}
 	if got := len(p.Profile().Statements); got != 1 {
 		t.Errorf("statements = %d, want 1 left", got)
 	}

@@ -208,14 +208,26 @@ func clip(s string, n int) string {
 }
 
 // ForgetText removes the statement quoted from text, if the profile keeps
-// one, so a forgotten record's words do not survive in the profile. It
-// reports whether a statement was removed. The persona vector and term
-// weights are averages and keep no text.
+// one, and the text's terms from the tracked terms and the history, so a forgotten
+// record's words do not survive in the profile. It reports whether
+// anything was removed. The persona vector is an average and keeps no
+// text.
 func (p *Persona) ForgetText(text string) bool {
 	s := clip(strings.Join(strings.Fields(text), " "), p.opts.MaxStatementBytes)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := len(p.stmts)
+	n, m := len(p.stmts), len(p.terms)
 	p.stmts = slices.DeleteFunc(p.stmts, func(st Statement) bool { return strings.EqualFold(st.Text, s) })
-	return len(p.stmts) < n
+	// The text's terms go too, even where other records also mention
+	// them: a forgotten word must not survive in the profile, and the
+	// others bring it back when they are seen again.
+	gone := map[string]bool{}
+	terms(text, func(t string) { gone[t] = true; delete(p.terms, t) })
+	scrubbed := false
+	for i := range p.history {
+		k := len(p.history[i].Terms)
+		p.history[i].Terms = slices.DeleteFunc(p.history[i].Terms, func(t string) bool { return gone[t] })
+		scrubbed = scrubbed || len(p.history[i].Terms) < k
+	}
+	return len(p.stmts) < n || len(p.terms) < m || scrubbed
 }

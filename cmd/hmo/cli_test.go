@@ -370,3 +370,40 @@ func readConversation(t *testing.T) []engine.Input {
 	}
 	return ins
 }
+
+// TestForgetPurge checks that forget --purge leaves no byte of the
+// forgotten text in the store's files, and that compact runs on its own.
+func TestForgetPurge(t *testing.T) {
+	dir := newStore(t)
+	holding := func(secret string) []string {
+		var out []string
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if b, _ := os.ReadFile(p); strings.Contains(string(b), secret) {
+					out = append(out, p)
+				}
+			}
+			return nil
+		})
+		return out
+	}
+	id := strings.TrimSpace(mustRun(t, "", "add", "--dir", dir, "my door code is 58zq31, do not share"))
+	mustRun(t, "", "forget", "--dir", dir, id)
+	if got := holding("58zq31"); len(got) == 0 {
+		t.Fatal("precondition: after a plain forget no file holds the text; the test would prove nothing")
+	}
+	if out := mustRun(t, "", "compact", "--dir", dir); !strings.Contains(out, "compacted") {
+		t.Errorf("compact printed %q", out)
+	}
+	if got := holding("58zq31"); len(got) != 0 {
+		t.Errorf("after compact the forgotten text is still in %v", got)
+	}
+	id = strings.TrimSpace(mustRun(t, "", "add", "--dir", dir, "the spare key is under pot 77kx2"))
+	mustRun(t, "", "forget", "--purge", "--dir", dir, id)
+	if got := holding("77kx2"); len(got) != 0 {
+		t.Errorf("after forget --purge the forgotten text is still in %v", got)
+	}
+	if r := hmoRun(t, "", "compact", "--dir", filepath.Join(t.TempDir(), "none")); r.code != 1 {
+		t.Errorf("compact without a store: %v, want exit 1", r)
+	}
+}

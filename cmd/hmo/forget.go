@@ -9,6 +9,7 @@ func runForget(ctx context.Context, env *env, args []string) (err error) {
 	fs := newFlags(env, "forget", "ID...")
 	var sf storeFlags
 	sf.register(fs)
+	purge := fs.Bool("purge", false, "then compact the store and its indexes, so no byte of the forgotten records stays on disk (see 'hmo compact')")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -21,6 +22,18 @@ func runForget(ctx context.Context, env *env, args []string) (err error) {
 			return err
 		}
 	}
+	if err := forget(ctx, env, &sf, ids, *purge); err != nil {
+		return err
+	}
+	if *purge {
+		return compactStore(env, &sf)
+	}
+	return nil
+}
+
+// forget deletes the records and, with purge, compacts the indexes
+// before the store closes.
+func forget(ctx context.Context, env *env, sf *storeFlags, ids []uint64, purge bool) (err error) {
 	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
@@ -30,5 +43,8 @@ func runForget(ctx context.Context, env *env, args []string) (err error) {
 		return err
 	}
 	fmt.Fprintf(env.stdout, "forgot %d record(s)\n", len(ids))
+	if purge {
+		return e.CompactIndexes(ctx)
+	}
 	return nil
 }

@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"bytes"
+	"errors"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// filesHolding lists the files under dir that contain b.
+func filesHolding(t *testing.T, dir string, b []byte) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(raw, b) {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPurgeLeavesNoBytes checks "delete means gone" at the file level: a
+// forgotten record's text is in the store's files after Forget (freed
+// bbolt pages, deleted documents in Bleve segments), and in none of them
+// after CompactIndexes and CompactStore; the other records are intact.
+func TestPurgeLeavesNoBytes(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	e, err := engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("zebraquokka")
+	var ins []engine.Input
+	for i := range 200 {
+		ins = append(ins, engine.Input{Session: "s", Text: "an ordinary note about the garden " + string(rune('a'+i%26))})
+	}
+	ins = append(ins, engine.Input{Session: "s", Text: "my bank pin is zebraquokka, never tell"})
+	ids := remember(t, e, ins...)
+	// Save the indexes with the secret in them, as a long-running store would.
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = engine.Open(dir, testOptions(clock)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Forget(context.Background(), ids[len(ids)-1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := filesHolding(t, dir, secret); len(got) == 0 {
+		t.Fatalf("precondition: no file holds the forgotten text before the purge; the test would prove nothing")
+	} else {
+		t.Logf("before the purge the forgotten text is in %d file(s)", len(got))
+	}
+	if e, err = engine.Open(dir, testOptions(clock)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CompactIndexes(context.Background()); err != nil {
+		t.Fatalf("CompactIndexes: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.CompactStore(dir, time.Second); err != nil {
+		t.Fatalf("CompactStore: %v", err)
+	}
+	if got := filesHolding(t, dir, secret); len(got) != 0 {
+		t.Errorf("after the purge the forgotten text is still in %v", got)
+		db, _ := bolt.Open(filepath.Join(dir, engine.DBFile), 0o600, nil)
+		db.View(func(tx *bolt.Tx) error {
+			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+				return b.ForEach(func(k, v []byte) error {
+					if bytes.Contains(k, secret) || bytes.Contains(v, secret) {
+						t.Logf("bucket %s key %q", name, k)
+					}
+					return nil
+				})
+			})
+		})
+		db.Close()
+	}
+	e, err = engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatalf("reopen after the purge: %v", err)
+	}
+	defer e.Close()
+	if s, _ := e.Stats(); s.Records != 200 {
+		t.Errorf("records after the purge = %d, want 200", s.Records)
+	}
+	if got := recallIDs(t, e, engine.Query{Text: "garden note", K: 3}); len(got) != 3 {
+		t.Errorf("recall after the purge = %v, want 3 results", got)
+	}
+}
+
+func TestCompactStoreRefusesOpenStore(t *testing.T) {
+	dir := t.TempDir()
+	openTest(t, dir)
+	if err := engine.CompactStore(dir, 50*time.Millisecond); err == nil || !errors.Is(err, engine.ErrLocked) {
+		t.Errorf("CompactStore on an open store = %v, want ErrLocked", err)
+	}
+}

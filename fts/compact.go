@@ -1,0 +1,34 @@
+package fts
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
+)
+
+// Compact merges every segment into one, which drops the documents
+// deleted since they were written: until segments merge, a deleted
+// document's terms stay in its segment file. It blocks until the merge is
+// done; Apply calls wait meanwhile, searches go on.
+func (x *Index) Compact(ctx context.Context) error {
+	x.applyMu.Lock()
+	defer x.applyMu.Unlock()
+	if x.closed.Load() {
+		return ErrClosed
+	}
+	adv, err := x.bi.Advanced()
+	if err != nil {
+		return x.wrap("compact", err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return fmt.Errorf("fts: compact %s: %w (index %T)", x.dir, ErrCorrupt, adv)
+	}
+	opts := mergeplan.SingleSegmentMergePlanOptions
+	if err := s.ForceMerge(ctx, &opts); err != nil {
+		return x.wrap("compact", err)
+	}
+	return nil
+}
