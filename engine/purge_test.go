@@ -2,8 +2,8 @@ package engine_test
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
