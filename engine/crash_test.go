@@ -130,6 +130,9 @@ func TestCrashBetweenCommitAndIndexLosesNothing(t *testing.T) {
 			// Opening the empty store applies nothing, so Apply number
 			// crashAt belongs to batch crashAt, which bbolt had committed.
 			e, _ := openTest(t, dir)
+			if err := e.OpenVectorIndex(); err != nil {
+				t.Fatal(err)
+			}
 			st, err := e.Stats()
 			if err != nil {
 				t.Fatal(err)

@@ -156,6 +156,9 @@ func TestForgetRemovesEverywhere(t *testing.T) {
 	if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 10}); contains(got, ids[3]) {
 		t.Errorf("Recall after Forget = %v still has %d", got, ids[3])
 	}
+	if err := e.OpenVectorIndex(); err != nil {
+		t.Fatal(err)
+	}
 	st, _ := e.Stats()
 	if st.Records != 4 || st.VectorLen != 4 {
 		t.Errorf("Stats after Forget: %d records, %d vectors; want 4, 4", st.Records, st.VectorLen)
@@ -245,6 +248,9 @@ func TestIndexesRebuiltWhenLost(t *testing.T) {
 				t.Fatalf("reopen without %s: %v", lost, err)
 			}
 			defer e.Close()
+			if err := e.OpenVectorIndex(); err != nil {
+				t.Fatal(err)
+			}
 			st, _ := e.Stats()
 			if st.VectorLen != len(facts) || st.TextWatermark != st.LogSeq || st.VectorWatermark != st.LogSeq {
 				t.Errorf("after rebuild: %+v, want %d vectors and both watermarks at %d", st, len(facts), st.LogSeq)

@@ -66,9 +66,10 @@ type Stats struct {
 	DiskBytes       int64  `json:"disk_bytes"`
 	LogSeq          uint64 `json:"log_seq"`          // last change-log sequence
 	LogPending      int    `json:"log_pending"`      // change-log entries kept for the indexes
-	VectorWatermark uint64 `json:"vector_watermark"` // last change applied to the vector index
+	VectorOpen      bool   `json:"vector_open"`      // the archive's vector index is loaded; it opens at the first archive search
+	VectorWatermark uint64 `json:"vector_watermark"` // last change applied to the vector index (0 when not open)
 	TextWatermark   uint64 `json:"text_watermark"`   // last change applied to the text index
-	VectorLen       int    `json:"vector_len"`       // live vectors
+	VectorLen       int    `json:"vector_len"`       // live vectors (0 when not open)
 
 	// Language-model steps. LLM is false when no Enricher is configured:
 	// every step uses the embedded default.
@@ -86,7 +87,7 @@ func (e *Engine) Stats() (Stats, error) {
 	}
 	s := Stats{Dir: e.dir, Schema: SchemaVersion, IndexLayout: e.opts.indexLayout()}
 	err := e.db.View(func(tx *bolt.Tx) error {
-		s.Records = tx.Bucket(bucketRecords).Stats().KeyN
+		s.Records = int(getU64(tx.Bucket(bucketMeta), metaCount)) // not a walk of the records
 		s.LogSeq = tx.Bucket(bucketChanges).Sequence()
 		s.LogPending = tx.Bucket(bucketChanges).Stats().KeyN
 		scopes := map[string]bool{}
@@ -102,11 +103,11 @@ func (e *Engine) Stats() (Stats, error) {
 		return s, err
 	}
 	e.wmu.Lock()
-	if err := e.openVector(); err != nil {
-		e.wmu.Unlock()
-		return s, err
+	// The archive's vector index is not opened for this: a process the
+	// tiers serve never loads it (OpenVectorIndex opens it on purpose).
+	if s.VectorOpen = e.vec != nil; s.VectorOpen {
+		s.VectorWatermark, s.VectorLen = e.vec.Watermark(), e.vec.Len()
 	}
-	s.VectorWatermark, s.VectorLen = e.vec.Watermark(), e.vec.Len()
 	s.Embedder, s.Dims = e.opts.Embedder.Name(), e.dims
 	s.TextWatermark, err = e.text.Watermark()
 	e.wmu.Unlock()
@@ -129,4 +130,12 @@ func DiskBytes(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// OpenVectorIndex loads the archive's vector index now and brings it up
+// to date with the change log. It otherwise opens at the first archive
+// search; Stats reports it only once it is open.
+func (e *Engine) OpenVectorIndex() error {
+	_, err := e.vectorIndex()
+	return err
 }

@@ -80,7 +80,12 @@ func (c *checkup) store(dir string, sf *storeFlags) (engine.Identity, bool) {
 		return id, false
 	}
 	defer e.Close()
-	s, err := e.Stats()
+	// The check covers the archive's vector index too: load it.
+	err = e.OpenVectorIndex()
+	var s engine.Stats
+	if err == nil {
+		s, err = e.Stats()
+	}
 	if err != nil {
 		c.fail("store: %v — the store may be damaged; export what you can with 'hmo export'", err)
 		return id, false

@@ -61,7 +61,11 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 	fmt.Fprintf(env.stdout, "embedder:   %s (%d dims; indexes %s)\n", s.Embedder, s.Dims, s.IndexLayout)
 	fmt.Fprintf(env.stdout, "records:    %d in %d session(s), %d scope(s)\n", s.Records, s.Sessions, s.Scopes)
 	fmt.Fprintf(env.stdout, "change log: seq %d, %d entries kept\n", s.LogSeq, s.LogPending)
-	fmt.Fprintf(env.stdout, "indexes:    vector %d live, watermark %d; text watermark %d\n", s.VectorLen, s.VectorWatermark, s.TextWatermark)
+	if s.VectorOpen {
+		fmt.Fprintf(env.stdout, "indexes:    vector %d live, watermark %d; text watermark %d\n", s.VectorLen, s.VectorWatermark, s.TextWatermark)
+	} else {
+		fmt.Fprintf(env.stdout, "indexes:    vector index not loaded (it opens at the first archive search); text watermark %d\n", s.TextWatermark)
+	}
 	if daemon != 0 {
 		fmt.Fprintf(env.stdout, "served by:  hmo daemon, pid %d (tier figures live in the daemon)\n", daemon)
 		return nil
