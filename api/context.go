@@ -29,7 +29,13 @@ func (l *Local) Context(ctx context.Context, req ContextRequest) (ContextRespons
 	if err != nil {
 		return ContextResponse{}, err
 	}
-	return render(recs, tokens), nil
+	resp := render(recs, tokens)
+	if strings.TrimSpace(req.Prompt) != "" {
+		if err := l.e.Access(resp.IDs...); err != nil {
+			return ContextResponse{}, err
+		}
+	}
+	return resp, nil
 }
 
 func (l *Local) contextRecords(ctx context.Context, req *ContextRequest) ([]engine.Record, error) {
@@ -37,7 +43,9 @@ func (l *Local) contextRecords(ctx context.Context, req *ContextRequest) ([]engi
 		page, err := l.e.List(engine.ListQuery{Scope: req.Scope, Limit: ContextCandidates, Reverse: true})
 		return page.Records, err
 	}
-	res, err := l.e.Recall(ctx, engine.Query{Text: req.Prompt, K: ContextCandidates, Scope: req.Scope})
+	// The rendered block is cut to the budget: render counts what it
+	// shows as recalled.
+	res, err := l.e.Recall(ctx, engine.Query{Text: req.Prompt, K: ContextCandidates, Scope: req.Scope, NoAccess: true})
 	if err != nil {
 		return nil, err
 	}

@@ -40,8 +40,10 @@ func (l *Local) Search(ctx context.Context, req SearchRequest) (SearchResponse, 
 	if want <= off {
 		return resp, nil
 	}
+	// Only the memories on this page count as recalled (HMO: every
+	// returned record is accessed), not those before it or the lookahead.
 	res, err := l.e.Recall(ctx, engine.Query{
-		Text: req.Query, K: want + 1, Scope: req.Scope, Session: req.Session, From: req.From, To: req.To,
+		Text: req.Query, K: want + 1, Scope: req.Scope, Session: req.Session, From: req.From, To: req.To, NoAccess: true,
 	})
 	if err != nil {
 		return SearchResponse{}, err
@@ -57,6 +59,9 @@ func (l *Local) Search(ctx context.Context, req SearchRequest) (SearchResponse, 
 		next = i + 1
 	}
 	resp.Truncated = b.truncated
+	if err := l.e.Access(shownIDs(resp.Results)...); err != nil {
+		return SearchResponse{}, err
+	}
 	if next < len(res) && next < MaxSearchDepth {
 		resp.NextCursor = searchCursor(&req, next)
 	}
@@ -274,4 +279,13 @@ func fromResult(r *engine.Result) Memory {
 	m := fromRecord(&r.Record)
 	m.Score, m.Tier = r.Score, r.Tier
 	return m
+}
+
+// shownIDs lists the ids of the memories a response returns.
+func shownIDs(ms []Memory) []uint64 {
+	ids := make([]uint64, len(ms))
+	for i := range ms {
+		ids[i] = ms[i].ID
+	}
+	return ids
 }

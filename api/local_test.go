@@ -29,7 +29,8 @@ func add(t testing.TB, s api.Service, ms ...api.NewMemory) []uint64 {
 
 func TestSearchPagesWithoutRepeats(t *testing.T) {
 	ctx := context.Background()
-	s := newLocal(t)
+	e := teststore.Open(t)
+	s := api.NewLocal(e)
 	var ms []api.NewMemory
 	for i := range 30 {
 		ms = append(ms, api.NewMemory{Scope: "p", Text: fmt.Sprintf("garden note %d about tomatoes", i)})
@@ -60,6 +61,13 @@ func TestSearchPagesWithoutRepeats(t *testing.T) {
 	}
 	if len(seen) != 30 || pages != 5 {
 		t.Errorf("paged %d memories in %d pages, want 30 in 5", len(seen), pages)
+	}
+	// Each memory was shown once, so each counts one recall, although
+	// later pages recomputed the earlier ones.
+	for id := range seen {
+		if r, err := e.Get(id); err != nil || r.Header.N != 1 {
+			t.Errorf("memory %d: recall count %d (%v), want 1", id, r.Header.N, err)
+		}
 	}
 	// A cursor is bound to its query.
 	req.Query = "other"

@@ -20,6 +20,10 @@ type Query struct {
 	Session string    // only records of this session
 	From    time.Time // event time, inclusive
 	To      time.Time // event time, exclusive
+	// NoAccess leaves the results uncounted: the caller shows only some
+	// of them and counts those with Engine.Access. The query itself is
+	// still counted in the tier statistics.
+	NoAccess bool
 }
 
 // Result is one recalled record with its provenance.

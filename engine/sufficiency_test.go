@@ -205,3 +205,36 @@ func TestRecallWithEmbedderDownAnswersLexically(t *testing.T) {
 		})
 	}
 }
+
+func TestNoAccessThenAccess(t *testing.T) {
+	e, _ := openTest(t, t.TempDir())
+	ids := remember(t, e, facts...)
+	res, err := e.Recall(context.Background(), engine.Query{Text: "peanut allergy", K: 3, NoAccess: true})
+	if err != nil || len(res) == 0 {
+		t.Fatalf("Recall = %v, %v", res, err)
+	}
+	n := func(id uint64) uint32 {
+		r, err := e.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Header.N
+	}
+	for _, r := range res {
+		if got := n(r.Record.ID); got != 0 {
+			t.Errorf("record %d after a NoAccess recall: n = %d, want 0", r.Record.ID, got)
+		}
+	}
+	if s := e.TierStats(); s.Queries != 1 {
+		t.Errorf("queries counted = %d, want 1", s.Queries)
+	}
+	if err := e.Access(ids[3], 999); err != nil {
+		t.Fatalf("Access: %v", err)
+	}
+	if got := n(ids[3]); got != 1 {
+		t.Errorf("record %d after Access: n = %d, want 1", ids[3], got)
+	}
+	if got := n(ids[0]); got != 0 {
+		t.Errorf("record %d not accessed: n = %d, want 0", ids[0], got)
+	}
+}

@@ -39,7 +39,40 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 	}
 	e.tiers.mu.Lock()
 	defer e.tiers.mu.Unlock()
-	return res, e.access(res, served, scored)
+	e.countQuery(served, scored)
+	if q.NoAccess {
+		return res, nil
+	}
+	return res, e.access(res)
+}
+
+// countQuery adds a query to the walk's counters. ts.mu is held.
+func (e *Engine) countQuery(served uint8, scored int) {
+	ts := e.tiers
+	ts.stats.Queries++
+	ts.stats.Served[served]++
+	ts.stats.Scored += uint64(scored)
+	ts.counted = true
+}
+
+// Access counts records as recalled, as Recall does for the results it
+// returns: n += 1, t_last = now, P recomputed, an archive record ranked
+// against the active tiers. It is for callers that recall with
+// Query.NoAccess and show only part of the results. Unknown ids are
+// skipped. It does nothing in flat mode.
+func (e *Engine) Access(ids ...uint64) error {
+	if err := e.checkOpen(); err != nil || e.tiers == nil {
+		return err
+	}
+	res := make([]Result, 0, len(ids))
+	for _, id := range ids {
+		if r, err := e.Get(id); err == nil {
+			res = append(res, Result{Record: r})
+		}
+	}
+	e.tiers.mu.Lock()
+	defer e.tiers.mu.Unlock()
+	return e.access(res)
 }
 
 // searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
@@ -119,12 +152,8 @@ func (e *Engine) viewResults(fused []fusedHit, k int) []Result {
 // access counts every returned record as recalled: n += 1, t_last = now,
 // P recomputed, and a tier-3 record ranked against the active tiers.
 // ts.mu is held.
-func (e *Engine) access(res []Result, served uint8, scored int) error {
+func (e *Engine) access(res []Result) error {
 	ts := e.tiers
-	ts.stats.Queries++
-	ts.stats.Served[served]++
-	ts.stats.Scored += uint64(scored)
-	ts.counted = true
 	now := e.opts.Clock()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for i := range res {
