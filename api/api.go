@@ -157,7 +157,9 @@ type ContextResponse struct {
 	Tokens  int      `json:"tokens"` // estimated
 }
 
-// StatsResponse describes the store.
+// StatsResponse describes the store and, in tiered mode, what the tier
+// walk did (sizes, queries served per tier, gate firings).
 type StatsResponse struct {
 	engine.Stats
+	Tiers engine.TierStats `json:"tiers"`
 }

@@ -264,7 +264,7 @@ func (l *Local) Stats(context.Context) (StatsResponse, error) {
 	if err != nil {
 		return StatsResponse{}, err
 	}
-	return StatsResponse{Stats: s}, nil
+	return StatsResponse{Stats: s, Tiers: l.e.TierStats()}, nil
 }
 
 func fromRecord(r *engine.Record) Memory {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -39,7 +40,7 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 		if err != nil {
 			return err
 		}
-		s, daemon = resp.Stats, pid
+		s, ts, daemon = resp.Stats, resp.Tiers, pid
 	} else {
 		var e *engine.Engine
 		if e, err = sf.openExisting(env); err != nil {
@@ -52,10 +53,7 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 		ts = e.TierStats()
 	}
 	if *asJSON {
-		return writeJSON(env, struct {
-			engine.Stats
-			Tiers engine.TierStats `json:"tiers"`
-		}{s, ts})
+		return writeJSON(env, api.StatsResponse{Stats: s, Tiers: ts})
 	}
 	fmt.Fprintf(env.stdout, "store:      %s (schema %d, %.1f MiB on disk)\n", s.Dir, s.Schema, float64(s.DiskBytes)/(1<<20))
 	fmt.Fprintf(env.stdout, "embedder:   %s (%d dims; indexes %s)\n", s.Embedder, s.Dims, s.IndexLayout)
@@ -66,11 +64,10 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 	} else {
 		fmt.Fprintf(env.stdout, "indexes:    vector index not loaded (it opens at the first archive search); text watermark %d\n", s.TextWatermark)
 	}
-	if daemon != 0 {
-		fmt.Fprintf(env.stdout, "served by:  hmo daemon, pid %d (tier figures live in the daemon)\n", daemon)
-		return nil
-	}
 	printTiers(env, s.Records, ts)
+	if daemon != 0 {
+		fmt.Fprintf(env.stdout, "served by:  hmo daemon, pid %d\n", daemon)
+	}
 	printSteps(env, &s)
 	return nil
 }
