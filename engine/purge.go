@@ -51,7 +51,7 @@ func CompactStore(dir string, timeout time.Duration) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("hmo: compact %s: %w", dir, err)
 	}
-	src, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	src, err := openBolt(path, &bolt.Options{Timeout: timeout})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return fmt.Errorf("%w: %s", ErrLocked, dir)
 	}
@@ -99,4 +99,58 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// openAttempts bounds how often openBolt follows a replaced file.
+const openAttempts = 3
+
+// openBolt opens the bbolt file at path, making sure that the file it got
+// the lock of is still the one at path. A process that waited for the
+// lock while CompactStore replaced the file would otherwise serve, and
+// write to, the old file, which no longer has a name: its writes would be
+// lost. It then opens the new file.
+func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
+	for attempt := 1; ; attempt++ {
+		var f *os.File
+		oc := *o
+		oc.OpenFile = func(name string, flag int, mode os.FileMode) (*os.File, error) {
+			fh, err := os.OpenFile(name, flag, mode)
+			f = fh
+			return fh, err
+		}
+		db, err := bolt.Open(path, 0o600, &oc)
+		if err != nil {
+			return nil, err
+		}
+		if same, err := stillAt(f, path); err != nil || same || attempt == openAttempts {
+			if err == nil && !same {
+				err = fmt.Errorf("hmo: %s keeps being replaced", path)
+			}
+			if err != nil {
+				db.Close()
+				return nil, err
+			}
+			return db, nil
+		}
+		db.Close()
+	}
+}
+
+// stillAt reports whether f is the file at path.
+func stillAt(f *os.File, path string) (bool, error) {
+	if f == nil {
+		return false, fmt.Errorf("hmo: open %s: no file", path)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	pi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(fi, pi), nil
 }

@@ -121,3 +121,65 @@ func TestCompactStoreRefusesOpenStore(t *testing.T) {
 		t.Errorf("CompactStore on an open store = %v, want ErrLocked", err)
 	}
 }
+
+// TestOpenFollowsAReplacedFile checks that a process waiting for the
+// store's lock while the file is compacted and replaced opens the new
+// file, not the old one that lost its name: writes to that one would be
+// lost.
+func TestOpenFollowsAReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	e, err := engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember(t, e, facts...)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, engine.DBFile)
+	// Play the compactor by hand: hold the lock, copy, rename over.
+	src, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan *engine.Engine, 1)
+	go func() {
+		o := testOptions(clock)
+		o.OpenTimeout = 10 * time.Second
+		w, err := engine.Open(dir, o)
+		if err != nil {
+			t.Errorf("waiting Open: %v", err)
+		}
+		opened <- w
+	}()
+	time.Sleep(200 * time.Millisecond) // the goroutine now waits for the lock
+	dst, err := bolt.Open(path+".new", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bolt.Compact(dst, src, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	src.Close()
+	w := <-opened
+	if w == nil {
+		return
+	}
+	id := remember(t, w, engine.Input{Text: "written after the compaction"})[0]
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.Get(id); err != nil {
+		t.Errorf("the write made after the file was replaced is lost: Get(%d) = %v", id, err)
+	}
+}

@@ -87,7 +87,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("hmo: create store dir: %w", err)
 	}
-	db, err := bolt.Open(filepath.Join(dir, DBFile), 0o600, &bolt.Options{Timeout: o.OpenTimeout, FreelistType: bolt.FreelistMapType})
+	db, err := openBolt(filepath.Join(dir, DBFile), &bolt.Options{Timeout: o.OpenTimeout, FreelistType: bolt.FreelistMapType})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
 	}
