@@ -10,6 +10,7 @@ print(json.dumps({'name':sys.argv[1],'args':sys.argv[2],'r5':o['turn_recall']['5
 run "flat (exhaustive)"                   --mode flat
 run "tiered, defaults"                    --mode tiered
 run "tiered, defaults, gate off"          --mode tiered --gate-off
+run "tiered, stop on several full matches" --mode tiered --max-matches -1
 run "tiered, Tier 1 never sufficient"     --mode tiered --min-coverage 1.5
 run "tiered, 128 / 512"                   --mode tiered --tier1 128 --tier2 512
 run "tiered, 64 / 192"                    --mode tiered --tier1 64 --tier2 192

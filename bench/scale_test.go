@@ -55,6 +55,7 @@ type scaleResult struct {
 	AnonMB    float64 `json:"anon_mb"`    // RssAnon: heap and stacks
 	FileMB    float64 `json:"file_mb"`    // RssFile: pages of mapped files (bbolt, Bleve segments)
 	SourceHit float64 `json:"source_hit"` // share of queries whose source record is in the top 10
+	Served    []bool  `json:"served"`     // per query (first pass): answered without the archive
 }
 
 // BenchmarkScale builds (or reuses) stores of HMO_SCALE_SIZES synthetic
@@ -74,17 +75,34 @@ func BenchmarkScale(b *testing.B) {
 			}
 			tier := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeTiered), Queries: queries, Sources: sources})
 			exh := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), Queries: queries, Sources: sources})
-			b.ReportMetric(tier.MedianMs, "tier-median-ms")
-			b.ReportMetric(tier.P99Ms, "tier-p99-ms")
+			// A query that reaches the archive loads its vector index: the
+			// memory of serving from the tiers is measured in a process
+			// that asks only the queries the tiers answered.
+			var sq []string
+			var ss []uint64
+			for i, ok := range tier.Served {
+				if ok {
+					sq, ss = append(sq, queries[i]), append(ss, sources[i])
+				}
+			}
+			if len(sq) == 0 {
+				b.Fatal("the tiers answered none of the queries")
+			}
+			only := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeTiered), Queries: sq, Sources: ss})
+			b.ReportMetric(tier.MedianMs, "tiered-median-ms")
+			b.ReportMetric(tier.P99Ms, "tiered-p99-ms")
+			b.ReportMetric(only.MedianMs, "tier-served-median-ms")
+			b.ReportMetric(only.P99Ms, "tier-served-p99-ms")
 			b.ReportMetric(exh.MedianMs, "exhaustive-median-ms")
 			b.ReportMetric(exh.P99Ms, "exhaustive-p99-ms")
-			b.ReportMetric(exh.MedianMs/tier.MedianMs, "speedup")
+			b.ReportMetric(exh.MedianMs/only.MedianMs, "speedup-tier-served")
 			b.ReportMetric(tier.TierShare, "tier12-share")
 			b.ReportMetric(tier.Scored, "tier-scored/query")
-			b.ReportMetric(tier.RSSMB, "tier-rss-MB")
-			b.ReportMetric(tier.HWMMB, "tier-hwm-MB")
-			b.ReportMetric(tier.AnonMB, "tier-anon-MB")
-			b.ReportMetric(tier.FileMB, "tier-file-MB")
+			b.ReportMetric(only.RSSMB, "tier-served-rss-MB")
+			b.ReportMetric(only.HWMMB, "tier-served-hwm-MB")
+			b.ReportMetric(tier.RSSMB, "tiered-rss-MB")
+			b.ReportMetric(only.AnonMB, "tier-served-anon-MB")
+			b.ReportMetric(only.FileMB, "tier-served-file-MB")
 			b.ReportMetric(exh.RSSMB, "exhaustive-rss-MB")
 			b.ReportMetric(tier.SourceHit, "tier-source-hit@10")
 			b.ReportMetric(exh.SourceHit, "exhaustive-source-hit@10")
@@ -153,9 +171,11 @@ func scaleStore(b *testing.B, n int) (string, error) {
 	return dir, os.WriteFile(done, []byte(took.String()+"\n"), 0o600)
 }
 
-// recentQueries takes the first six words of each of the most recent
-// records (their answers sit in Tier 1), and returns them with the ids of
-// those records.
+// recentQueries takes the text of each of the most recent records (their
+// answers sit in Tier 1), and returns them with the ids of those records.
+// Whole records are specific queries: the synthetic vocabulary is small,
+// so a few of their words match many records equally well, and the
+// sufficiency test sends such ambiguous queries on to the archive.
 func recentQueries(dir string, n int) ([]string, []uint64, error) {
 	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat, OpenVectorIndex: exactVectors})
 	if err != nil {
@@ -169,8 +189,7 @@ func recentQueries(dir string, n int) ([]string, []uint64, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		w := strings.Fields(r.Text)
-		out, ids = append(out, strings.Join(w[:min(6, len(w))], " ")), append(ids, id)
+		out, ids = append(out, r.Text), append(ids, id)
 	}
 	return out, ids, nil
 }
@@ -245,6 +264,9 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 		lat = append(lat, time.Since(t0))
 		if err != nil {
 			return res, err
+		}
+		if i < len(job.Queries) {
+			res.Served = append(res.Served, len(hits) > 0 && hits[0].Tier != engine.TierArchive)
 		}
 		if i < len(job.Queries) && slices.ContainsFunc(hits, func(h engine.Result) bool { return h.Record.ID == job.Sources[i] }) {
 			res.SourceHit++

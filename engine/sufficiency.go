@@ -17,7 +17,11 @@ type Sufficiency interface {
 // sufficient when there are q.K of them and the best one contains the
 // query: its lexical coverage (the IDF-weighted share of the query's
 // terms it holds, Result.Coverage) is at least MinCoverage, and its cosine
-// similarity at least MinCosine.
+// similarity at least MinCosine; and no more than MaxMatches results reach
+// MinCoverage (a record and the one after it, which is indexed with it,
+// count once). When several records of a tier each hold the whole query,
+// the query is ambiguous there, and the archive may hold more such
+// records and a better one: the walk goes on.
 //
 // Coverage is used rather than a raw score because it means the same
 // thing for every query and corpus size: BM25 grows with the archive and
@@ -27,11 +31,12 @@ type Sufficiency interface {
 // 0.64 against 0.52 at Tier 1; BENCHMARKS.md), though neither is strong:
 // a score test stops early only when the query's terms are all there.
 //
-// The zero value stops only on full coverage (MinCoverage 0 means
-// DefaultMinCoverage) and ignores cosine.
+// The zero value stops only on one full match (MinCoverage 0 means
+// DefaultMinCoverage, MaxMatches 0 DefaultMaxMatches) and ignores cosine.
 type ScoreTest struct {
 	MinCoverage float64 // in [0, 1]; 0 means DefaultMinCoverage
 	MinCosine   float64 // in [-1, 1]; 0 means no cosine condition
+	MaxMatches  int     // results that may reach MinCoverage; 0 means DefaultMaxMatches, negative no limit
 }
 
 // Sufficient implements Sufficiency.
@@ -44,7 +49,34 @@ func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result
 		minCov = DefaultMinCoverage
 	}
 	best := res[0]
-	return best.Coverage >= minCov-coverageSlack && (s.MinCosine == 0 || best.VectorScore >= s.MinCosine), nil
+	if best.Coverage < minCov-coverageSlack || (s.MinCosine != 0 && best.VectorScore < s.MinCosine) {
+		return false, nil
+	}
+	maxMatches := s.MaxMatches
+	if maxMatches == 0 {
+		maxMatches = DefaultMaxMatches
+	}
+	return maxMatches < 0 || fullMatches(res, minCov) <= maxMatches, nil
+}
+
+// fullMatches counts the results that reach coverage minCov. A record
+// indexed with the turn before it (Options.IndexContext) also holds that
+// turn's words, so a match whose previous record matched too is the same
+// match again, not a second one.
+func fullMatches(res []Result, minCov float64) int {
+	full := map[uint64]bool{}
+	for _, r := range res {
+		if r.Coverage >= minCov-coverageSlack {
+			full[r.Record.ID] = true
+		}
+	}
+	n := 0
+	for _, r := range res {
+		if full[r.Record.ID] && !full[r.Record.Prev] {
+			n++
+		}
+	}
+	return n
 }
 
 // coverageSlack absorbs rounding in the coverage ratio, so that "every

@@ -10,13 +10,22 @@ import (
 )
 
 func TestScoreTest(t *testing.T) {
+	// res is n results: the best with coverage cov and cosine cos, the
+	// others with half coverage.
 	res := func(cov, cos float64, n int) []engine.Result {
 		out := make([]engine.Result, n)
 		for i := range out {
-			out[i] = engine.Result{Coverage: cov, VectorScore: cos}
+			out[i] = engine.Result{Record: engine.Record{ID: uint64(10 * (i + 1))}, Coverage: 0.5}
+		}
+		if n > 0 {
+			out[0].Coverage, out[0].VectorScore = cov, cos
 		}
 		return out
 	}
+	ambiguous := res(1, 0.9, 3) // records 10 and 30 both hold the query
+	ambiguous[2].Coverage = 1
+	successor := res(1, 0.9, 3) // record 30 holds it through record 10, the turn before it
+	successor[2].Coverage, successor[2].Record.Prev = 1, 10
 	tests := []struct {
 		name string
 		test engine.ScoreTest
@@ -31,6 +40,10 @@ func TestScoreTest(t *testing.T) {
 		{"lower coverage bar", engine.ScoreTest{MinCoverage: 0.8}, 1, res(0.85, 0, 1), true},
 		{"cosine required and met", engine.ScoreTest{MinCosine: 0.5}, 1, res(1, 0.6, 1), true},
 		{"cosine required and missed", engine.ScoreTest{MinCosine: 0.5}, 1, res(1, 0.4, 1), false},
+		{"two full matches: ambiguous", engine.ScoreTest{}, 3, ambiguous, false},
+		{"two full matches allowed", engine.ScoreTest{MaxMatches: 2}, 3, ambiguous, true},
+		{"any number of matches", engine.ScoreTest{MaxMatches: -1}, 3, ambiguous, true},
+		{"a match and its successor count once", engine.ScoreTest{}, 3, successor, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

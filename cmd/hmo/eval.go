@@ -32,6 +32,7 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	fs.IntVar(&o.Tiers.Tier2Cap, "tier2", 0, "Tier-2 cap in records (default: the tiers package default)")
 	minCov := fs.Float64("min-coverage", engine.DefaultMinCoverage, "sufficiency: lexical coverage of the query by a tier's best hit that stops the walk, in (0, 1]; above 1 never stops")
 	minCos := fs.Float64("min-cos", 0, "sufficiency: cosine of a tier's best hit also required to stop the walk (0: none)")
+	maxMatches := fs.Int("max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
 	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
 	if err := parse(fs, args[1:]); err != nil {
@@ -42,7 +43,7 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	}
 	o.Fusion = engine.Fusion(*fusion)
 	o.Mode = engine.Mode(*mode)
-	o.Sufficiency = engine.ScoreTest{MinCoverage: *minCov, MinCosine: *minCos}
+	o.Sufficiency = engine.ScoreTest{MinCoverage: *minCov, MinCosine: *minCos, MaxMatches: *maxMatches}
 	o.Persona.GateOff = *gateOff
 	switch *only {
 	case "hybrid":
