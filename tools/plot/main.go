@@ -73,6 +73,9 @@ func render(w io.Writer, s *spec) error {
 	}
 	groupW := barW*float64(len(s.Series)) + gap
 	width := max(left+groupW*float64(len(s.Groups))+20, left+9*float64(len(s.Title)))
+	for _, name := range s.Series {
+		width = max(width, left+16+6.5*float64(len(name))) // the legend
+	}
 	const labelH = 110.0 // room for the slanted group labels
 	height := top + plotH + labelH + 16*float64(len(s.Series))
 	p := func(f string, a ...any) { fmt.Fprintf(w, f, a...) }
