@@ -47,7 +47,6 @@ type scaleJob struct {
 type scaleResult struct {
 	MedianMs  float64 `json:"median_ms"`
 	P99Ms     float64 `json:"p99_ms"`
-	OpenMs    float64 `json:"open_ms"`    // Open plus a first, untimed query
 	TierShare float64 `json:"tier_share"` // queries served by tiers 1-2
 	Scored    float64 `json:"scored"`     // candidates scored per query (tiered)
 	RSSMB     float64 `json:"rss_mb"`     // VmRSS after the queries
@@ -243,7 +242,6 @@ func TestScaleChild(t *testing.T) {
 func serveQueries(job scaleJob) (scaleResult, error) {
 	var res scaleResult
 	ctx := context.Background()
-	start := time.Now()
 	e, err := hmo.Open(job.Dir, &engine.Options{Mode: engine.Mode(job.Mode), OpenVectorIndex: exactVectors})
 	if err != nil {
 		return res, err
@@ -254,7 +252,6 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 	if _, err := e.Recall(ctx, engine.Query{Text: job.Queries[0], K: 10}); err != nil {
 		return res, err
 	}
-	res.OpenMs = ms(time.Since(start))
 	before := e.TierStats()
 	lat := make([]time.Duration, 0, scaleQueries)
 	for i := range scaleQueries {

@@ -21,6 +21,17 @@ func testOptions(clock *fakeClock) *engine.Options {
 	return o
 }
 
+// openAt opens the store in dir with the test options and clock; the
+// caller closes it (tests that reopen a store).
+func openAt(t *testing.T, dir string, clock *fakeClock) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(dir, testOptions(clock))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return e
+}
+
 // openSmallTiers opens a tiered store whose tiers hold t1 and t2 records,
 // Tier 1 taking the most recent session only.
 func openSmallTiers(t *testing.T, clock *fakeClock, t1, t2 int) *engine.Engine {

@@ -45,10 +45,7 @@ func filesHolding(t *testing.T, dir string, b []byte) []string {
 func TestPurgeLeavesNoBytes(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
-	e, err := engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := openAt(t, dir, clock)
 	secret := []byte("zebraquokka")
 	var ins []engine.Input
 	for i := range 200 {
@@ -60,9 +57,7 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if e, err = engine.Open(dir, testOptions(clock)); err != nil {
-		t.Fatal(err)
-	}
+	e = openAt(t, dir, clock)
 	if err := e.Forget(context.Background(), ids[len(ids)-1]); err != nil {
 		t.Fatal(err)
 	}
@@ -74,9 +69,7 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 	} else {
 		t.Logf("before the purge the forgotten text is in %d file(s)", len(got))
 	}
-	if e, err = engine.Open(dir, testOptions(clock)); err != nil {
-		t.Fatal(err)
-	}
+	e = openAt(t, dir, clock)
 	if err := e.CompactIndexes(context.Background()); err != nil {
 		t.Fatalf("CompactIndexes: %v", err)
 	}
@@ -101,10 +94,7 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 		})
 		db.Close()
 	}
-	e, err = engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatalf("reopen after the purge: %v", err)
-	}
+	e = openAt(t, dir, clock)
 	defer e.Close()
 	if s, _ := e.Stats(); s.Records != 200 {
 		t.Errorf("records after the purge = %d, want 200", s.Records)
@@ -129,10 +119,7 @@ func TestCompactStoreRefusesOpenStore(t *testing.T) {
 func TestOpenFollowsAReplacedFile(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
-	e, err := engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := openAt(t, dir, clock)
 	remember(t, e, facts...)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -174,10 +161,7 @@ func TestOpenFollowsAReplacedFile(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e, err = engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e = openAt(t, dir, clock)
 	defer e.Close()
 	if _, err := e.Get(id); err != nil {
 		t.Errorf("the write made after the file was replaced is lost: Get(%d) = %v", id, err)

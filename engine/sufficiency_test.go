@@ -101,10 +101,7 @@ func TestWalkStopsAtSufficientTier(t *testing.T) {
 func TestTierStatsPersist(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
-	e, err := engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := openAt(t, dir, clock)
 	remember(t, e, facts...)
 	recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1})
 	recallIDs(t, e, engine.Query{Text: "Kubernetes", K: 1})
@@ -112,10 +109,7 @@ func TestTierStatsPersist(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e, err = engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e = openAt(t, dir, clock)
 	defer e.Close()
 	if got := e.TierStats(); got.Queries != 2 || got != want {
 		t.Errorf("TierStats after reopen = %+v, want %+v (2 queries)", got, want)
@@ -128,10 +122,7 @@ func TestTierStatsPersist(t *testing.T) {
 func TestAccessedHeadersVisibleEverywhere(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
-	e, err := engine.Open(dir, testOptions(clock))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := openAt(t, dir, clock)
 	ids := remember(t, e, facts...)
 	clock.t = clock.t.Add(time.Hour)
 	if got := recallIDs(t, e, engine.Query{Text: "peanut allergy", K: 1}); len(got) != 1 || got[0] != ids[3] {
@@ -156,7 +147,8 @@ func TestAccessedHeadersVisibleEverywhere(t *testing.T) {
 	}
 	o := testOptions(clock)
 	o.Mode = engine.ModeFlat
-	if e, err = engine.Open(dir, o); err != nil {
+	e, err := engine.Open(dir, o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
