@@ -18,8 +18,8 @@ const (
 	DefaultFusion         = FusionLinear
 	DefaultTextWeight     = retrieve.DefaultTextWeight // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
 	DefaultRRFK           = retrieve.DefaultRRFK       // reciprocal-rank fusion constant
-	DefaultCandidates     = 50  // candidates drawn from each index per query (at least k)
-	DefaultK              = 10  // results per query when the query says 0
+	DefaultCandidates     = 50                         // candidates drawn from each index per query (at least k)
+	DefaultK              = 10                         // results per query when the query says 0
 	DefaultMaxK           = 1000
 	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
 	DefaultCheckpointLog  = 8192             // change-log entries after which indexes are saved and the log trimmed
