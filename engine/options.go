@@ -102,6 +102,9 @@ type Options struct {
 	// the segment tree, "none,text,speaker" exactly those stages.
 	// Default "" (retrieve.DefaultStages).
 	Stages string
+	// Priors weighs the pipeline's prior stages (speaker, time,
+	// session). Zero fields take the retrieve package defaults.
+	Priors retrieve.PriorOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -207,6 +210,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 	p, err := retrieve.New(&retrieve.Options{
 		Stages: st,
 		Fusion: retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
+		Priors: c.Priors,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)

@@ -19,6 +19,8 @@ type Options struct {
 	Stages Stages
 	// Fusion configures the fusion stage.
 	Fusion FusionOptions
+	// Priors weighs the prior stages.
+	Priors PriorOptions
 }
 
 // Defaults of the stage options.
@@ -44,6 +46,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Fusion.RRFK == 0 {
 		c.Fusion.RRFK = DefaultRRFK
 	}
+	setDefault(&c.Priors.Speaker, DefaultSpeakerWeight)
+	setDefault(&c.Priors.Time, DefaultTimeWeight)
+	setDefault(&c.Priors.Session, DefaultSessionWeight)
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -53,6 +58,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.Fusion.TextWeight)
 	case c.Fusion.RRFK < 1:
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
+	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
+		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
 	}
 	return c, nil
 }
@@ -86,10 +93,61 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		return nil, err
 	}
 	// 2. Fusion.
-	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector))
-	// 3. Selection.
+	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
+	// 3. Priors, each a share of the best fused score.
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession) != 0 {
+		if err := loadDocs(cands, src); err != nil {
+			return nil, err
+		}
+		scale := bestFused(cands)
+		if p.o.Stages.Has(StageSpeaker) {
+			speakerPrior(q, cands, p.o.Priors.Speaker, scale)
+		}
+		if p.o.Stages.Has(StageTime) {
+			timePrior(q, cands, p.o.Priors.Time, scale)
+		}
+		if p.o.Stages.Has(StageSession) {
+			sessionPrior(cands, p.o.Priors.Session)
+		}
+	}
+	// 4. Selection.
 	selectBest(cands)
 	return cands, nil
+}
+
+// loadDocs attaches each candidate's metadata.
+func loadDocs(cands []Candidate, src Source) error {
+	ids := make([]uint64, len(cands))
+	for i := range cands {
+		ids[i] = cands[i].ID
+	}
+	docs, err := src.Docs(ids)
+	if err != nil {
+		return err
+	}
+	if len(docs) != len(ids) {
+		return fmt.Errorf("retrieve: source returned %d docs for %d ids", len(docs), len(ids))
+	}
+	for i := range cands {
+		if docs[i].ID == cands[i].ID {
+			cands[i].doc = &docs[i]
+		}
+	}
+	return nil
+}
+
+func bestFused(cands []Candidate) float64 {
+	var b float64
+	for i := range cands {
+		b = max(b, cands[i].Fused)
+	}
+	return b
+}
+
+func setDefault(v *float64, def float64) {
+	if *v == 0 {
+		*v = def
+	}
 }
 
 // candidates runs the enabled generators, the lexical one alongside the

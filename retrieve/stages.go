@@ -35,7 +35,7 @@ var stageNames = []struct {
 }
 
 // DefaultStages is the set the pipeline runs when none is given.
-const DefaultStages = StageText | StageVector
+const DefaultStages = StageText | StageVector | StageSpeaker | StageTime | StageSession
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }
