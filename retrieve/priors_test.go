@@ -140,8 +140,8 @@ func TestPriors(t *testing.T) {
 		{"none,text,speaker", "What did Caroline and Melanie do?", []uint64{4, 3, 2, 1}, 0}, // two people: no prior
 		// a when question: only record 1 holds a time expression (1 -> 0.25)
 		{"none,text,time", "When did she go to the support group?", []uint64{4, 3, 2, 1}, 0},
-		{"none,text,time", "What happened in May 2023?", []uint64{4, 2, 3, 1}, 0.5}, // 1 and 2 are dated in May: 2 = 1/3 + 1/2
-		{"none,text,time", "What happened last month?", []uint64{4, 3, 2, 1}, 0.5},  // June: 3 and 4
+		{"none,text,time", "What happened in May 2023?", []uint64{4, 2, 3, 1}, 0.5},  // 1 and 2 are dated in May: 2 = 1/3 + 1/2
+		{"none,text,time", "What happened last month?", []uint64{4, 3, 2, 1}, 0.5},   // June: 3 and 4
 		{"none,text,time", "What happened in July 2023?", []uint64{4, 3, 2, 1}, 0.5}, // nothing dated then
 		// session s2 holds the best turn: s2 turns + 0.25, s1 turns + 0.25*(1/3)
 		{"none,text,session", "support group", []uint64{4, 3, 2, 1}, 0},
