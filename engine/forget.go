@@ -51,6 +51,8 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 		return err
 	}
 	e.records.Add(-int64(len(heads)))
+	e.docCache.drop(heads...)
+	e.docCache.drop(touched...)
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)
 	}

@@ -288,14 +288,33 @@ func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
-		docs = append(docs, TextDoc{
-			ID: id, Text: e.indexText(tx, &r), Scope: r.Scope, Session: r.Session, Time: r.Time,
-		})
+		docs = append(docs, e.textDoc(tx, &r))
 	}
 	return e.text.Apply(docs, dels, wm)
 }
 
-// indexText is the text indexed for a record: its previous turns in the
+// textDoc is the full-text document of a record: its own text, the text
+// of its previous turns in the same session (IndexContext of them) and
+// its role unless NoIndexRole, each in a field of its own.
+func (e *Engine) textDoc(tx *bolt.Tx, r *Record) TextDoc {
+	var ctx []string
+	for prev, n := r.Prev, e.opts.contextTurns(); prev != 0 && len(ctx) < n; {
+		p, err := getRecord(tx, prev)
+		if err != nil {
+			break
+		}
+		ctx = append(ctx, p.Text)
+		prev = p.Prev
+	}
+	slices.Reverse(ctx)
+	d := TextDoc{ID: r.ID, Text: r.Text, Context: strings.Join(ctx, "\n"), Scope: r.Scope, Session: r.Session, Time: r.Time}
+	if !e.opts.NoIndexRole {
+		d.Role = r.Role
+	}
+	return d
+}
+
+// indexText is the text embedded for a record: its previous turns in the
 // same session (IndexContext of them), then its own text, each as
 // "role: text" unless NoIndexRole.
 func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {

@@ -74,6 +74,8 @@ type Engine struct {
 
 	enr *enricher // nil without an Enricher
 
+	docCache docCache // the pipeline's record metadata
+
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
 
