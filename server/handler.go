@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/hmo-dev/hmo/api"
 )
@@ -42,6 +44,11 @@ func (s *Server) routes() http.Handler {
 		resp, err := svc.Stats(r.Context())
 		reply(w, resp, err)
 	})))
+	mux.Handle("POST /v1/ui/login", s.authorized(http.HandlerFunc(s.uiLogin)))
+	if s.opts.UI != nil {
+		mux.Handle("/ui/", s.opts.UI)
+		mux.Handle("/ui", http.RedirectHandler("/ui/", http.StatusSeeOther))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})
@@ -100,31 +107,40 @@ func (s *Server) authorized(h http.Handler) http.Handler {
 	})
 }
 
+// UILogin is the answer of POST /v1/ui/login: a one-time link into the
+// memory browser.
+type UILogin struct {
+	URL     string    `json:"url"`     // http://127.0.0.1:port/ui/login?code=…
+	Expires time.Time `json:"expires"` // the code is refused after this
+}
+
+// uiLogin issues a one-time login link for the memory browser.
+func (s *Server) uiLogin(w http.ResponseWriter, _ *http.Request) {
+	if s.opts.UI == nil {
+		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "hmo: this daemon serves no memory browser"})
+		return
+	}
+	addr := s.Addr()
+	if addr == "" {
+		writeError(w, http.StatusServiceUnavailable, &api.Error{Code: api.CodeUnavailable, Message: "hmo: the daemon has no TCP listener for a browser (it was started with --addr -)"})
+		return
+	}
+	code, exp, err := s.opts.UI.LoginCode()
+	if err != nil {
+		reply(w, UILogin{}, err)
+		return
+	}
+	u := url.URL{Scheme: "http", Host: addr, Path: "/ui/login", RawQuery: url.Values{"code": {code}}.Encode()}
+	writeJSON(w, http.StatusOK, UILogin{URL: u.String(), Expires: exp.UTC()})
+}
+
 func reply[Resp any](w http.ResponseWriter, resp Resp, err error) {
 	if err != nil {
 		code := api.Code(err)
-		writeError(w, statusOf(code), &api.Error{Code: code, Message: err.Error()})
+		writeError(w, api.HTTPStatus(code), &api.Error{Code: code, Message: err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-func statusOf(code string) int {
-	switch code {
-	case api.CodeInvalid:
-		return http.StatusBadRequest
-	case api.CodeNotFound:
-		return http.StatusNotFound
-	case api.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case api.CodeConflict:
-		return http.StatusConflict
-	case api.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case api.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 func writeError(w http.ResponseWriter, status int, e *api.Error) { writeJSON(w, status, e) }
