@@ -323,8 +323,8 @@
 
   // ---- persona -----------------------------------------------------------
 
-  function stat(label, value, id) {
-    return h('div', { class: 'stat' }, h('div', { class: 'stat-value', id: id }, value), h('div', { class: 'stat-label' }, label));
+  function stat(label, value, id, cls) {
+    return h('div', { class: 'stat' }, h('div', { class: 'stat-value' + (cls ? ' ' + cls : ''), id: id }, value), h('div', { class: 'stat-label' }, label));
   }
 
   async function personaView(alive) {
@@ -340,7 +340,7 @@
         stat('drift from anchor', p.drift.toFixed(4), 'drift'),
         stat('gate firings', p.gate_firings),
         stat('memories observed', p.updates),
-        stat('anchor set', p.anchor_time ? fmtTime(p.anchor_time) : '—')));
+        stat('anchor set', p.anchor_time ? fmtTime(p.anchor_time) : '—', 'anchor', 'date')));
       const terms = (p.profile && p.profile.terms) || [];
       const max = terms.reduce((a, t) => Math.max(a, t.weight), 0) || 1;
       parts.push(h('h2', null, 'Salient terms'),
@@ -381,7 +381,7 @@
         stat('scopes', s.scopes),
         stat('on disk', fmtBytes(s.disk_bytes || 0))),
       h('h2', null, 'Tiers'),
-      h('p', { class: 'muted' }, (t.queries || 0) + ' queries since the daemon started; each is answered by the first tier that suffices.'),
+      h('p', { class: 'muted' }, (t.queries || 0) + (t.queries === 1 ? ' query' : ' queries') + ' since the daemon started; each is answered by the first tier that suffices.'),
       h('table', { class: 'grid', id: 'tiers' },
         h('thead', null, h('tr', null, h('th', null, 'Tier'), h('th', null, 'Queries served'), h('th', null, ''), h('th', null, 'Memories held'))),
         h('tbody', null, rows)),
