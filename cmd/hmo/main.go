@@ -38,6 +38,7 @@ var commands = map[string]command{
 	"serve":   {"run the daemon: HTTP API on a socket and 127.0.0.1", runServe},
 	"mcp":     {"MCP server on stdio (or streamable HTTP)", runMCP},
 	"hook":    {"agent hook: hmo hook claude <event> (always exits 0)", runHook},
+	"ui":      {"open the memory browser: a page served by the daemon on 127.0.0.1", runUIFlags},
 }
 
 // env is what a subcommand may touch of the process.
