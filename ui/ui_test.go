@@ -39,7 +39,7 @@ type fixture struct {
 	ids   []uint64
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	svc := api.NewLocal(teststore.Open(t))
 	c := &clock{now: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
@@ -91,7 +91,7 @@ func (f *fixture) do(r req) *httptest.ResponseRecorder {
 
 // login signs in with a fresh code and returns the cookie and the CSRF
 // token.
-func (f *fixture) login(t *testing.T) (*http.Cookie, string) {
+func (f *fixture) login(t testing.TB) (*http.Cookie, string) {
 	t.Helper()
 	code, _, err := f.h.LoginCode()
 	if err != nil {
