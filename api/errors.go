@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"net/http"
 
 	"github.com/hmo-dev/hmo/engine"
 )
@@ -72,23 +71,4 @@ func Code(err error) string {
 		return CodeUnavailable
 	}
 	return CodeInternal
-}
-
-// HTTPStatus is the HTTP status that carries an error of the given code.
-func HTTPStatus(code string) int {
-	switch code {
-	case CodeInvalid:
-		return http.StatusBadRequest
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case CodeConflict:
-		return http.StatusConflict
-	case CodeUnauthorized:
-		return http.StatusUnauthorized
-	case CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }

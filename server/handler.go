@@ -5,12 +5,8 @@ import (
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/hmo-dev/hmo/api"
@@ -60,37 +56,13 @@ func (s *Server) routes() http.Handler {
 func handle[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, op func(context.Context, Req) (Resp, error)) {
 	mux.Handle(pattern, s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req Req
-		if err := decode(w, r, s.opts.MaxBodyBytes, &req); err != nil {
+		if err := api.DecodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
 			reply[Resp](w, *new(Resp), err)
 			return
 		}
 		resp, err := op(r.Context(), req)
 		reply(w, resp, err)
 	})))
-}
-
-// decode reads one JSON object from the body, refusing unknown fields,
-// trailing data and bodies over limit bytes.
-func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return fmt.Errorf("%w: content type %q, want application/json", api.ErrInvalid, ct)
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
-		err = errors.New("data after the JSON object")
-	}
-	var mbe *http.MaxBytesError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &mbe):
-		return fmt.Errorf("%w: body over %d bytes", api.ErrTooLarge, limit)
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: empty body", api.ErrInvalid)
-	}
-	return fmt.Errorf("%w: %v", api.ErrInvalid, err)
 }
 
 // authorized requires the bearer token.

@@ -3,9 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -30,28 +28,14 @@ func op[Req, Resp any](h *Handler, f func(context.Context, Req) (Resp, error)) h
 	})
 }
 
-// decode reads one JSON object, refusing other content types, unknown
-// fields, trailing data and bodies over limit bytes.
+// decode reads one JSON object as the HTTP API does, and insists on the
+// JSON content type, which a form or a simple cross-origin request cannot
+// send.
 func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("%w: content type %q, want application/json", api.ErrInvalid, ct)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
-		err = errors.New("data after the JSON object")
-	}
-	var mbe *http.MaxBytesError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &mbe):
-		return fmt.Errorf("%w: body over %d bytes", api.ErrTooLarge, limit)
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: empty body", api.ErrInvalid)
-	}
-	return fmt.Errorf("%w: %v", api.ErrInvalid, err)
+	return api.DecodeJSON(w, r, limit, v)
 }
 
 func writeError(w http.ResponseWriter, err error) {
