@@ -6,30 +6,48 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
-func runAdd(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "add", "TEXT... (or - to read stdin)")
-	var sf storeFlags
-	sf.register(fs)
-	var in engine.Input
-	var at string
-	fs.StringVar(&in.Scope, "scope", "", "scope (user, agent or project namespace)")
-	fs.StringVar(&in.Session, "session", "", "session id")
-	fs.StringVar(&in.Role, "role", "", "role or speaker")
-	fs.StringVar(&at, "time", "", "event time, RFC 3339 or date (default now)")
-	if err := parse(fs, args); err != nil {
-		return err
+// addFlags are the flags of add.
+type addFlags struct {
+	store storeFlags
+	in    engine.Input
+	at    string
+}
+
+func newAddCmd(env *env) *cobra.Command {
+	var f addFlags
+	cmd := &cobra.Command{
+		Use:   "add [flags] TEXT... | -",
+		Short: "remember one record",
+		Long:  "Remember one record: the arguments joined by spaces, or stdin when the only argument is -.",
+		Example: `  hmo add "I'm allergic to shellfish" --scope me --role user
+  echo "long text..." | hmo add - --scope me --session s1
+  hmo add "Flight to Porto on the 3rd" --time 2024-05-01`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runAdd(cmd.Context(), env, &f, args) },
 	}
-	if fs.NArg() == 0 {
+	fs := cmd.Flags()
+	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
+	fs.StringVar(&f.in.Scope, "scope", "", "scope (user, agent or project namespace)")
+	fs.StringVar(&f.in.Session, "session", "", "session id")
+	fs.StringVar(&f.in.Role, "role", "", "role or speaker")
+	fs.StringVar(&f.at, "time", "", "event time, RFC 3339 or date (default now)")
+	return cmd
+}
+
+func runAdd(ctx context.Context, env *env, f *addFlags, args []string) (err error) {
+	sf, in := &f.store, f.in
+	if len(args) == 0 {
 		return usageError{"add needs text (or - for stdin)"}
 	}
-	if in.Time, err = parseTime(at); err != nil {
+	if in.Time, err = parseTime(f.at); err != nil {
 		return err
 	}
-	if in.Text, err = textArg(env, fs.Args()); err != nil {
+	if in.Text, err = textArg(env, args); err != nil {
 		return err
 	}
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {

@@ -69,7 +69,7 @@ func TestBadInput(t *testing.T) {
 		{"get unknown id", "", []string{"get", "999"}, 1, []string{"not found"}},
 
 		// Bad command lines: exit 2.
-		{"unknown flag", "", []string{"stats", "--bogus"}, 2, []string{"flag provided but not defined: -bogus"}},
+		{"unknown flag", "", []string{"stats", "--bogus"}, 2, []string{"unknown flag: --bogus"}},
 		{"unknown import flag", "", []string{"import", "--bogus", conversation}, 2, []string{"-bogus"}},
 		{"unknown format", "", []string{"import", "--format", "xml", conversation}, 2, []string{`unknown format "xml"`}},
 		{"import without file", "", []string{"import"}, 2, []string{"import needs one file"}},

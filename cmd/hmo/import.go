@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
 	"github.com/hmo-dev/hmo/locomo"
@@ -18,20 +20,41 @@ const importBatch = 1000
 // importFormats are the formats import reads.
 const importFormats = "jsonl, locomo, claude-code or markdown"
 
-func runImport(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "import", "FILE (or - for stdin; for markdown also a directory)")
-	var sf storeFlags
-	sf.register(fs)
-	format := fs.String("format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
-	scope := fs.String("scope", "", "scope of the imported records (claude-code default: the project's git root; markdown default: its 'scope:' headings)")
-	if err := parse(fs, args); err != nil {
-		return err
+// importFlags are the flags of import.
+type importFlags struct {
+	store         storeFlags
+	format, scope string
+}
+
+func newImportCmd(env *env) *cobra.Command {
+	var f importFlags
+	cmd := &cobra.Command{
+		Use:   "import [flags] FILE | - | DIR",
+		Short: "import records (jsonl, locomo, claude-code, markdown)",
+		Long: `Import records from a file, stdin (-) or, for markdown, an agent's memory directory
+(MEMORY.md, CLAUDE.md, memory/*.md). Every record is checked before any is stored:
+bad input imports nothing.`,
+		Example: `  hmo import notes.jsonl
+  hmo export | hmo import - --dir other-store
+  hmo import locomo.json --format locomo
+  hmo import ~/.claude/projects/x/session.jsonl --format claude-code
+  hmo import ~/openclaw-workspace --scope ana`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd.Context(), env, &f, args) },
 	}
-	if fs.NArg() != 1 {
+	fs := cmd.Flags()
+	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
+	fs.StringVar(&f.format, "format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
+	fs.StringVar(&f.scope, "scope", "", "scope of every imported record (default: the file's own; claude-code: the project's git root; markdown: its 'scope:' headings)")
+	return cmd
+}
+
+func runImport(ctx context.Context, env *env, f *importFlags, args []string) (err error) {
+	sf := &f.store
+	if len(args) != 1 {
 		return usageError{"import needs one file"}
 	}
-	name := fs.Arg(0)
-	src := importSource{env: env, name: name, format: *format, scope: *scope}
+	name := args[0]
+	src := importSource{env: env, name: name, format: f.format, scope: f.scope}
 	ins, err := src.read()
 	if err != nil {
 		return err
@@ -109,16 +132,26 @@ func (s *importSource) read() ([]engine.Input, error) {
 	}
 	switch s.format {
 	case "jsonl":
-		return s.wrap(jsonl.Read(r))
+		return s.wrap(s.scoped(jsonl.Read(r)))
 	case "locomo":
 		convs, err := locomo.Read(r)
-		return s.wrap(locomoInputs(convs), err)
+		return s.wrap(s.scoped(locomoInputs(convs), err))
 	case "claude-code":
 		return s.wrap(claudeCodeInputs(r, s.scope))
 	case "markdown":
 		return s.wrap(markdownInputs(r, s.name, s.scope))
 	}
 	return nil, usageError{fmt.Sprintf("unknown format %q (want %s)", s.format, importFormats)}
+}
+
+// scoped puts the records in --scope, when given.
+func (s *importSource) scoped(ins []engine.Input, err error) ([]engine.Input, error) {
+	if s.scope != "" {
+		for i := range ins {
+			ins[i].Scope = s.scope
+		}
+	}
+	return ins, err
 }
 
 // wrap names the file in a read error.
