@@ -24,6 +24,7 @@ const importFormats = "jsonl, locomo, claude-code or markdown"
 type importFlags struct {
 	store         storeFlags
 	format, scope string
+	asJSON        bool
 }
 
 func newImportCmd(env *env) *cobra.Command {
@@ -44,6 +45,7 @@ bad input imports nothing.`,
 	fs := cmd.Flags()
 	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
 	fs.StringVar(&f.format, "format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON: {imported, skipped, ids}")
 	fs.StringVar(&f.scope, "scope", "", "scope of every imported record (default: the file's own; claude-code: the project's git root; markdown: its 'scope:' headings)")
 	return cmd
 }
@@ -66,7 +68,7 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 	defer closeStore(e, &err)
 	for i := range ins {
 		if err := e.Validate(&ins[i]); err != nil {
-			return fmt.Errorf("%s: record %d: %w (nothing imported)", name, i+1, err)
+			return fmt.Errorf("%s: %s: %w (nothing imported)", name, src.where(i), err)
 		}
 	}
 	skipped := 0
@@ -76,19 +78,32 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 		}
 	}
 	p := newProgress(env, "import")
+	ids := make([]uint64, 0, len(ins))
 	for i := 0; i < len(ins); i += importBatch {
-		if _, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...); err != nil {
+		got, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...)
+		if err != nil {
 			return fmt.Errorf("%s: after %d records: %w", name, i, err)
 		}
+		ids = append(ids, got...)
 		p.update(min(i+importBatch, len(ins)), len(ins))
+	}
+	defer sf.models.settle(ctx, env, e)
+	if f.asJSON {
+		return writeJSON(env, importResult{Imported: len(ids), Skipped: skipped, IDs: ids})
 	}
 	fmt.Fprintf(env.stdout, "imported %d record(s)", len(ins))
 	if skipped > 0 {
 		fmt.Fprintf(env.stdout, ", skipped %d already stored", skipped)
 	}
 	fmt.Fprintln(env.stdout)
-	sf.models.settle(ctx, env, e)
 	return nil
+}
+
+// importResult is what import --json prints.
+type importResult struct {
+	Imported int      `json:"imported"`
+	Skipped  int      `json:"skipped"` // claude-code turns already stored
+	IDs      []uint64 `json:"ids"`     // of the imported records, in input order
 }
 
 // importSource is what import reads: a file (or stdin, or a directory of
@@ -98,11 +113,43 @@ type importSource struct {
 	name   string
 	format string // resolved by read
 	scope  string // --scope
+	isDir  bool
+	ins    []engine.Input
+	lines  []int // jsonl: the line of each record
 }
 
+// where locates input i for the user: its line, or the turn it was read
+// from.
+func (s *importSource) where(i int) string {
+	switch {
+	case i < len(s.lines):
+		return fmt.Sprintf("line %d", s.lines[i])
+	case s.format == "markdown" && len(s.ins[i].Sources) == 1:
+		// markdown:FILE:LINE
+		src := strings.TrimPrefix(s.ins[i].Sources[0], "markdown:")
+		if j := strings.LastIndexByte(src, ':'); j > 0 {
+			if s.isDir {
+				return src[:j] + " line " + src[j+1:]
+			}
+			return "line " + src[j+1:]
+		}
+	case len(s.ins[i].Sources) == 1:
+		return "turn " + s.ins[i].Sources[0]
+	}
+	return fmt.Sprintf("record %d", i+1)
+}
+
+// read reads the records, keeping them for where.
 func (s *importSource) read() ([]engine.Input, error) {
+	ins, err := s.readAll()
+	s.ins = ins
+	return ins, err
+}
+
+func (s *importSource) readAll() ([]engine.Input, error) {
 	fi, statErr := os.Stat(s.name)
 	isDir := statErr == nil && fi.IsDir()
+	s.isDir = isDir
 	if s.format == "" {
 		s.format = "jsonl"
 		switch {
@@ -132,7 +179,9 @@ func (s *importSource) read() ([]engine.Input, error) {
 	}
 	switch s.format {
 	case "jsonl":
-		return s.wrap(s.scoped(jsonl.Read(r)))
+		ins, lines, err := jsonl.ReadNumbered(r)
+		s.lines = lines
+		return s.wrap(s.scoped(ins, err))
 	case "locomo":
 		convs, err := locomo.Read(r)
 		return s.wrap(s.scoped(locomoInputs(convs), err))
