@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -17,6 +19,28 @@ type uiFlags struct {
 	store  storeFlags
 	noOpen bool
 	asJSON bool
+}
+
+func newUICmd(env *env) *cobra.Command {
+	var f uiFlags
+	cmd := &cobra.Command{
+		Use:   "ui [flags]",
+		Short: "open the memory browser: a page served by the daemon on 127.0.0.1",
+		Long: `Open the memory browser: the timeline by scope and session, search with scores and
+tiers, a record's history, edit and forget, the persona and the tier statistics, on a
+page the daemon serves on 127.0.0.1. hmo ui starts the daemon if needed and opens a
+one-time login link with $BROWSER or the system's opener, or prints it.`,
+		Example: `  hmo ui
+  hmo ui --no-open          # print the link (it works once, for a minute)
+  hmo ui --dir ~/notes-store --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runUI(cmd.Context(), env, &f) },
+	}
+	fs := cmd.Flags()
+	f.store.register(fs, withMode)
+	fs.BoolVar(&f.noOpen, "no-open", false, "print the login link instead of opening a browser")
+	fs.BoolVar(&f.asJSON, "json", false, "print the login link and its expiry as JSON (opens nothing)")
+	return cmd
 }
 
 // runUI makes sure the daemon runs, asks it for a one-time login link
@@ -102,20 +126,4 @@ func openBrowser(env *env, url string) error {
 	case <-time.After(openerWait):
 	}
 	return nil
-}
-
-// runUIFlags parses the ui command line.
-func runUIFlags(ctx context.Context, env *env, args []string) error {
-	fs := newFlags(env, "ui", "")
-	var f uiFlags
-	f.store.register(fs)
-	fs.BoolVar(&f.noOpen, "no-open", false, "print the login link instead of opening a browser")
-	fs.BoolVar(&f.asJSON, "json", false, "print the login link and its expiry as JSON (opens nothing)")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() != 0 {
-		return usageError{"ui takes no arguments"}
-	}
-	return runUI(ctx, env, &f)
 }
