@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -46,6 +48,14 @@ one-time login link with $BROWSER or the system's opener, or prints it.`,
 // runUI makes sure the daemon runs, asks it for a one-time login link
 // into the memory browser and opens it in the browser, or prints it.
 func runUI(ctx context.Context, env *env, f *uiFlags) error {
+	dir, err := f.store.path(env)
+	if err != nil {
+		return err
+	}
+	// A browser over an empty store behind a mistyped path helps nobody.
+	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no store in %s (create one with 'hmo init --dir %s')", dir, dir)
+	}
 	c, _, err := f.store.connect(env, connectOptions{autostart: true})
 	if err != nil {
 		return err
