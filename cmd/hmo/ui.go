@@ -71,7 +71,7 @@ func runUI(ctx context.Context, env *env, f *uiFlags) error {
 	if f.asJSON {
 		return writeJSON(env, login)
 	}
-	ttl := login.Expires.Sub(time.Now()).Round(time.Second)
+	ttl := time.Until(login.Expires).Round(time.Second)
 	switch {
 	case f.noOpen:
 		fmt.Fprintf(env.stderr, "Open this link in a browser on this machine (it works once, for %s):\n", ttl)
