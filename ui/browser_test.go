@@ -244,6 +244,18 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("session filter shows groups %q, want only s2", sessions)
 	}
 
+	// Filter the timeline by days: every memory shown is of that day.
+	do(t, ctx, "filter by day", show("#/timeline?from=2024-04-14&to=2024-04-14&order=old", "timeline"))
+	days := eval[[]string](t, ctx, "Array.from(document.querySelectorAll('#timeline time')).map(e => e.getAttribute('datetime'))")
+	if len(days) == 0 {
+		t.Error("no memory shown for 2024-04-14")
+	}
+	for _, d := range days {
+		if !strings.HasPrefix(d, "2024-04-14T") {
+			t.Errorf("day filter shows a memory of %s", d)
+		}
+	}
+
 	// The used link is refused, and the session goes on.
 	do(t, ctx, "reuse link", chromedp.Navigate(link))
 	if body := eval[string](t, ctx, "document.body.innerText"); !strings.Contains(body, "does not work") {
@@ -294,6 +306,21 @@ func TestBrowser(t *testing.T) {
 	if g, err := svc.Get(context.Background(), api.GetRequest{IDs: []uint64{n}}); err != nil || len(g.Memories) != 1 || g.Memories[0].Supersedes == 0 {
 		t.Errorf("the store does not hold the edit: %+v %v", g, err)
 	}
+
+	// A bad edit is refused, and the page says why.
+	do(t, ctx, "empty edit", chromedp.Evaluate[chromedp.Void]("document.getElementById('edit-text').value = ''"), chromedp.Click(chromedp.ID("save")),
+		chromedp.Poll[chromedp.Void]("!document.getElementById('notice').hidden && document.getElementById('notice').classList.contains('error')",
+			chromedp.WithPollingTimeout(20*time.Second)))
+	if msg := eval[string](t, ctx, "document.getElementById('notice').textContent"); !strings.Contains(msg, "empty text") {
+		t.Errorf("empty edit: the page says %q", msg)
+	}
+	// The old version: marked as history, no edit form.
+	do(t, ctx, "old version", show("#/record/"+old.ID, "record"))
+	if body := eval[string](t, ctx, "document.getElementById('main').innerText"); !strings.Contains(body, "older version") ||
+		eval[bool](t, ctx, "!!document.getElementById('edit-text')") {
+		t.Errorf("old version page: %q", body)
+	}
+	do(t, ctx, "back to the edit", show("#/record/"+newID, "record"))
 
 	// Forget it, after the confirmation: gone from the page and the store.
 	do(t, ctx, "forget", chromedp.Click(chromedp.ID("forget")), chromedp.WaitVisible(chromedp.ID("confirm-forget")),

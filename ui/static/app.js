@@ -136,8 +136,13 @@
     const scope = p.get('scope') || '';
     const session = p.get('session') || '';
     const order = p.get('order') === 'old' ? 'old' : 'new';
+    const day = (v) => (/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(v || '') && !isNaN(new Date(v + 'T00:00:00Z')) ? v : '');
+    const from = day(p.get('from'));
+    const to = day(p.get('to'));
     const fScope = h('input', { id: 'f-scope', value: scope, placeholder: 'any scope' });
     const fSession = h('input', { id: 'f-session', value: session, placeholder: 'any session' });
+    const fFrom = h('input', { id: 'f-from', type: 'date', value: from, title: 'first day (UTC)' });
+    const fTo = h('input', { id: 'f-to', type: 'date', value: to, title: 'last day (UTC)' });
     const fOrder = h('select', { id: 'f-order' },
       h('option', { value: 'new', selected: order === 'new' }, 'newest first'),
       h('option', { value: 'old', selected: order === 'old' }, 'oldest first'));
@@ -148,12 +153,14 @@
         const q = new URLSearchParams();
         if (fScope.value.trim()) q.set('scope', fScope.value.trim());
         if (fSession.value.trim()) q.set('session', fSession.value.trim());
+        if (fFrom.value) q.set('from', fFrom.value);
+        if (fTo.value) q.set('to', fTo.value);
         if (fOrder.value === 'old') q.set('order', 'old');
         location.hash = '#/timeline?' + q.toString();
       },
-    }, field('Scope', fScope), field('Session', fSession), field('Order', fOrder),
-    h('button', { type: 'submit' }, 'Show'),
-    (scope || session) ? h('a', { class: 'clear', href: '#/timeline' }, 'clear filters') : null);
+    }, field('Scope', fScope), field('Session', fSession), field('From', fFrom), field('To', fTo), field('Order', fOrder),
+    h('button', { type: 'submit', id: 'show' }, 'Show'),
+    (scope || session || from || to) ? h('a', { class: 'clear', href: '#/timeline' }, 'clear filters') : null);
     const summary = h('p', { class: 'muted', id: 'summary' });
     const list = h('div', { id: 'timeline' });
     const more = h('button', { id: 'more', class: 'more', type: 'button', hidden: true }, order === 'new' ? 'Older memories' : 'Newer memories');
@@ -167,6 +174,8 @@
       const req = { limit: 25, reverse: order === 'new' };
       if (scope) req.scope = scope;
       if (session) req.session = session;
+      if (from) req.from = from + 'T00:00:00Z';
+      if (to) req.to = new Date(Date.parse(to + 'T00:00:00Z') + 86400000).toISOString(); // the whole last day
       if (cursor) req.cursor = cursor;
       more.disabled = true;
       const r = await call('list', req);
@@ -185,7 +194,7 @@
       more.hidden = !cursor;
       more.disabled = false;
       summary.textContent = shown === 0
-        ? (scope || session ? 'No memories match these filters.' : 'No memories yet.')
+        ? (scope || session || from || to ? 'No memories match these filters.' : 'No memories yet.')
         : shown + ' memories shown' + (cursor ? ', more below' : '') + (r.truncated ? ' (long texts shortened)' : '') + '.';
     }
     more.addEventListener('click', () => page().catch(fail));
