@@ -311,7 +311,7 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "empty edit", chromedp.Evaluate[chromedp.Void]("document.getElementById('edit-text').value = ''"), chromedp.Click(chromedp.ID("save")),
 		chromedp.Poll[chromedp.Void]("!document.getElementById('notice').hidden && document.getElementById('notice').classList.contains('error')",
 			chromedp.WithPollingTimeout(20*time.Second)))
-	if msg := eval[string](t, ctx, "document.getElementById('notice').textContent"); !strings.Contains(msg, "empty text") {
+	if msg := eval[string](t, ctx, "document.getElementById('notice').textContent"); msg != "Empty text" {
 		t.Errorf("empty edit: the page says %q", msg)
 	}
 	// The old version: marked as history, no edit form.

@@ -56,7 +56,8 @@
     try { data = await r.json(); } catch (e) { /* not JSON */ }
     if (!r.ok) {
       if (r.status === 401) signedOut();
-      throw new APIError(r.status, data && data.code, (data && data.error) || 'HTTP ' + r.status);
+      const msg = ((data && data.error) || 'HTTP ' + r.status).replace(/^hmo: /, '');
+      throw new APIError(r.status, data && data.code, msg.charAt(0).toUpperCase() + msg.slice(1));
     }
     return data;
   }
