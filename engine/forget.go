@@ -47,6 +47,7 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 		}
 		return nil
 	})
+	e.applyEntities(err)
 	if err != nil {
 		return err
 	}
@@ -99,6 +100,7 @@ func (e *Engine) unlink(tx *bolt.Tx, r *Record) (uint64, error) {
 		func() error { return tx.Bucket(bucketActive).Delete(key) },
 		func() error { return tx.Bucket(bucketEnrich).Delete(key) },
 		func() error { return unstage(tx, r.ID) },
+		func() error { return e.deleteEntities(tx, r.ID) },
 	} {
 		if err := del(); err != nil {
 			return 0, err

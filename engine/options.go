@@ -105,6 +105,13 @@ type Options struct {
 	// Priors weighs the pipeline's prior stages (speaker, time,
 	// session). Zero fields take the retrieve package defaults.
 	Priors retrieve.PriorOptions
+	// Expand, Decompose and HMem configure the pipeline's H-Mem stages:
+	// multi-hop expansion through the entity graph, query decomposition,
+	// temporal relevance and robustness. Zero fields take the retrieve
+	// package defaults.
+	Expand    retrieve.ExpandOptions
+	Decompose retrieve.DecomposeOptions
+	HMem      retrieve.HMemOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -211,6 +218,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		Stages: st,
 		Fusion: retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
 		Priors: c.Priors,
+		Expand: c.Expand, Decompose: c.Decompose, HMem: c.HMem,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)

@@ -70,6 +70,7 @@ func (e *Engine) commitInputs(ctx context.Context, ins []Input) ([]uint64, error
 		}
 		return e.saveCorpus(tx)
 	})
+	e.applyEntities(err)
 	if err != nil && e.corpus != nil {
 		e.corpus.Forget(texts)
 	}
@@ -91,6 +92,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 			return nil, err
 		}
 		if err := e.link(tx, &r); err != nil {
+			return nil, err
+		}
+		if err := e.putEntities(tx, &r); err != nil {
 			return nil, err
 		}
 		if _, err := sessionSeq(tx, &r); err != nil {

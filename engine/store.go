@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/hmo-dev/hmo/entity"
 	"github.com/hmo-dev/hmo/retrieve"
 )
 
@@ -44,7 +45,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketEntities}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -76,6 +77,9 @@ type Engine struct {
 
 	docCache docCache // the pipeline's record metadata
 
+	graph      *entity.Graph  // the entity graph; safe for concurrent use
+	entPending []entityChange // graph updates of the open write transaction; guarded by wmu
+
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
 
@@ -106,6 +110,10 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	e := &Engine{dir: dir, opts: o, pipe: pipe, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := e.openEntities(); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -59,6 +59,7 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 		}
 		return e.saveCorpus(tx)
 	})
+	e.applyEntities(err)
 	if err != nil {
 		e.swapCorpus(text, old.Text)
 		return 0, err

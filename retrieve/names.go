@@ -113,3 +113,23 @@ func nameWords(lower string) []string {
 	}
 	return ws
 }
+
+// Word is one word of a text as NameMatcher reads it: lower-cased, the
+// possessive removed, and whether it was written with a capital.
+type Word struct {
+	Lower   string
+	Capital bool
+}
+
+// Words splits text into words as NameMatcher reads names: letters,
+// digits, apostrophes and hyphens, possessives ("Melanie's", "James'")
+// removed. Structures that extract names (the entity graph) read text
+// the same way the question side does.
+func Words(text string) []Word {
+	qs := questionWords(text)
+	out := make([]Word, len(qs))
+	for i, q := range qs {
+		out[i] = Word{Lower: q.lower, Capital: q.capital}
+	}
+	return out
+}

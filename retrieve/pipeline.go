@@ -21,6 +21,12 @@ type Options struct {
 	Fusion FusionOptions
 	// Priors weighs the prior stages.
 	Priors PriorOptions
+	// Expand configures the entity expansion stage.
+	Expand ExpandOptions
+	// Decompose configures the query decomposition stage.
+	Decompose DecomposeOptions
+	// HMem weighs H-Mem's temporal relevance and robustness stages.
+	HMem HMemOptions
 }
 
 // Defaults of the stage options.
@@ -49,6 +55,11 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.Speaker, DefaultSpeakerWeight)
 	setDefault(&c.Priors.Time, DefaultTimeWeight)
 	setDefault(&c.Priors.Session, DefaultSessionWeight)
+	setDefaultInt(&c.Expand.Seeds, DefaultExpandSeeds)
+	setDefaultInt(&c.Expand.Fanout, DefaultExpandFanout)
+	setDefault(&c.Expand.Share, DefaultExpandShare)
+	setDefaultInt(&c.Decompose.MaxParts, DefaultMaxParts)
+	c.HMem.withDefaults()
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -60,6 +71,13 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
 	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
+	case c.Expand.Seeds < 0 || c.Expand.Fanout < 0 || c.Expand.Share < 0 || c.Expand.Share > 1:
+		return c, fmt.Errorf("%w: expansion seeds, fan-out or share out of range", ErrInvalidOption)
+	case c.Decompose.MaxParts < 0 || c.Decompose.MaxParts > MaxDecomposeParts:
+		return c, fmt.Errorf("%w: decomposition parts %d outside [1, %d]", ErrInvalidOption, c.Decompose.MaxParts, MaxDecomposeParts)
+	}
+	if err := c.HMem.validate(); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -87,6 +105,18 @@ func (p *Pipeline) Stages() Stages { return p.o.Stages }
 // best first (ties: higher id first); the caller keeps the first q.K that
 // still exist.
 func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
+	// 0. Decomposition: a multi-part question runs the path once per part
+	// and once whole; the lists are merged.
+	if p.o.Stages.Has(StageDecompose) {
+		if parts := Decompose(q.Text, p.o.Decompose.MaxParts); len(parts) > 1 {
+			return p.runParts(ctx, q, parts, src)
+		}
+	}
+	return p.run(ctx, q, src)
+}
+
+// run is the query path of one question.
+func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
 	// 1. Candidate generation.
 	text, vec, err := p.candidates(ctx, q, src)
 	if err != nil {
@@ -110,7 +140,20 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 			sessionPrior(cands, p.o.Priors.Session)
 		}
 	}
-	// 4. Selection.
+	// H-Mem's temporal relevance and robustness, shares of the best
+	// fused score.
+	if p.o.Stages&(StageTemporal|StageRobust) != 0 {
+		if err := p.hmemScores(q, cands, src); err != nil {
+			return nil, err
+		}
+	}
+	// 4. Propagation: multi-hop expansion through shared entities.
+	if l, ok := src.(Linker); ok && p.o.Stages.Has(StageEntity) {
+		if cands, err = expand(&p.o.Expand, cands, l); err != nil {
+			return nil, err
+		}
+	}
+	// 5. Selection.
 	selectBest(cands)
 	return cands, nil
 }
@@ -142,6 +185,12 @@ func bestFused(cands []Candidate) float64 {
 		b = max(b, cands[i].Fused)
 	}
 	return b
+}
+
+func setDefaultInt(v *int, def int) {
+	if *v == 0 {
+		*v = def
+	}
 }
 
 func setDefault(v *float64, def float64) {

@@ -20,6 +20,10 @@ const (
 	StageTime                       // prior: time expressions for "when" questions and dated questions
 	StageSession                    // prior: a share of the session's best score
 	StageSegTree                    // propagation over the segment tree
+	StageEntity                     // multi-hop expansion through shared entities (H-Mem entity graph)
+	StageDecompose                  // multi-part questions split, each part retrieved, results merged
+	StageTemporal                   // H-Mem temporal relevance T of a record's date to the question's time
+	StageRobust                     // H-Mem robustness R: recency decay of a record's date
 )
 
 var stageNames = []struct {
@@ -32,6 +36,10 @@ var stageNames = []struct {
 	{StageTime, "time"},
 	{StageSession, "session"},
 	{StageSegTree, "segtree"},
+	{StageEntity, "entity"},
+	{StageDecompose, "decompose"},
+	{StageTemporal, "temporal"},
+	{StageRobust, "robust"},
 }
 
 // DefaultStages is the set the pipeline runs when none is given.

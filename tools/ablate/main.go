@@ -30,6 +30,7 @@ import (
 )
 
 var (
+	dump    *json.Encoder // nil without -dump; cleared after the first run
 	profile *os.File
 	opts    engine.Options
 	scoring fts.Scoring
@@ -46,7 +47,15 @@ type row struct {
 	// bootstrap interval over questions.
 	Delta   float64    `json:"delta"`
 	DeltaCI [2]float64 `json:"delta_ci"`
-	per     []float64
+	// MultiHopAll10 is the multi-hop questions' all-evidence hit@10,
+	// with its delta against the first run and the delta's interval.
+	MultiHopAll10   float64    `json:"multi_hop_all10"`
+	MultiHopDelta   float64    `json:"multi_hop_all10_delta"`
+	MultiHopDeltaCI [2]float64 `json:"multi_hop_all10_delta_ci"`
+	// IngestPerRecordMS is the mean ingest time per record.
+	IngestPerRecordMS float64 `json:"ingest_per_record_ms"`
+	per               []float64
+	perMH             []float64
 }
 
 func main() {
@@ -56,13 +65,25 @@ func main() {
 	flag.Float64Var(&opts.Priors.Speaker, "speaker", 0, "speaker prior weight (0: default)")
 	flag.Float64Var(&opts.Priors.Time, "time", 0, "time prior weight (0: default)")
 	flag.Float64Var(&opts.Priors.Session, "session", 0, "session prior weight (0: default)")
+	flag.IntVar(&opts.Expand.Seeds, "expand-seeds", 0, "entity expansion seeds (0: default)")
+	flag.IntVar(&opts.Expand.Fanout, "expand-fanout", 0, "entity expansion fan-out per seed (0: default)")
+	flag.Float64Var(&opts.Expand.Share, "expand-share", 0, "entity expansion share of the seed's score (0: default)")
 	flag.IntVar(&opts.Candidates, "candidates", 0, "candidates per generator (0: default)")
 	flag.Float64Var(&scoring.K1, "k1", 0, "BM25 k1 (0: default)")
 	flag.Float64Var(&scoring.B, "b", 0, "BM25 b (0: default)")
 	flag.Float64Var(&scoring.ContextWeight, "context-weight", 0, "BM25F weight of the context turn (0: default)")
 	flag.Float64Var(&scoring.RoleWeight, "role-weight", 0, "BM25F weight of the role (0: default)")
+	dumpPath := flag.String("dump", "", "write each question's top 50 turns (JSON lines) of the first run to this file")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
+	if *dumpPath != "" {
+		df, err := os.Create(*dumpPath)
+		if err != nil {
+			fail(err)
+		}
+		defer df.Close()
+		dump = json.NewEncoder(df)
+	}
 	if *prof != "" {
 		pf, err := os.Create(*prof)
 		if err != nil {
@@ -95,8 +116,10 @@ func main() {
 			base = r
 		}
 		r.Delta, r.DeltaCI = bootstrap(base.per, r.per, *seed)
+		r.MultiHopDelta, r.MultiHopDeltaCI = bootstrap(base.perMH, r.perMH, *seed)
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))
+		dump = nil
 	}
 }
 
@@ -110,6 +133,8 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 	r := &row{Stages: stages, Mode: mode, ByCat: map[string]float64{}}
 	n := map[string]int{}
 	var lat []time.Duration
+	var ingest time.Duration
+	var records int
 	for i, c := range convs {
 		clock := &eval.Clock{}
 		e, err := hmo.Open(filepath.Join(work, fmt.Sprint(i)), func() *engine.Options {
@@ -123,7 +148,10 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		if err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		turnOf, err := eval.Ingest(ctx, e, c, clock)
+		ingest += time.Since(t0)
+		records += len(turnOf)
 		if err != nil {
 			e.Close()
 			return nil, err
@@ -136,7 +164,11 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 				continue
 			}
 			start := time.Now()
-			res, err := e.Recall(ctx, engine.Query{Text: q.Question, K: 10, Scope: c.ID})
+			k := 10
+			if dump != nil {
+				k = 50
+			}
+			res, err := e.Recall(ctx, engine.Query{Text: q.Question, K: k, Scope: c.ID})
 			if err != nil {
 				e.Close()
 				return nil, err
@@ -146,8 +178,17 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 			for j, x := range res {
 				ranked[j] = turnOf[x.Record.ID]
 			}
-			v := eval.Score(ranked, q.Evidence).TurnRecall[10]
+			if dump != nil {
+				dump.Encode(map[string]any{"q": q.Question, "cat": locomo.CategoryName(q.Category), "evidence": q.Evidence, "ranked": ranked})
+			}
+			ranked = ranked[:min(len(ranked), 10)]
+			m := eval.Score(ranked, q.Evidence)
+			v := m.TurnRecall[10]
 			r.per = append(r.per, v)
+			if q.Category == locomo.MultiHop {
+				r.perMH = append(r.perMH, m.AllHit10)
+				r.MultiHopAll10 += m.AllHit10
+			}
 			cat := locomo.CategoryName(q.Category)
 			r.ByCat[cat] += v
 			n[cat]++
@@ -164,6 +205,8 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		r.R10 += v
 	}
 	r.R10 /= float64(len(r.per))
+	r.MultiHopAll10 /= float64(max(len(r.perMH), 1))
+	r.IngestPerRecordMS = float64(ingest.Microseconds()) / 1000 / float64(max(records, 1))
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	r.MedianMS = float64(lat[len(lat)/2].Microseconds()) / 1000
 	return r, nil

@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/entity"
+	"github.com/hmo-dev/hmo/retrieve"
+)
+
+// The entity graph (package entity) is kept beside the records: each
+// record's mentions are written to bucketEntities in the record's own
+// transaction and deleted with it, and the in-memory graph is loaded from
+// that bucket on open and updated after each commit.
+var (
+	bucketEntities = []byte("entities") // id -> entity.Encode(scope, mentions)
+	metaEntities   = []byte("entities_version")
+)
+
+// entitiesVersion changes when extraction changes; a store written with
+// another version has its mentions re-extracted on open.
+const entitiesVersion = "1"
+
+// entityChange is a graph update waiting for its transaction to commit.
+type entityChange struct {
+	id    uint64
+	scope string
+	ms    []entity.Mention // nil: remove
+	del   bool
+}
+
+// putEntities extracts r's entities and stores them in tx; the graph
+// learns them when the transaction commits (applyEntities).
+func (e *Engine) putEntities(tx *bolt.Tx, r *Record) error {
+	ms := entity.Extract(r.Text, r.Time)
+	e.entPending = append(e.entPending, entityChange{id: r.ID, scope: r.Scope, ms: ms})
+	if len(ms) == 0 {
+		return nil
+	}
+	return tx.Bucket(bucketEntities).Put(u64key(r.ID), entity.Encode(r.Scope, ms))
+}
+
+// deleteEntities removes r's entities in tx.
+func (e *Engine) deleteEntities(tx *bolt.Tx, id uint64) error {
+	e.entPending = append(e.entPending, entityChange{id: id, del: true})
+	return tx.Bucket(bucketEntities).Delete(u64key(id))
+}
+
+// applyEntities brings the graph up to date with a transaction that
+// ended with err: committed changes are applied, rolled back ones
+// dropped. The caller holds wmu.
+func (e *Engine) applyEntities(err error) {
+	if err == nil {
+		for _, c := range e.entPending {
+			if c.del {
+				e.graph.Remove(c.id)
+			} else {
+				e.graph.Add(c.id, c.scope, c.ms)
+			}
+		}
+	}
+	e.entPending = e.entPending[:0]
+}
+
+// openEntities loads the graph from bbolt, re-extracting every record's
+// mentions first when the store was written by another extraction
+// version (or before the graph existed).
+func (e *Engine) openEntities() error {
+	e.graph = entity.New(nil)
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bucketMeta)
+		if string(m.Get(metaEntities)) == entitiesVersion {
+			return nil
+		}
+		return rebuildEntities(tx)
+	})
+	if err != nil {
+		return fmt.Errorf("hmo: entity graph: %w", err)
+	}
+	return e.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketEntities).ForEach(func(k, v []byte) error {
+			scope, ms, err := entity.Decode(v)
+			if err != nil {
+				return fmt.Errorf("hmo: entity graph: record %d: %w", keyU64(k), err)
+			}
+			e.graph.Add(keyU64(k), scope, ms)
+			return nil
+		})
+	})
+}
+
+// rebuildEntities re-extracts the mentions of every record in tx.
+func rebuildEntities(tx *bolt.Tx) error {
+	if err := tx.DeleteBucket(bucketEntities); err != nil {
+		return err
+	}
+	eb, err := tx.CreateBucket(bucketEntities)
+	if err != nil {
+		return err
+	}
+	err = tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		r, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		if ms := entity.Extract(r.Text, r.Time); len(ms) > 0 {
+			return eb.Put(k, entity.Encode(r.Scope, ms))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(metaEntities, []byte(entitiesVersion))
+}
+
+// Entities returns the entities record id mentions, as the graph holds
+// them (nil for none).
+func (e *Engine) Entities(id uint64) []entity.Mention { return e.graph.Entities(id) }
+
+// Linked serves the pipeline's expansion stage from the entity graph,
+// keeping only records that pass the query's filters.
+func (s *archiveSource) Linked(seeds []uint64, fanout int) ([][]retrieve.Hit, error) {
+	links := s.e.graph.Related(seeds, fanout)
+	out := make([][]retrieve.Hit, len(links))
+	var ids []uint64
+	for _, ls := range links {
+		for _, l := range ls {
+			ids = append(ids, l.ID)
+		}
+	}
+	docs, err := s.e.docs(ids)
+	if err != nil {
+		return nil, err
+	}
+	k := 0
+	for i, ls := range links {
+		for _, l := range ls {
+			d := docs[k]
+			k++
+			if d.ID == 0 || !s.q.match(&Record{Scope: d.Scope, Session: d.Session, Time: d.Time}) {
+				continue
+			}
+			out[i] = append(out[i], retrieve.Hit{ID: l.ID, Score: l.Weight})
+		}
+	}
+	return out, nil
+}
+
+var _ retrieve.Linker = (*archiveSource)(nil)
