@@ -38,6 +38,29 @@ func filesHolding(t *testing.T, dir string, b []byte) []string {
 	return out
 }
 
+// bucketHolds reports whether bucket name of the closed store in dir
+// holds b in a key or a value.
+func bucketHolds(t *testing.T, dir, name string, b []byte) bool {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, engine.DBFile), 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	found := false
+	db.View(func(tx *bolt.Tx) error {
+		bk := tx.Bucket([]byte(name))
+		if bk == nil {
+			return nil
+		}
+		return bk.ForEach(func(k, v []byte) error {
+			found = found || bytes.Contains(k, b) || bytes.Contains(v, b)
+			return nil
+		})
+	})
+	return found
+}
+
 // TestPurgeLeavesNoBytes checks "delete means gone" at the file level: a
 // forgotten record's text is in the store's files after Forget (freed
 // bbolt pages, deleted documents in Bleve segments), and in none of them
@@ -51,11 +74,15 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 	for i := range 200 {
 		ins = append(ins, engine.Input{Session: "s", Text: "an ordinary note about the garden " + string(rune('a'+i%26))})
 	}
-	ins = append(ins, engine.Input{Session: "s", Text: "my bank pin is zebraquokka, never tell"})
+	// The capitalised name also makes the secret an entity of the graph.
+	ins = append(ins, engine.Input{Session: "s", Text: "my bank pin is zebraquokka, never tell Zebraquokka"})
 	ids := remember(t, e, ins...)
 	// Save the indexes with the secret in them, as a long-running store would.
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if !bucketHolds(t, dir, "entities", secret) {
+		t.Fatal("precondition: the entity graph's bucket does not hold the secret; the test would not cover it")
 	}
 	e = openAt(t, dir, clock)
 	if err := e.Forget(context.Background(), ids[len(ids)-1]); err != nil {
@@ -68,6 +95,9 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 		t.Fatalf("precondition: no file holds the forgotten text before the purge; the test would prove nothing")
 	} else {
 		t.Logf("before the purge the forgotten text is in %d file(s)", len(got))
+	}
+	if bucketHolds(t, dir, "entities", secret) {
+		t.Error("the entity graph's bucket still holds the forgotten entity after Forget")
 	}
 	e = openAt(t, dir, clock)
 	if err := e.CompactIndexes(context.Background()); err != nil {

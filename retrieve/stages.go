@@ -14,16 +14,16 @@ type Stages uint32
 
 // Switchable stages, in the order the pipeline runs them.
 const (
-	StageText    Stages = 1 << iota // lexical candidates (BM25)
-	StageVector                     // vector candidates (cosine)
-	StageSpeaker                    // prior: records spoken by the one person the question names
-	StageTime                       // prior: time expressions for "when" questions and dated questions
-	StageSession                    // prior: a share of the session's best score
-	StageSegTree                    // propagation over the segment tree
-	StageEntity                     // multi-hop expansion through shared entities (H-Mem entity graph)
-	StageDecompose                  // multi-part questions split, each part retrieved, results merged
-	StageTemporal                   // H-Mem temporal relevance T of a record's date to the question's time
-	StageRobust                     // H-Mem robustness R: recency decay of a record's date
+	StageText      Stages = 1 << iota // lexical candidates (BM25)
+	StageVector                       // vector candidates (cosine)
+	StageSpeaker                      // prior: records spoken by the one person the question names
+	StageTime                         // prior: time expressions for "when" questions and dated questions
+	StageSession                      // prior: a share of the session's best score
+	StageSegTree                      // propagation over the segment tree
+	StageEntity                       // multi-hop expansion through shared entities (H-Mem entity graph)
+	StageDecompose                    // multi-part questions split, each part retrieved, results merged
+	StageTemporal                     // H-Mem temporal relevance T of a record's date to the question's time
+	StageRobust                       // H-Mem robustness R: recency decay of a record's date
 )
 
 var stageNames = []struct {

@@ -1,0 +1,108 @@
+package engine_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"path/filepath"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/entity"
+)
+
+func entityKeys(ms []entity.Mention) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Key)
+	}
+	return out
+}
+
+// TestEntitiesPersistAndRebuild checks that the entity graph is written
+// with the records, survives a reopen, is re-extracted when its bucket is
+// lost, and follows Forget and Update.
+func TestEntitiesPersistAndRebuild(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	e := openAt(t, dir, clock)
+	ids := remember(t, e,
+		engine.Input{Scope: "a", Session: "s", Text: "I drove to Tampa with Gina yesterday"},
+		engine.Input{Scope: "a", Session: "s", Text: "Tampa was sunny"},
+		engine.Input{Scope: "a", Session: "s", Text: "no names at all"},
+	)
+	want := []string{"tampa", "gina", "date:2024-04-30"}
+	if got := entityKeys(e.Entities(ids[0])); !reflect.DeepEqual(got, want) {
+		t.Fatalf("entities of the first record %q, want %q", got, want)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, dir, clock)
+	if got := entityKeys(e.Entities(ids[0])); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after reopen %q, want %q", got, want)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Lose the bucket and the version mark: the graph is rebuilt from the records.
+	db, err := bolt.Open(filepath.Join(dir, engine.DBFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket([]byte("entities")); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket([]byte("entities")); err != nil {
+			return err
+		}
+		return tx.Bucket([]byte("meta")).Delete([]byte("entities_version"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, dir, clock)
+	defer e.Close()
+	if got := entityKeys(e.Entities(ids[0])); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the rebuild %q, want %q", got, want)
+	}
+	if err := e.Forget(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Entities(ids[0]); got != nil {
+		t.Fatalf("a forgotten record keeps entities %v", got)
+	}
+	nid, err := e.Update(context.Background(), ids[1], "Orlando was sunny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entityKeys(e.Entities(nid)); !reflect.DeepEqual(got, []string{"orlando"}) {
+		t.Fatalf("updated record's entities %q, want [orlando]", got)
+	}
+	if got := e.Entities(ids[1]); got != nil {
+		t.Fatalf("the superseded version keeps entities %v", got)
+	}
+}
+
+// TestEntitiesRolledBack checks that a write that fails leaves nothing in
+// the graph, not even for the next write that reuses its id.
+func TestEntitiesRolledBack(t *testing.T) {
+	e, _ := openTest(t, t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Remember(ctx, engine.Input{Text: "I met Melanie"}, engine.Input{Text: "I met Zebraquokka"}); err == nil {
+		t.Fatal("Remember with a cancelled context succeeded")
+	}
+	ids := remember(t, e, engine.Input{Text: "I met Melanie"})
+	if got := entityKeys(e.Entities(ids[0])); !reflect.DeepEqual(got, []string{"melanie"}) {
+		t.Fatalf("entities %q, want only the committed record's [melanie]", got)
+	}
+	if got := e.Entities(ids[0] + 1); got != nil {
+		t.Fatalf("the rolled-back record %d has entities %v", ids[0]+1, got)
+	}
+}

@@ -1,0 +1,207 @@
+package retrieve_test
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/retrieve"
+)
+
+func TestDecompose(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"What do Jon and Gina both have in common?", []string{"What do Jon have in common?", "What do Gina have in common?"}},
+		{"Who is older, Jon or Gina?", []string{"Who is older, Jon", "Who is older, Gina?"}},
+		{"Did Jon, Gina and Maria visit Paris?", []string{"Did Jon visit Paris?", "Did Gina visit Paris?", "Did Maria visit Paris?"}},
+		{"What subject have Caroline and Melanie's kids painted?", []string{"What subject have Caroline kids painted?", "What subject have Melanie's kids painted?"}},
+		{"When did she paint and where did she go?", []string{"When did she paint", "where did she go?"}},
+		{"What did Melanie paint?", []string{"What did Melanie paint?"}},
+		{"salt and pepper", []string{"salt and pepper"}},
+		{"", []string{""}},
+	} {
+		if got := retrieve.Decompose(tc.q, 3); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Decompose(%q) = %q, want %q", tc.q, got, tc.want)
+		}
+	}
+	if got := retrieve.Decompose("Did A1 and Bo, Cy, Di and Ed go?", 2); len(got) != 2 {
+		t.Errorf("cap of 2 parts: got %q", got)
+	}
+}
+
+func FuzzDecompose(f *testing.F) {
+	for _, s := range []string{"What do Jon and Gina both like?", "Jon, Gina, and Maria", "When and what and Who", "and and And"} {
+		f.Add(s, 3)
+	}
+	f.Fuzz(func(t *testing.T, q string, n int) {
+		parts := retrieve.Decompose(q, n)
+		if len(parts) == 0 || len(parts) > max(n, 1) {
+			t.Fatalf("Decompose(%q, %d) gave %d parts", q, n, len(parts))
+		}
+		if len(parts) == 1 && parts[0] != q {
+			t.Fatalf("a single part must be the question itself: %q", parts[0])
+		}
+	})
+}
+
+// linkSource is a fakeSource whose records are linked by a fixed graph.
+type linkSource struct {
+	fakeSource
+	links map[uint64][]retrieve.Hit
+}
+
+func (l *linkSource) Linked(seeds []uint64, fanout int) ([][]retrieve.Hit, error) {
+	out := make([][]retrieve.Hit, len(seeds))
+	for i, s := range seeds {
+		out[i] = l.links[s][:min(fanout, len(l.links[s]))]
+	}
+	return out, nil
+}
+
+func TestEntityExpansion(t *testing.T) {
+	src := &linkSource{
+		fakeSource: fakeSource{text: []retrieve.Hit{{ID: 1, Score: 10}, {ID: 2, Score: 5}, {ID: 3, Score: 4}, {ID: 4, Score: 1}}},
+		links: map[uint64][]retrieve.Hit{
+			1: {{ID: 9, Score: 1}, {ID: 4, Score: 0.5}}, // 9 is no candidate yet
+		},
+	}
+	only := retrieve.StageText
+	q := &retrieve.Query{Text: "q", K: 10, Candidates: 10}
+	base, err := run(&retrieve.Options{Stages: only}, q, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(base); !reflect.DeepEqual(got, []uint64{1, 2, 3, 4}) {
+		t.Fatalf("without expansion: %v", got)
+	}
+	for _, tc := range []struct {
+		name string
+		o    retrieve.ExpandOptions
+		want []uint64
+	}{
+		// linear fusion: 1 -> 1, 2 -> 4/9, 3 -> 3/9, 4 -> 0; a share of 0.5
+		// gives 9 0.5 and 4 0.25.
+		{"links rise by a share of the seed", retrieve.ExpandOptions{Seeds: 1, Fanout: 10, Share: 0.5}, []uint64{1, 9, 2, 3, 4}},
+		{"fan-out 1 reaches only the heaviest link", retrieve.ExpandOptions{Seeds: 1, Fanout: 1, Share: 0.5}, []uint64{1, 9, 2, 3, 4}},
+		{"small share stays below the text's candidates", retrieve.ExpandOptions{Seeds: 1, Fanout: 10, Share: 0.1}, []uint64{1, 2, 3, 9, 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := run(&retrieve.Options{Stages: only | retrieve.StageEntity, Expand: tc.o}, q, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ids(got), tc.want) {
+				t.Fatalf("order %v, want %v", ids(got), tc.want)
+			}
+		})
+	}
+	// A source without a graph leaves the list as it was.
+	got, err := run(&retrieve.Options{Stages: only | retrieve.StageEntity}, q, &src.fakeSource)
+	if err != nil || !reflect.DeepEqual(ids(got), ids(base)) {
+		t.Fatalf("without a Linker: %v %v", ids(got), err)
+	}
+}
+
+func TestDecomposeStageMerges(t *testing.T) {
+	// The text generator answers by the question's words: "jon" finds 1,
+	// "gina" finds 2, the whole question finds 3 first.
+	src := &wordSource{hits: map[string][]retrieve.Hit{
+		"jon":  {{ID: 1, Score: 9}, {ID: 4, Score: 1}},
+		"gina": {{ID: 2, Score: 3}, {ID: 5, Score: 1}},
+	}, whole: []retrieve.Hit{{ID: 3, Score: 20}, {ID: 1, Score: 2}, {ID: 6, Score: 1}}}
+	q := &retrieve.Query{Text: "What do Jon and Gina both like?", K: 3, Candidates: 10}
+	got, err := run(&retrieve.Options{Stages: retrieve.StageText | retrieve.StageDecompose}, q, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := ids(got)[:3]
+	if !reflect.DeepEqual(top, []uint64{3, 2, 1}) {
+		t.Fatalf("top 3 %v, want each list's best (3, then 2 and 1 by id)", top)
+	}
+	if len(src.asked) != 3 {
+		t.Fatalf("asked %q, want the whole question and two parts", src.asked)
+	}
+}
+
+type wordSource struct {
+	fakeSource
+	hits  map[string][]retrieve.Hit
+	whole []retrieve.Hit
+	asked []string
+}
+
+func (w *wordSource) Text(_ context.Context, q *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	w.asked = append(w.asked, q.Text)
+	lower := strings.ToLower(q.Text)
+	hasJon, hasGina := strings.Contains(lower, "jon"), strings.Contains(lower, "gina")
+	switch {
+	case hasJon && hasGina:
+		return w.whole, nil
+	case hasJon:
+		return w.hits["jon"], nil
+	case hasGina:
+		return w.hits["gina"], nil
+	}
+	return nil, nil
+}
+
+func TestTemporalRelevance(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2023, 5, d, 0, 0, 0, 0, time.UTC) }
+	span := func(a, b int) retrieve.Span { return retrieve.Span{Start: day(a), End: day(b)} }
+	for _, tc := range []struct {
+		name string
+		m, k retrieve.Span
+		want float64
+	}{
+		{"same interval", span(1, 2), span(1, 2), 1},
+		{"inside, centred", span(3, 4), span(1, 6), 0.5*(1.0/5) + 0.5*1},
+		{"apart", span(1, 2), span(9, 10), 0.5 * (1 - 8.0/9)},
+		{"unresolved", retrieve.Span{}, span(1, 2), 0},
+	} {
+		if got := retrieve.TemporalRelevance(tc.m, tc.k, 0.5); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: T = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	now := day(10)
+	if got := retrieve.Robustness(now.AddDate(-1, 0, 0), now, 0, 365*24*time.Hour, 0.5); math.Abs(got-math.Exp(-1)) > 1e-9 {
+		t.Errorf("R a year old, unseen = %v, want 1/e", got)
+	}
+	if a, b := retrieve.Robustness(day(1), now, 0, 24*time.Hour, 0.5), retrieve.Robustness(day(1), now, 10, 24*time.Hour, 0.5); !(b > a) {
+		t.Errorf("a memory seen more often decays slower: %v vs %v", a, b)
+	}
+	if got := retrieve.Robustness(now, day(1), 0, 24*time.Hour, 0.5); got != 1 {
+		t.Errorf("a future memory: R = %v, want 1", got)
+	}
+}
+
+func TestTemporalStage(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2023, 5, d, 12, 0, 0, 0, time.UTC) }
+	src := &fakeSource{
+		text: []retrieve.Hit{{ID: 1, Score: 2}, {ID: 2, Score: 1.9}, {ID: 3, Score: 0.1}},
+		docs: map[uint64]retrieve.Doc{
+			1: {ID: 1, Time: day(1), Text: "a"},
+			2: {ID: 2, Time: day(20), Text: "b"},
+			3: {ID: 3, Time: day(2), Text: "c"},
+		},
+	}
+	q := &retrieve.Query{Text: "what did we do yesterday", K: 3, Candidates: 10, Now: day(21)}
+	got, err := run(&retrieve.Options{Stages: retrieve.StageText | retrieve.StageTemporal}, q, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(got)[0] != 2 {
+		t.Fatalf("order %v: the record of yesterday should lead", ids(got))
+	}
+	got, err = run(&retrieve.Options{Stages: retrieve.StageText | retrieve.StageRobust, HMem: retrieve.HMemOptions{Tau: 7 * 24 * time.Hour}}, q, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(got)[0] != 2 {
+		t.Fatalf("order %v: robustness should favour the recent record", ids(got))
+	}
+}
