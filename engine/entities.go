@@ -44,13 +44,15 @@ func (e *Engine) putEntities(tx *bolt.Tx, r *Record) error {
 // deleteEntities removes r's entities in tx.
 func (e *Engine) deleteEntities(tx *bolt.Tx, id uint64) error {
 	e.entPending = append(e.entPending, entityChange{id: id, del: true})
+	e.treePending = append(e.treePending, treeChange{id: id})
 	return tx.Bucket(bucketEntities).Delete(u64key(id))
 }
 
-// applyEntities brings the graph up to date with a transaction that
-// ended with err: committed changes are applied, rolled back ones
-// dropped. The caller holds wmu.
+// applyEntities brings the graph and the temporal tree up to date with a
+// transaction that ended with err: committed changes are applied, rolled
+// back ones dropped. The caller holds wmu.
 func (e *Engine) applyEntities(err error) {
+	e.applyTree(err)
 	if err == nil {
 		for _, c := range e.entPending {
 			if c.del {

@@ -105,13 +105,15 @@ type Options struct {
 	// Priors weighs the pipeline's prior stages (speaker, time,
 	// session). Zero fields take the retrieve package defaults.
 	Priors retrieve.PriorOptions
-	// Expand, Decompose and HMem configure the pipeline's H-Mem stages:
-	// multi-hop expansion through the entity graph, query decomposition,
-	// temporal relevance and robustness. Zero fields take the retrieve
-	// package defaults.
+	// Expand, Decompose, HMem and Tree configure the pipeline's H-Mem
+	// stages: multi-hop expansion through the entity graph, query
+	// decomposition, temporal relevance and robustness, propagation over
+	// the temporal-semantic tree. Zero fields take the retrieve package
+	// defaults.
 	Expand    retrieve.ExpandOptions
 	Decompose retrieve.DecomposeOptions
 	HMem      retrieve.HMemOptions
+	Tree      retrieve.TreeOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -218,7 +220,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		Stages: st,
 		Fusion: retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
 		Priors: c.Priors,
-		Expand: c.Expand, Decompose: c.Decompose, HMem: c.HMem,
+		Expand: c.Expand, Decompose: c.Decompose, HMem: c.HMem, Tree: c.Tree,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)

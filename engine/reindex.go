@@ -231,6 +231,9 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 	e.opts.Persona.Dims = emb.Dims()
 	e.setVec(vec)
 	err = e.reloadTiers()
+	if err == nil {
+		err = e.buildTree() // the tree clusters by the new vectors
+	}
 	e.swapMu.Unlock()
 	if old != nil {
 		old.Close()

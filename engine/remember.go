@@ -81,6 +81,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
 	ids := make([]uint64, len(ins))
+	leaves := make([]treeChange, len(ins))
 	embedTexts := make([]string, len(ins))
 	for i := range ins {
 		id, err := recs.NextSequence()
@@ -101,6 +102,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 			return nil, err
 		}
 		ids[i], embedTexts[i] = id, e.indexText(tx, &r)
+		leaves[i] = treeChange{id: id, scope: r.Scope, at: r.Time}
 	}
 	vecs, err := e.opts.Embedder.Embed(ctx, embedTexts)
 	if err != nil {
@@ -109,6 +111,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 	if err := e.putVectors(tx, ids, vecs); err != nil {
 		return nil, err
 	}
+	e.addTreeLeaves(leaves, vecs)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hmo-dev/hmo/entity"
 	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/timetree"
 )
 
 // SchemaVersion is the on-disk layout version of the bbolt store.
@@ -80,6 +81,9 @@ type Engine struct {
 	graph      *entity.Graph  // the entity graph; safe for concurrent use
 	entPending []entityChange // graph updates of the open write transaction; guarded by wmu
 
+	tree        *timetree.Tree // the temporal-semantic tree; safe for concurrent use; replaced by Reindex with wmu and swapMu held
+	treePending []treeChange   // tree updates of the open write transaction; guarded by wmu
+
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
 
@@ -114,6 +118,10 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.openEntities(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := e.buildTree(); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -87,8 +87,10 @@ func Robustness(at, now time.Time, n int, tau time.Duration, eta float64) float6
 
 // hmemScores adds T and R. T needs a question naming a time (resolved
 // against q.Now) and compares it with the record's own day and the times
-// its text names; R needs q.Now and decays with the record's age (the
-// access count is not part of Doc, so n is 0).
+// its text names; R needs q.Now and decays with the age of the record's
+// tree node (r_m, the latest record consolidated into it), slower the
+// more records it holds (n_m); without a tree, with the record's own age
+// and n_m = 0.
 func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 	var spans []Span
 	if p.o.Stages.Has(StageTemporal) {
@@ -104,6 +106,18 @@ func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 	}
 	if err := loadDocs(cands, src); err != nil {
 		return err
+	}
+	// R reads n_m and r_m from the tree when the source has one.
+	var info []TreeInfo
+	if ts, ok := src.(TreeSource); ok && useR {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		var err error
+		if info, err = ts.TreeInfo(ids); err != nil {
+			return err
+		}
 	}
 	scale := bestFused(cands)
 	o := &p.o.HMem
@@ -124,7 +138,11 @@ func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 			cands[i].Score += o.Temporal * t * scale
 		}
 		if useR {
-			cands[i].Score += o.Robust * Robustness(d.Time, q.Now, 0, o.Tau, o.Eta) * scale
+			at, n := d.Time, 0
+			if info != nil && info[i].N > 0 {
+				at, n = info[i].Last, info[i].N
+			}
+			cands[i].Score += o.Robust * Robustness(at, q.Now, n, o.Tau, o.Eta) * scale
 		}
 	}
 	return nil

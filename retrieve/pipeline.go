@@ -27,6 +27,8 @@ type Options struct {
 	Decompose DecomposeOptions
 	// HMem weighs H-Mem's temporal relevance and robustness stages.
 	HMem HMemOptions
+	// Tree configures the temporal-semantic tree stage.
+	Tree TreeOptions
 }
 
 // Defaults of the stage options.
@@ -60,6 +62,8 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Expand.Share, DefaultExpandShare)
 	setDefaultInt(&c.Decompose.MaxParts, DefaultMaxParts)
 	c.HMem.withDefaults()
+	setDefault(&c.Tree.Share, DefaultTreeShare)
+	setDefault(&c.Tree.Decay, DefaultTreeDecay)
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -75,6 +79,9 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: expansion seeds, fan-out or share out of range", ErrInvalidOption)
 	case c.Decompose.MaxParts < 0 || c.Decompose.MaxParts > MaxDecomposeParts:
 		return c, fmt.Errorf("%w: decomposition parts %d outside [1, %d]", ErrInvalidOption, c.Decompose.MaxParts, MaxDecomposeParts)
+	}
+	if c.Tree.Share < 0 || c.Tree.Share > 1 || c.Tree.Decay < 0 || c.Tree.Decay > 1 {
+		return c, fmt.Errorf("%w: tree share or decay outside [0, 1]", ErrInvalidOption)
 	}
 	if err := c.HMem.validate(); err != nil {
 		return c, err
@@ -147,7 +154,13 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 			return nil, err
 		}
 	}
-	// 4. Propagation: multi-hop expansion through shared entities.
+	// 4. Propagation: over the temporal-semantic tree, then multi-hop
+	// expansion through shared entities.
+	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageTree) {
+		if err := treePropagate(&p.o.Tree, cands, ts); err != nil {
+			return nil, err
+		}
+	}
 	if l, ok := src.(Linker); ok && p.o.Stages.Has(StageEntity) {
 		if cands, err = expand(&p.o.Expand, cands, l); err != nil {
 			return nil, err

@@ -24,6 +24,7 @@ const (
 	StageDecompose                    // multi-part questions split, each part retrieved, results merged
 	StageTemporal                     // H-Mem temporal relevance T of a record's date to the question's time
 	StageRobust                       // H-Mem robustness R: recency decay of a record's date
+	StageTree                         // H-Mem temporal-semantic tree: relevance shared with siblings under a node
 )
 
 var stageNames = []struct {
@@ -40,6 +41,7 @@ var stageNames = []struct {
 	{StageDecompose, "decompose"},
 	{StageTemporal, "temporal"},
 	{StageRobust, "robust"},
+	{StageTree, "htree"},
 }
 
 // DefaultStages is the set the pipeline runs when none is given.

@@ -68,6 +68,8 @@ func main() {
 	flag.IntVar(&opts.Expand.Seeds, "expand-seeds", 0, "entity expansion seeds (0: default)")
 	flag.IntVar(&opts.Expand.Fanout, "expand-fanout", 0, "entity expansion fan-out per seed (0: default)")
 	flag.Float64Var(&opts.Expand.Share, "expand-share", 0, "entity expansion share of the seed's score (0: default)")
+	flag.Float64Var(&opts.Tree.Share, "tree-share", 0, "temporal tree propagation share (0: default)")
+	flag.Float64Var(&opts.Tree.Decay, "tree-decay", 0, "temporal tree propagation decay per level (0: default)")
 	flag.IntVar(&opts.Candidates, "candidates", 0, "candidates per generator (0: default)")
 	flag.Float64Var(&scoring.K1, "k1", 0, "BM25 k1 (0: default)")
 	flag.Float64Var(&scoring.B, "b", 0, "BM25 b (0: default)")
