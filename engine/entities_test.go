@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,50 @@ func TestEntitiesRolledBack(t *testing.T) {
 	}
 	if got := e.Entities(ids[0] + 1); got != nil {
 		t.Fatalf("the rolled-back record %d has entities %v", ids[0]+1, got)
+	}
+}
+
+// TestTreeFollowsTheStore checks the temporal-semantic tree: built as
+// records arrive, the same after a reopen (rebuilt from bbolt), and
+// without a forgotten record's text in any summary.
+func TestTreeFollowsTheStore(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	e := openAt(t, dir, clock)
+	var ins []engine.Input
+	for i, s := range []string{"we went camping by the lake", "camping by the lake again", "my pin is zebraquokka", "pottery class with the kids"} {
+		ins = append(ins, engine.Input{Scope: "a", Session: "s", Text: s, Time: clock.t.AddDate(0, 0, i)})
+	}
+	ids := remember(t, e, ins...)
+	summaries := func(e *engine.Engine) []string {
+		nodes, err := e.TreeNodes("a", 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range nodes {
+			out = append(out, n.Summary)
+		}
+		return out
+	}
+	before := summaries(e)
+	if len(before) < 3 || !strings.Contains(strings.Join(before, "|"), "zebraquokka") {
+		t.Fatalf("tree nodes %q: want a node per level at least, one summarising the secret", before)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, dir, clock)
+	defer e.Close()
+	if got := summaries(e); !reflect.DeepEqual(got, before) {
+		t.Fatalf("after reopen %q, want %q", got, before)
+	}
+	if err := e.Forget(context.Background(), ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range summaries(e) {
+		if strings.Contains(s, "zebraquokka") {
+			t.Fatalf("a summary keeps forgotten text: %q", s)
+		}
 	}
 }
