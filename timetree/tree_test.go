@@ -15,7 +15,7 @@ func day(d int) time.Time { return t0.AddDate(0, 0, d) }
 
 func TestConsolidation(t *testing.T) {
 	a := []float32{1, 0, 0}
-	near := []float32{0.9, 0.3, 0} // cos 0.95 to a
+	near := []float32{0.9, 0.3, 0}  // cos 0.95 to a
 	mid := []float32{0.75, 0.66, 0} // cos ~0.75 to a
 	far := []float32{0, 0, 1}
 	for _, tc := range []struct {
@@ -26,7 +26,7 @@ func TestConsolidation(t *testing.T) {
 		}
 		// want[i] lists record i's ancestors as indexes of first
 		// appearance, level by level, so ids need not be known.
-		sameParent [][2]int // records sharing their first-level node
+		sameParent  [][2]int // records sharing their first-level node
 		otherParent [][2]int
 		sameAt      [][3]int // records i, j sharing the node at level l
 	}{
