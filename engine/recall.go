@@ -144,6 +144,14 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 
 func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
 
+func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
+	return s.e.wordVectors(words)
+}
+
+func (s *archiveSource) Segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	return s.e.segments(leaves, levels)
+}
+
 // docOf is what the pipeline's priors see of a record.
 func docOf(r *Record) retrieve.Doc {
 	return retrieve.Doc{ID: r.ID, Prev: r.Prev, Scope: r.Scope, Session: r.Session, Speaker: r.Role, Time: r.Time, Text: r.Text}

@@ -80,6 +80,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
 	ids := make([]uint64, len(ins))
+	added := make([]*Record, len(ins))
 	embedTexts := make([]string, len(ins))
 	for i := range ins {
 		id, err := recs.NextSequence()
@@ -96,13 +97,16 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 		if _, err := sessionSeq(tx, &r); err != nil {
 			return nil, err
 		}
-		ids[i], embedTexts[i] = id, e.indexText(tx, &r)
+		ids[i], added[i], embedTexts[i] = id, &r, e.indexText(tx, &r)
 	}
 	vecs, err := e.opts.Embedder.Embed(ctx, embedTexts)
 	if err != nil {
 		return nil, fmt.Errorf("hmo: embed: %w", err)
 	}
 	if err := e.putVectors(tx, ids, vecs); err != nil {
+		return nil, err
+	}
+	if err := e.treeInsert(tx, added, vecs); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

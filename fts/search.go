@@ -163,9 +163,8 @@ func (x *Index) rescore(ctx context.Context, terms []string, ids []uint64) ([]en
 	hits := make([]engine.TextHit, 0, len(cands))
 	for _, c := range cands {
 		for ti := range terms {
-			s := x.scoring.termScore(idfs[ti], &st, &c.tf[ti], &c.dl)
-			if s > 0 {
-				c.hit.Score += s
+			c.hit.Score += x.scoring.termScore(idfs[ti], &st, &c.tf[ti], &c.dl)
+			if said(&c.tf[ti]) {
 				c.hit.Coverage += idfs[ti]
 			}
 		}

@@ -21,6 +21,8 @@ type Options struct {
 	Fusion FusionOptions
 	// Priors weighs the prior stages.
 	Priors PriorOptions
+	// Propagation configures the segtree stage.
+	Propagation PropagationOptions
 }
 
 // Defaults of the stage options.
@@ -49,6 +51,11 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.Speaker, DefaultSpeakerWeight)
 	setDefault(&c.Priors.Time, DefaultTimeWeight)
 	setDefault(&c.Priors.Session, DefaultSessionWeight)
+	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
+	setDefault(&c.Propagation.Alpha, DefaultAlpha)
+	if c.Propagation.Hops == 0 {
+		c.Propagation.Hops = DefaultHops
+	}
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -60,6 +67,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
 	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
+	case c.Propagation.Alpha < 0 || c.Propagation.Alpha >= 1 || c.Propagation.Hops < 0 || c.Propagation.Hops > 8:
+		return c, fmt.Errorf("%w: propagation alpha %v hops %d (want alpha in [0, 1), hops in [0, 8])", ErrInvalidOption, c.Propagation.Alpha, c.Propagation.Hops)
 	}
 	return c, nil
 }
@@ -95,7 +104,7 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	// 2. Fusion.
 	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
 	// 3. Priors, each a share of the best fused score.
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession) != 0 {
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim) != 0 {
 		if err := loadDocs(cands, src); err != nil {
 			return nil, err
 		}
@@ -106,11 +115,28 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		if p.o.Stages.Has(StageTime) {
 			timePrior(q, cands, p.o.Priors.Time, scale)
 		}
+		if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
+			if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
+				return nil, err
+			}
+		}
 		if p.o.Stages.Has(StageSession) {
 			sessionPrior(cands, p.o.Priors.Session)
 		}
 	}
-	// 4. Selection.
+	// 4. Propagation over the segment tree.
+	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageSegTree) && len(cands) > 0 {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		f, err := ts.Segments(ids, p.o.Propagation.Hops)
+		if err != nil {
+			return nil, err
+		}
+		cands = propagate(&p.o.Propagation, cands, f)
+	}
+	// 5. Selection.
 	selectBest(cands)
 	return cands, nil
 }

@@ -19,6 +19,7 @@ const (
 	StageSpeaker                    // prior: records spoken by the one person the question names
 	StageTime                       // prior: time expressions for "when" questions and dated questions
 	StageSession                    // prior: a share of the session's best score
+	StageWordSim                    // prior: soft match of the question's words with the record's (word vectors)
 	StageSegTree                    // propagation over the segment tree
 )
 
@@ -31,6 +32,7 @@ var stageNames = []struct {
 	{StageSpeaker, "speaker"},
 	{StageTime, "time"},
 	{StageSession, "session"},
+	{StageWordSim, "wordsim"},
 	{StageSegTree, "segtree"},
 }
 

@@ -30,6 +30,7 @@ import (
 )
 
 var (
+	shape   = flag.Bool("shape", false, "print the segment tree's size per conversation")
 	profile *os.File
 	opts    engine.Options
 	scoring fts.Scoring
@@ -56,11 +57,15 @@ func main() {
 	flag.Float64Var(&opts.Priors.Speaker, "speaker", 0, "speaker prior weight (0: default)")
 	flag.Float64Var(&opts.Priors.Time, "time", 0, "time prior weight (0: default)")
 	flag.Float64Var(&opts.Priors.Session, "session", 0, "session prior weight (0: default)")
+	flag.Float64Var(&opts.TextWeight, "text-weight", 0, "lexical share of linear fusion (0: default)")
+	flag.Float64Var(&opts.Priors.WordSim, "wordsim", 0, "wordsim prior weight (0: default)")
 	flag.IntVar(&opts.Candidates, "candidates", 0, "candidates per generator (0: default)")
 	flag.Float64Var(&scoring.K1, "k1", 0, "BM25 k1 (0: default)")
 	flag.Float64Var(&scoring.B, "b", 0, "BM25 b (0: default)")
 	flag.Float64Var(&scoring.ContextWeight, "context-weight", 0, "BM25F weight of the context turn (0: default)")
 	flag.Float64Var(&scoring.RoleWeight, "role-weight", 0, "BM25F weight of the role (0: default)")
+	flag.Float64Var(&opts.SegTree.Threshold, "threshold", 0, "segment tree NONE threshold (0: default)")
+	flag.Float64Var(&opts.Propagation.Alpha, "alpha", 0, "propagation decay (0: default)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
 	if *prof != "" {
@@ -127,6 +132,13 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		if err != nil {
 			e.Close()
 			return nil, err
+		}
+		if *shape {
+			sums, err := e.SegmentSummaries()
+			if err != nil {
+				fail(err)
+			}
+			fmt.Fprintf(os.Stderr, "%s: %d records, %d segments\n", c.ID, len(turnOf), len(sums))
 		}
 		if profile != nil && i == 0 {
 			pprof.StartCPUProfile(profile)
