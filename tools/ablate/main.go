@@ -30,6 +30,7 @@ import (
 )
 
 var (
+	prfDocs int
 	shape   = flag.Bool("shape", false, "print the segment tree's size per conversation")
 	profile *os.File
 	opts    engine.Options
@@ -66,6 +67,7 @@ func main() {
 	flag.Float64Var(&scoring.RoleWeight, "role-weight", 0, "BM25F weight of the role (0: default)")
 	flag.Float64Var(&opts.SegTree.Threshold, "threshold", 0, "segment tree NONE threshold (0: default)")
 	flag.Float64Var(&opts.Propagation.Alpha, "alpha", 0, "propagation decay (0: default)")
+	flag.IntVar(&prfDocs, "prf-docs", 0, "feedback records (0: default)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
 	if *prof != "" {
@@ -120,6 +122,7 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		e, err := hmo.Open(filepath.Join(work, fmt.Sprint(i)), func() *engine.Options {
 			o := opts
 			o.Clock, o.Mode, o.Stages = clock.Now, engine.Mode(mode), stages
+			o.PRF.Docs = prfDocs
 			fo := &fts.Options{Scoring: scoring}
 			o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, fo) }
 			o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemoryWith(fo) }
