@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"math"
 	"sort"
 	"strings"
 )
@@ -55,10 +56,14 @@ func expand(ctx context.Context, o *PRFOptions, q *Query, src Source, text []Hit
 		if d.ID == 0 || best <= 0 {
 			continue
 		}
+		// RM3 weighs a feedback record by P(Q|D); BM25 is a sum of
+		// log-odds, so exp(score - best) stands for it, normalised to
+		// the best record.
+		pd := math.Exp(top[i].Score - best)
 		words := contentWords(d.Text)
 		for _, w := range words {
 			if !inQuery[w] {
-				weight[w] += (top[i].Score / best) / float64(len(words))
+				weight[w] += pd / float64(len(words))
 			}
 		}
 	}
