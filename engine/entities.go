@@ -44,7 +44,7 @@ func (e *Engine) putEntities(tx *bolt.Tx, r *Record) error {
 // deleteEntities removes r's entities in tx.
 func (e *Engine) deleteEntities(tx *bolt.Tx, id uint64) error {
 	e.entPending = append(e.entPending, entityChange{id: id, del: true})
-	e.treePending = append(e.treePending, treeChange{id: id})
+	e.htreePending = append(e.htreePending, htreeChange{id: id})
 	return tx.Bucket(bucketEntities).Delete(u64key(id))
 }
 
@@ -52,7 +52,7 @@ func (e *Engine) deleteEntities(tx *bolt.Tx, id uint64) error {
 // transaction that ended with err: committed changes are applied, rolled
 // back ones dropped. The caller holds wmu.
 func (e *Engine) applyEntities(err error) {
-	e.applyTree(err)
+	e.applyHTree(err)
 	if err == nil {
 		for _, c := range e.entPending {
 			if c.del {

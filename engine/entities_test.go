@@ -121,7 +121,7 @@ func TestTreeFollowsTheStore(t *testing.T) {
 	}
 	ids := remember(t, e, ins...)
 	summaries := func(e *engine.Engine) []string {
-		nodes, err := e.TreeNodes("a", 500)
+		nodes, err := e.HTreeNodes("a", 500)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,6 +73,9 @@ func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]str
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := e.treeRemove(tx, &r); err != nil {
+			return nil, nil, err
+		}
 		next, err := e.unlink(tx, &r)
 		if err != nil {
 			return nil, nil, err
@@ -171,6 +174,14 @@ func (e *Engine) reembed(ctx context.Context, tx *bolt.Tx, ids []uint64) error {
 	vecs, err := e.opts.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return fmt.Errorf("hmo: embed: %w", err)
+	}
+	for i, id := range live {
+		old, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		if err == nil && len(vecs[i]) == e.dims {
+			if err := e.treeMove(tx, id, old, vecs[i]); err != nil {
+				return err
+			}
+		}
 	}
 	if err := e.putVectors(tx, live, vecs); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hmo-dev/hmo/persona"
 	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/segtree"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -18,7 +19,7 @@ const (
 	DefaultFusion         = FusionLinear
 	DefaultTextWeight     = retrieve.DefaultTextWeight // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
 	DefaultRRFK           = retrieve.DefaultRRFK       // reciprocal-rank fusion constant
-	DefaultCandidates     = 50                         // candidates drawn from each index per query (at least k)
+	DefaultCandidates     = 100                        // candidates drawn from each index per query (at least k): the pool the priors rerank
 	DefaultK              = 10                         // results per query when the query says 0
 	DefaultMaxK           = 1000
 	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
@@ -113,7 +114,17 @@ type Options struct {
 	Expand    retrieve.ExpandOptions
 	Decompose retrieve.DecomposeOptions
 	HMem      retrieve.HMemOptions
-	Tree      retrieve.TreeOptions
+	HTree     retrieve.HTreeOptions
+	// SegTree shapes the segment tree kept for every scope (SegTreeMem);
+	// zero fields take the segtree package defaults. A store built with
+	// other values is rebuilt on Open.
+	SegTree segtree.Options
+	// Propagation configures relevance propagation over the segment
+	// tree (the segtree stage). Zero fields take the retrieve defaults.
+	Propagation retrieve.PropagationOptions
+	// PRF configures pseudo-relevance feedback (the prf stage). Zero
+	// fields take the retrieve defaults.
+	PRF retrieve.PRFOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -201,6 +212,9 @@ func (o *Options) withDefaults() (*Options, error) {
 		c.EnrichTimeout = DefaultEnrichTimeout
 	}
 	c.Persona.Dims = c.Embedder.Dims()
+	if _, err := c.SegTree.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
 	return &c, c.validate()
 }
 
@@ -217,10 +231,15 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		st &^= retrieve.StageVector
 	}
 	p, err := retrieve.New(&retrieve.Options{
-		Stages: st,
-		Fusion: retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
-		Priors: c.Priors,
-		Expand: c.Expand, Decompose: c.Decompose, HMem: c.HMem, Tree: c.Tree,
+		Stages:      st,
+		Fusion:      retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
+		Priors:      c.Priors,
+		Propagation: c.Propagation,
+		PRF:         c.PRF,
+		Expand:      c.Expand,
+		Decompose:   c.Decompose,
+		HMem:        c.HMem,
+		HTree:       c.HTree,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)

@@ -81,7 +81,8 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
 	ids := make([]uint64, len(ins))
-	leaves := make([]treeChange, len(ins))
+	leaves := make([]htreeChange, len(ins))
+	added := make([]*Record, len(ins))
 	embedTexts := make([]string, len(ins))
 	for i := range ins {
 		id, err := recs.NextSequence()
@@ -102,7 +103,8 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 			return nil, err
 		}
 		ids[i], embedTexts[i] = id, e.indexText(tx, &r)
-		leaves[i] = treeChange{id: id, scope: r.Scope, at: r.Time}
+		leaves[i] = htreeChange{id: id, scope: r.Scope, at: r.Time}
+		ids[i], added[i], embedTexts[i] = id, &r, e.indexText(tx, &r)
 	}
 	vecs, err := e.opts.Embedder.Embed(ctx, embedTexts)
 	if err != nil {
@@ -111,7 +113,10 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uin
 	if err := e.putVectors(tx, ids, vecs); err != nil {
 		return nil, err
 	}
-	e.addTreeLeaves(leaves, vecs)
+	e.addHTreeLeaves(leaves, vecs)
+	if err := e.treeInsert(tx, added, vecs); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

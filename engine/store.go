@@ -46,7 +46,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketEntities}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree, bucketEntities}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -76,13 +76,14 @@ type Engine struct {
 
 	enr *enricher // nil without an Enricher
 
-	docCache docCache // the pipeline's record metadata
+	docCache docCache  // the pipeline's record metadata
+	words    wordCache // the pipeline's word vectors; emptied by Reindex
 
 	graph      *entity.Graph  // the entity graph; safe for concurrent use
 	entPending []entityChange // graph updates of the open write transaction; guarded by wmu
 
-	tree        *timetree.Tree // the temporal-semantic tree; safe for concurrent use; replaced by Reindex with wmu and swapMu held
-	treePending []treeChange   // tree updates of the open write transaction; guarded by wmu
+	htree        *timetree.Tree // H-Mem's temporal-semantic tree; safe for concurrent use; replaced by Reindex with wmu and swapMu held
+	htreePending []htreeChange  // tree updates of the open write transaction; guarded by wmu
 
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
@@ -117,11 +118,15 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := e.syncSegTree(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("hmo: segment tree: %w", err)
+	}
 	if err := e.openEntities(); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := e.buildTree(); err != nil {
+	if err := e.buildHTree(); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -14,42 +14,42 @@ import (
 // built from the records and their vectors in id order when the store
 // opens (and after a reindex), and kept up to date after each commit.
 
-// treeChange is a tree update waiting for its transaction to commit.
-type treeChange struct {
+// htreeChange is a tree update waiting for its transaction to commit.
+type htreeChange struct {
 	id    uint64
 	scope string
 	at    time.Time
 	vec   []float32 // nil: remove
 }
 
-// addTreeLeaves queues the new records of a transaction for the tree.
-func (e *Engine) addTreeLeaves(recs []treeChange, vecs [][]float32) {
+// addHTreeLeaves queues the new records of a transaction for the tree.
+func (e *Engine) addHTreeLeaves(recs []htreeChange, vecs [][]float32) {
 	for i := range recs {
 		recs[i].vec = vecs[i]
-		e.treePending = append(e.treePending, recs[i])
+		e.htreePending = append(e.htreePending, recs[i])
 	}
 }
 
-// applyTree brings the tree up to date with a transaction that ended with
+// applyHTree brings the tree up to date with a transaction that ended with
 // err. The caller holds wmu.
-func (e *Engine) applyTree(err error) {
+func (e *Engine) applyHTree(err error) {
 	if err == nil {
-		for _, c := range e.treePending {
+		for _, c := range e.htreePending {
 			if c.vec == nil {
-				e.tree.Remove(c.id)
-			} else if aerr := e.tree.Add(c.id, c.scope, c.at, c.vec); aerr != nil {
+				e.htree.Remove(c.id)
+			} else if aerr := e.htree.Add(c.id, c.scope, c.at, c.vec); aerr != nil {
 				// A vector of other dimensions: leave the record out of
 				// the tree rather than fail a committed write.
-				e.tree.Remove(c.id)
+				e.htree.Remove(c.id)
 			}
 		}
 	}
-	e.treePending = e.treePending[:0]
+	e.htreePending = e.htreePending[:0]
 }
 
-// buildTree builds the tree from bbolt: every record with a vector of the
+// buildHTree builds the tree from bbolt: every record with a vector of the
 // store's dimensions, in id order.
-func (e *Engine) buildTree() error {
+func (e *Engine) buildHTree() error {
 	t := timetree.New(nil)
 	err := e.db.View(func(tx *bolt.Tx) error {
 		vb := tx.Bucket(bucketVectors)
@@ -68,21 +68,21 @@ func (e *Engine) buildTree() error {
 	if err != nil {
 		return fmt.Errorf("hmo: temporal tree: %w", err)
 	}
-	e.tree = t
+	e.htree = t
 	return nil
 }
 
-// TreeNodes lists the temporal-semantic tree's nodes of scope, with the
+// HTreeNodes lists the temporal-semantic tree's nodes of scope, with the
 // extractive summary of each (the texts of the records closest to its
 // centroid, at most maxRunes runes).
-func (e *Engine) TreeNodes(scope string, maxRunes int) ([]TreeNode, error) {
+func (e *Engine) HTreeNodes(scope string, maxRunes int) ([]HTreeNode, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
 	e.swapMu.RLock()
-	t := e.tree
+	t := e.htree
 	e.swapMu.RUnlock()
-	var out []TreeNode
+	var out []HTreeNode
 	for _, n := range t.Nodes(scope) {
 		sum := t.Summary(n.ID, maxRunes, func(id uint64) (string, bool) {
 			d, err := e.docs([]uint64{id})
@@ -91,25 +91,25 @@ func (e *Engine) TreeNodes(scope string, maxRunes int) ([]TreeNode, error) {
 			}
 			return d[0].Text, true
 		})
-		out = append(out, TreeNode{Node: n, Summary: sum})
+		out = append(out, HTreeNode{Node: n, Summary: sum})
 	}
 	return out, nil
 }
 
-// TreeNode is a node of the temporal-semantic tree with its summary.
-type TreeNode struct {
+// HTreeNode is a node of the temporal-semantic tree with its summary.
+type HTreeNode struct {
 	timetree.Node
 	Summary string
 }
 
 // TreeInfo serves the pipeline's tree stages.
-func (s *archiveSource) TreeInfo(ids []uint64) ([]retrieve.TreeInfo, error) {
-	info := s.e.tree.Info(ids)
-	out := make([]retrieve.TreeInfo, len(info))
+func (s *archiveSource) HTreeInfo(ids []uint64) ([]retrieve.HTreeInfo, error) {
+	info := s.e.htree.Info(ids)
+	out := make([]retrieve.HTreeInfo, len(info))
 	for i, in := range info {
-		out[i] = retrieve.TreeInfo{Nodes: in.Nodes, N: in.N, Last: in.Last}
+		out[i] = retrieve.HTreeInfo{Nodes: in.Nodes, N: in.N, Last: in.Last}
 	}
 	return out, nil
 }
 
-var _ retrieve.TreeSource = (*archiveSource)(nil)
+var _ retrieve.HTreeSource = (*archiveSource)(nil)

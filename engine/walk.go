@@ -118,7 +118,8 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), &viewSource{views: ts.views[1:], text: w.text, vec: w.vec})
+	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
+	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
 	if err != nil {
 		return nil, false, err
 	}
@@ -139,12 +140,29 @@ func topOf(list []scored, c int) []scored {
 // viewSource serves the pipeline the candidates the tier views produced
 // (tierSearch) and the views' records. ts.mu is held while it is used.
 type viewSource struct {
+	e         *Engine
+	q         *Query
+	index     TextIndex // the lexical index of the tiers searched so far
 	views     []*view
 	text, vec []scored
 }
 
-func (s *viewSource) Text(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
-	return toHits(s.text), nil
+// Text returns the tiers' lexical candidates, or searches the tiers'
+// index again for a question the pipeline expanded.
+func (s *viewSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	if rq.Text == s.q.Text {
+		return toHits(s.text), nil
+	}
+	q := s.q
+	hits, err := s.index.Search(ctx, rq.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]retrieve.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = retrieve.Hit{ID: h.ID, Score: h.Score, Coverage: h.Coverage}
+	}
+	return out, nil
 }
 
 func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
@@ -162,6 +180,17 @@ func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 		}
 	}
 	return out, nil
+}
+
+// Segments reads the archive's segment tree: the views hold no tree of
+// their own, and a segment's records outside the views are skipped when
+// the results are read from the views.
+func (s *viewSource) Segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	return s.e.segments(leaves, levels)
+}
+
+func (s *viewSource) WordVectors(words []string) ([][]float32, error) {
+	return s.e.wordVectors(words)
 }
 
 // viewResults turns ranked candidates into results from the views; each

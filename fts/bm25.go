@@ -121,3 +121,8 @@ func (s *Scoring) termScore(idf float64, st *fieldStats, tf, dl *[nFields]float6
 	}
 	return idf * t * (s.K1 + 1) / (s.K1 + t)
 }
+
+// said reports whether a term occurs in what a record or its context
+// turn says. Coverage (engine.TextHit.Coverage) counts only such terms: a
+// query naming a speaker is not answered by the speaker's name alone.
+func said(tf *[nFields]float64) bool { return tf[fText] > 0 || tf[fContext] > 0 }

@@ -191,7 +191,9 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 				scores[id] = h
 			}
 			h.Score += s
-			h.Coverage += w
+			if said(&tff) {
+				h.Coverage += w
+			}
 		}
 	}
 	hits := make([]engine.TextHit, 0, len(scores))

@@ -34,11 +34,11 @@ const (
 	DefaultExpandShare  = 0.3
 )
 
-// expand adds to the candidates the records linked to the best seeds,
+// expandEntities adds to the candidates the records linked to the best seeds,
 // each getting Share times its best seed's score times the link weight;
 // a linked record already a candidate gets that much added. It runs after
 // the priors, so the seeds are the pipeline's best guess so far.
-func expand(o *ExpandOptions, cands []Candidate, l Linker) ([]Candidate, error) {
+func expandEntities(o *ExpandOptions, cands []Candidate, l Linker) ([]Candidate, error) {
 	selectBest(cands)
 	n := min(o.Seeds, len(cands))
 	if n == 0 {

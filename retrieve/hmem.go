@@ -108,14 +108,14 @@ func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 		return err
 	}
 	// R reads n_m and r_m from the tree when the source has one.
-	var info []TreeInfo
-	if ts, ok := src.(TreeSource); ok && useR {
+	var info []HTreeInfo
+	if ts, ok := src.(HTreeSource); ok && useR {
 		ids := make([]uint64, len(cands))
 		for i := range cands {
 			ids[i] = cands[i].ID
 		}
 		var err error
-		if info, err = ts.TreeInfo(ids); err != nil {
+		if info, err = ts.HTreeInfo(ids); err != nil {
 			return err
 		}
 	}

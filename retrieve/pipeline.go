@@ -27,8 +27,12 @@ type Options struct {
 	Decompose DecomposeOptions
 	// HMem weighs H-Mem's temporal relevance and robustness stages.
 	HMem HMemOptions
-	// Tree configures the temporal-semantic tree stage.
-	Tree TreeOptions
+	// HTree configures the temporal-semantic tree stage (htree).
+	HTree HTreeOptions
+	// Propagation configures the segtree stage.
+	Propagation PropagationOptions
+	// PRF configures the prf stage.
+	PRF PRFOptions
 }
 
 // Defaults of the stage options.
@@ -62,8 +66,20 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Expand.Share, DefaultExpandShare)
 	setDefaultInt(&c.Decompose.MaxParts, DefaultMaxParts)
 	c.HMem.withDefaults()
-	setDefault(&c.Tree.Share, DefaultTreeShare)
-	setDefault(&c.Tree.Decay, DefaultTreeDecay)
+	setDefault(&c.HTree.Share, DefaultHTreeShare)
+	setDefault(&c.HTree.Decay, DefaultHTreeDecay)
+	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
+	setDefault(&c.Propagation.Alpha, DefaultAlpha)
+	setDefault(&c.PRF.Weight, DefaultPRFWeight)
+	if c.PRF.Docs == 0 {
+		c.PRF.Docs = DefaultPRFDocs
+	}
+	if c.PRF.Terms == 0 {
+		c.PRF.Terms = DefaultPRFTerms
+	}
+	if c.Propagation.Hops == 0 {
+		c.Propagation.Hops = DefaultHops
+	}
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -75,12 +91,16 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
 	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
+	case c.PRF.Weight < 0 || c.PRF.Weight >= 1 || c.PRF.Docs < 0 || c.PRF.Terms < 0:
+		return c, fmt.Errorf("%w: prf %+v", ErrInvalidOption, c.PRF)
+	case c.Propagation.Alpha < 0 || c.Propagation.Alpha >= 1 || c.Propagation.Hops < 0 || c.Propagation.Hops > 8:
+		return c, fmt.Errorf("%w: propagation alpha %v hops %d (want alpha in [0, 1), hops in [0, 8])", ErrInvalidOption, c.Propagation.Alpha, c.Propagation.Hops)
 	case c.Expand.Seeds < 0 || c.Expand.Fanout < 0 || c.Expand.Share < 0 || c.Expand.Share > 1:
 		return c, fmt.Errorf("%w: expansion seeds, fan-out or share out of range", ErrInvalidOption)
 	case c.Decompose.MaxParts < 0 || c.Decompose.MaxParts > MaxDecomposeParts:
 		return c, fmt.Errorf("%w: decomposition parts %d outside [1, %d]", ErrInvalidOption, c.Decompose.MaxParts, MaxDecomposeParts)
 	}
-	if c.Tree.Share < 0 || c.Tree.Share > 1 || c.Tree.Decay < 0 || c.Tree.Decay > 1 {
+	if c.HTree.Share < 0 || c.HTree.Share > 1 || c.HTree.Decay < 0 || c.HTree.Decay > 1 {
 		return c, fmt.Errorf("%w: tree share or decay outside [0, 1]", ErrInvalidOption)
 	}
 	if err := c.HMem.validate(); err != nil {
@@ -129,23 +149,22 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	if err != nil {
 		return nil, err
 	}
-	// 2. Fusion.
-	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
-	// 3. Priors, each a share of the best fused score.
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession) != 0 {
-		if err := loadDocs(cands, src); err != nil {
+	// 2. Fusion, 3. the priors.
+	cands, err := p.rank(q, src, text, vec)
+	if err != nil {
+		return nil, err
+	}
+	// 4. Propagation over the segment tree.
+	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageSegTree) && len(cands) > 0 {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		f, err := ts.Segments(ids, p.o.Propagation.Hops)
+		if err != nil {
 			return nil, err
 		}
-		scale := bestFused(cands)
-		if p.o.Stages.Has(StageSpeaker) {
-			speakerPrior(q, cands, p.o.Priors.Speaker, scale)
-		}
-		if p.o.Stages.Has(StageTime) {
-			timePrior(q, cands, p.o.Priors.Time, scale)
-		}
-		if p.o.Stages.Has(StageSession) {
-			sessionPrior(cands, p.o.Priors.Session)
-		}
+		cands = propagate(&p.o.Propagation, cands, f)
 	}
 	// H-Mem's temporal relevance and robustness, shares of the best
 	// fused score.
@@ -154,21 +173,90 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 			return nil, err
 		}
 	}
-	// 4. Propagation: over the temporal-semantic tree, then multi-hop
+	// Propagation over H-Mem's temporal-semantic tree, then multi-hop
 	// expansion through shared entities.
-	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageTree) {
-		if err := treePropagate(&p.o.Tree, cands, ts); err != nil {
+	if ts, ok := src.(HTreeSource); ok && p.o.Stages.Has(StageTree) {
+		if err := htreePropagate(&p.o.HTree, cands, ts); err != nil {
 			return nil, err
 		}
 	}
 	if l, ok := src.(Linker); ok && p.o.Stages.Has(StageEntity) {
-		if cands, err = expand(&p.o.Expand, cands, l); err != nil {
+		if cands, err = expandEntities(&p.o.Expand, cands, l); err != nil {
 			return nil, err
 		}
 	}
 	// 5. Selection.
 	selectBest(cands)
 	return cands, nil
+}
+
+// rank fuses the generators' lists and applies the priors, each a share
+// of the best fused score.
+func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, error) {
+	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim) == 0 {
+		return cands, nil
+	}
+	if err := loadDocs(cands, src); err != nil {
+		return nil, err
+	}
+	scale := bestFused(cands)
+	if p.o.Stages.Has(StageSpeaker) {
+		speakerPrior(q, cands, p.o.Priors.Speaker, scale)
+	}
+	if p.o.Stages.Has(StageTime) {
+		timePrior(q, cands, p.o.Priors.Time, scale)
+	}
+	if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
+		if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
+			return nil, err
+		}
+	}
+	if p.o.Stages.Has(StageSession) {
+		sessionPrior(cands, p.o.Priors.Session)
+	}
+	return cands, nil
+}
+
+// candidates runs the enabled generators, the lexical one alongside the
+// vector one.
+func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
+	c := max(q.Candidates, q.K)
+	var textErr, vecErr error
+	var wg sync.WaitGroup
+	if p.o.Stages.Has(StageText) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, textErr = src.Text(ctx, q, c)
+		}()
+	}
+	if p.o.Stages.Has(StageVector) && q.Vector != nil {
+		vec, vecErr = src.Vector(ctx, q, c)
+	}
+	wg.Wait()
+	if err := errors.Join(textErr, vecErr); err != nil {
+		return nil, nil, err
+	}
+	// Pseudo-relevance feedback: a second lexical search with the words
+	// of the best first-pass records, mixed into the first.
+	if p.o.Stages.Has(StagePRF) && len(text) > 0 {
+		if text, err = expand(ctx, &p.o.PRF, q, src, text, c); err != nil {
+			return nil, nil, err
+		}
+	}
+	return text, vec, nil
+}
+
+// selectBest orders candidates best first; equal scores put the higher
+// (newer) id first.
+func selectBest(c []Candidate) {
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].Score != c[j].Score {
+			return c[i].Score > c[j].Score
+		}
+		return c[i].ID > c[j].ID
+	})
 }
 
 // loadDocs attaches each candidate's metadata.
@@ -210,35 +298,4 @@ func setDefault(v *float64, def float64) {
 	if *v == 0 {
 		*v = def
 	}
-}
-
-// candidates runs the enabled generators, the lexical one alongside the
-// vector one.
-func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
-	c := max(q.Candidates, q.K)
-	var textErr, vecErr error
-	var wg sync.WaitGroup
-	if p.o.Stages.Has(StageText) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			text, textErr = src.Text(ctx, q, c)
-		}()
-	}
-	if p.o.Stages.Has(StageVector) && q.Vector != nil {
-		vec, vecErr = src.Vector(ctx, q, c)
-	}
-	wg.Wait()
-	return text, vec, errors.Join(textErr, vecErr)
-}
-
-// selectBest orders candidates best first; equal scores put the higher
-// (newer) id first.
-func selectBest(c []Candidate) {
-	sort.Slice(c, func(i, j int) bool {
-		if c[i].Score != c[j].Score {
-			return c[i].Score > c[j].Score
-		}
-		return c[i].ID > c[j].ID
-	})
 }

@@ -18,6 +18,9 @@ type PriorOptions struct {
 	// this share of its session's best score. Default
 	// DefaultSessionWeight.
 	Session float64
+	// WordSim is the weight of the soft word match (wordsim stage).
+	// Default DefaultWordSimWeight.
+	WordSim float64
 }
 
 // Defaults of the prior weights, chosen on principle (a named speaker is
@@ -27,6 +30,7 @@ const (
 	DefaultSpeakerWeight = 0.5
 	DefaultTimeWeight    = 0.25
 	DefaultSessionWeight = 0.25
+	DefaultWordSimWeight = 0.25
 )
 
 // speakerPrior boosts the candidates spoken by the one speaker the

@@ -16,9 +16,11 @@ type Stages uint32
 const (
 	StageText      Stages = 1 << iota // lexical candidates (BM25)
 	StageVector                       // vector candidates (cosine)
+	StagePRF                          // pseudo-relevance feedback: a second lexical search with words of the best records
 	StageSpeaker                      // prior: records spoken by the one person the question names
 	StageTime                         // prior: time expressions for "when" questions and dated questions
 	StageSession                      // prior: a share of the session's best score
+	StageWordSim                      // prior: soft match of the question's words with the record's (word vectors)
 	StageSegTree                      // propagation over the segment tree
 	StageEntity                       // multi-hop expansion through shared entities (H-Mem entity graph)
 	StageDecompose                    // multi-part questions split, each part retrieved, results merged
@@ -33,9 +35,11 @@ var stageNames = []struct {
 }{
 	{StageText, "text"},
 	{StageVector, "vector"},
+	{StagePRF, "prf"},
 	{StageSpeaker, "speaker"},
 	{StageTime, "time"},
 	{StageSession, "session"},
+	{StageWordSim, "wordsim"},
 	{StageSegTree, "segtree"},
 	{StageEntity, "entity"},
 	{StageDecompose, "decompose"},
@@ -45,7 +49,7 @@ var stageNames = []struct {
 }
 
 // DefaultStages is the set the pipeline runs when none is given.
-const DefaultStages = StageText | StageVector | StageSpeaker | StageTime | StageSession
+const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }

@@ -2,8 +2,8 @@ package retrieve
 
 import "time"
 
-// TreeInfo is what a temporal-semantic tree knows of one record.
-type TreeInfo struct {
+// HTreeInfo is what a temporal-semantic tree knows of one record.
+type HTreeInfo struct {
 	// Nodes are the record's ancestors, the first level up first; 0
 	// where it has none.
 	Nodes []uint64
@@ -13,22 +13,22 @@ type TreeInfo struct {
 	Last time.Time
 }
 
-// TreeSource is implemented by a Source with a temporal-semantic tree
+// HTreeSource is implemented by a Source with a temporal-semantic tree
 // (H-Mem). The tree stage runs only over sources that implement it, and
 // the robustness stage reads n_m and r_m from it when it can.
-type TreeSource interface {
-	// TreeInfo returns what the tree knows of ids, in order.
-	TreeInfo(ids []uint64) ([]TreeInfo, error)
+type HTreeSource interface {
+	// HTreeInfo returns what the tree knows of ids, in order.
+	HTreeInfo(ids []uint64) ([]HTreeInfo, error)
 }
 
-// TreeOptions configure the tree stage.
-type TreeOptions struct {
+// HTreeOptions configure the tree stage.
+type HTreeOptions struct {
 	// Share is the share of the best score among a candidate's siblings
 	// under its first-level node that the candidate gets; each level up
-	// gets Decay times the level below's share. Default DefaultTreeShare.
+	// gets Decay times the level below's share. Default DefaultHTreeShare.
 	Share float64
 	// Decay is the factor from one level to the next. Default
-	// DefaultTreeDecay.
+	// DefaultHTreeDecay.
 	Decay float64
 }
 
@@ -36,19 +36,19 @@ type TreeOptions struct {
 // (DESIGN.md section 9: α ≈ 0.1 per hop, here a larger first hop because
 // siblings share a window and a topic).
 const (
-	DefaultTreeShare = 0.2
-	DefaultTreeDecay = 0.5
+	DefaultHTreeShare = 0.2
+	DefaultHTreeDecay = 0.5
 )
 
-// treePropagate adds to each candidate a share of the best score among
+// htreePropagate adds to each candidate a share of the best score among
 // the other candidates under the same node, level by level, from the
 // scores as they stood before the stage.
-func treePropagate(o *TreeOptions, cands []Candidate, ts TreeSource) error {
+func htreePropagate(o *HTreeOptions, cands []Candidate, ts HTreeSource) error {
 	ids := make([]uint64, len(cands))
 	for i := range cands {
 		ids[i] = cands[i].ID
 	}
-	info, err := ts.TreeInfo(ids)
+	info, err := ts.HTreeInfo(ids)
 	if err != nil {
 		return err
 	}

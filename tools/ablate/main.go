@@ -31,6 +31,8 @@ import (
 
 var (
 	dump    *json.Encoder // nil without -dump; cleared after the first run
+	prfDocs int
+	shape   = flag.Bool("shape", false, "print the segment tree's size per conversation")
 	profile *os.File
 	opts    engine.Options
 	scoring fts.Scoring
@@ -68,14 +70,19 @@ func main() {
 	flag.IntVar(&opts.Expand.Seeds, "expand-seeds", 0, "entity expansion seeds (0: default)")
 	flag.IntVar(&opts.Expand.Fanout, "expand-fanout", 0, "entity expansion fan-out per seed (0: default)")
 	flag.Float64Var(&opts.Expand.Share, "expand-share", 0, "entity expansion share of the seed's score (0: default)")
-	flag.Float64Var(&opts.Tree.Share, "tree-share", 0, "temporal tree propagation share (0: default)")
-	flag.Float64Var(&opts.Tree.Decay, "tree-decay", 0, "temporal tree propagation decay per level (0: default)")
+	flag.Float64Var(&opts.HTree.Share, "tree-share", 0, "temporal tree propagation share (0: default)")
+	flag.Float64Var(&opts.HTree.Decay, "tree-decay", 0, "temporal tree propagation decay per level (0: default)")
+	flag.Float64Var(&opts.TextWeight, "text-weight", 0, "lexical share of linear fusion (0: default)")
+	flag.Float64Var(&opts.Priors.WordSim, "wordsim", 0, "wordsim prior weight (0: default)")
 	flag.IntVar(&opts.Candidates, "candidates", 0, "candidates per generator (0: default)")
 	flag.Float64Var(&scoring.K1, "k1", 0, "BM25 k1 (0: default)")
 	flag.Float64Var(&scoring.B, "b", 0, "BM25 b (0: default)")
 	flag.Float64Var(&scoring.ContextWeight, "context-weight", 0, "BM25F weight of the context turn (0: default)")
 	flag.Float64Var(&scoring.RoleWeight, "role-weight", 0, "BM25F weight of the role (0: default)")
 	dumpPath := flag.String("dump", "", "write each question's top 50 turns (JSON lines) of the first run to this file")
+	flag.Float64Var(&opts.SegTree.Threshold, "threshold", 0, "segment tree NONE threshold (0: default)")
+	flag.Float64Var(&opts.Propagation.Alpha, "alpha", 0, "propagation decay (0: default)")
+	flag.IntVar(&prfDocs, "prf-docs", 0, "feedback records (0: default)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
 	if *dumpPath != "" {
@@ -142,6 +149,7 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		e, err := hmo.Open(filepath.Join(work, fmt.Sprint(i)), func() *engine.Options {
 			o := opts
 			o.Clock, o.Mode, o.Stages = clock.Now, engine.Mode(mode), stages
+			o.PRF.Docs = prfDocs
 			fo := &fts.Options{Scoring: scoring}
 			o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, fo) }
 			o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemoryWith(fo) }
@@ -157,6 +165,13 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		if err != nil {
 			e.Close()
 			return nil, err
+		}
+		if *shape {
+			sums, err := e.SegmentSummaries()
+			if err != nil {
+				fail(err)
+			}
+			fmt.Fprintf(os.Stderr, "%s: %d records, %d segments\n", c.ID, len(turnOf), len(sums))
 		}
 		if profile != nil && i == 0 {
 			pprof.StartCPUProfile(profile)
