@@ -150,4 +150,16 @@ func (s *archiveSource) Linked(seeds []uint64, fanout int) ([][]retrieve.Hit, er
 	return out, nil
 }
 
-var _ retrieve.Linker = (*archiveSource)(nil)
+// Specific serves the pipeline's entity prior from the entity graph.
+func (s *archiveSource) Specific(ids []uint64) ([]int, error) { return s.e.graph.Specific(ids), nil }
+
+var (
+	_ retrieve.Linker    = (*archiveSource)(nil)
+	_ retrieve.Specifier = (*archiveSource)(nil)
+)
+
+// Specific serves the entity prior in the tiers too: the graph covers
+// every record, whichever tier serves it.
+func (s *viewSource) Specific(ids []uint64) ([]int, error) { return s.e.graph.Specific(ids), nil }
+
+var _ retrieve.Specifier = (*viewSource)(nil)

@@ -113,3 +113,10 @@ func (s *archiveSource) HTreeInfo(ids []uint64) ([]retrieve.HTreeInfo, error) {
 }
 
 var _ retrieve.HTreeSource = (*archiveSource)(nil)
+
+// HTreeInfo serves the tree stages in the tiers too.
+func (s *viewSource) HTreeInfo(ids []uint64) ([]retrieve.HTreeInfo, error) {
+	return (&archiveSource{e: s.e, q: s.q}).HTreeInfo(ids)
+}
+
+var _ retrieve.HTreeSource = (*viewSource)(nil)

@@ -200,3 +200,21 @@ func BenchmarkExtract(b *testing.B) {
 		entity.Extract(text, at)
 	}
 }
+
+func TestSpecific(t *testing.T) {
+	g := entity.New(&entity.Options{MinHub: 2, MaxShare: 0.01})
+	for id, s := range map[uint64]string{
+		1: "Thanks, Melanie!",
+		2: "Wow, Melanie, that's great",
+		3: "we saw Matt Patterson live, Melanie",
+		4: "Painting is fun",
+		5: "yesterday was fun",
+	} {
+		g.Add(id, "s", entity.Extract(s, time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)))
+	}
+	// melanie is in 3 records, above MinHub 2: a hub. "Painting" is only
+	// ever seen at a sentence start; dates do not count.
+	if got := g.Specific([]uint64{1, 2, 3, 4, 5, 99}); !reflect.DeepEqual(got, []int{0, 0, 1, 0, 0, 0}) {
+		t.Fatalf("Specific = %v, want only record 3 (Matt Patterson)", got)
+	}
+}

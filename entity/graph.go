@@ -453,3 +453,55 @@ func sortedIDs(set map[uint64]struct{}) []uint64 {
 	sort.Slice(out, func(i, j int) bool { return out[i] > out[j] })
 	return out
 }
+
+// Specific returns, for each id, how many specific entities the record
+// mentions: names (not dates) seen inside a sentence somewhere, that are
+// no hub of its scope (see Related). A record naming a band, a book or a
+// town says something particular; small talk names nobody but the
+// speakers, who are hubs.
+func (g *Graph) Specific(ids []uint64) []int {
+	for _, id := range ids {
+		g.mu.RLock()
+		e, ok := g.recs[id]
+		g.mu.RUnlock()
+		if ok {
+			g.scopeFresh(e.scope)
+		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		e, ok := g.recs[id]
+		if !ok {
+			continue
+		}
+		s := g.scopes[e.scope]
+		hub := max(g.o.MinHub, int(g.o.MaxShare*float64(s.n)))
+		done := map[string]bool{}
+		for _, m := range e.mentions {
+			if m.Kind != Name {
+				continue
+			}
+			c := m.Key
+			if a, ok := s.alias[c]; ok {
+				c = a
+			}
+			if done[c] {
+				continue
+			}
+			done[c] = true
+			df, inner := 0, 0
+			for _, k := range s.keysOf(c) {
+				if nd := s.nodes[k]; nd != nil {
+					df += len(nd.recs)
+					inner += nd.inner
+				}
+			}
+			if inner > 0 && df <= hub {
+				out[i]++
+			}
+		}
+	}
+	return out
+}

@@ -22,6 +22,10 @@ type ExpandOptions struct {
 	// Share is the share of a seed's score a linked record gets, times
 	// the link's weight. Default DefaultExpandShare.
 	Share float64
+	// Prior is the weight of the entity prior (entityprior stage): a
+	// share of the best fused score for records naming a specific
+	// entity. Default DefaultEntityWeight.
+	Prior float64
 }
 
 // Defaults of the expansion stage: a few seeds (the top of the list is
@@ -81,4 +85,35 @@ func expandEntities(o *ExpandOptions, cands []Candidate, l Linker) ([]Candidate,
 
 func sortIDs(ids []uint64) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+}
+
+// Specifier is implemented by a Source that can tell which records name
+// specific entities (the entity graph). The entity prior runs only over
+// sources that implement it.
+type Specifier interface {
+	// Specific returns, for each id, how many specific (non-hub)
+	// entities the record names.
+	Specific(ids []uint64) ([]int, error)
+}
+
+// DefaultEntityWeight is the weight of the entity prior.
+const DefaultEntityWeight = 0.1
+
+// entityPrior adds w times the best fused score to candidates that name
+// a specific entity.
+func entityPrior(cands []Candidate, sp Specifier, w, scale float64) error {
+	ids := make([]uint64, len(cands))
+	for i := range cands {
+		ids[i] = cands[i].ID
+	}
+	n, err := sp.Specific(ids)
+	if err != nil {
+		return err
+	}
+	for i := range cands {
+		if n[i] > 0 {
+			cands[i].Score += w * scale
+		}
+	}
+	return nil
 }

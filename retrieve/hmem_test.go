@@ -205,3 +205,41 @@ func TestTemporalStage(t *testing.T) {
 		t.Fatalf("order %v: robustness should favour the recent record", ids(got))
 	}
 }
+
+// specSource names specific entities in some records.
+type specSource struct {
+	fakeSource
+	specific map[uint64]int
+}
+
+func (s *specSource) Specific(ids []uint64) ([]int, error) {
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = s.specific[id]
+	}
+	return out, nil
+}
+
+func TestEntityPrior(t *testing.T) {
+	src := &specSource{
+		fakeSource: fakeSource{text: []retrieve.Hit{{ID: 1, Score: 10}, {ID: 2, Score: 9.5}, {ID: 3, Score: 0}}},
+		specific:   map[uint64]int{2: 1},
+	}
+	q := &retrieve.Query{Text: "q", K: 3, Candidates: 10}
+	for _, tc := range []struct {
+		name   string
+		stages retrieve.Stages
+		want   []uint64
+	}{
+		{"off", retrieve.StageText, []uint64{1, 2, 3}},
+		{"a record naming a specific entity rises", retrieve.StageText | retrieve.StageEntityPrior, []uint64{2, 1, 3}},
+	} {
+		got, err := run(&retrieve.Options{Stages: tc.stages}, q, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ids(got), tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, ids(got), tc.want)
+		}
+	}
+}

@@ -64,6 +64,7 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefaultInt(&c.Expand.Seeds, DefaultExpandSeeds)
 	setDefaultInt(&c.Expand.Fanout, DefaultExpandFanout)
 	setDefault(&c.Expand.Share, DefaultExpandShare)
+	setDefault(&c.Expand.Prior, DefaultEntityWeight)
 	setDefaultInt(&c.Decompose.MaxParts, DefaultMaxParts)
 	c.HMem.withDefaults()
 	setDefault(&c.HTree.Share, DefaultHTreeShare)
@@ -170,6 +171,11 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	// fused score.
 	if p.o.Stages&(StageTemporal|StageRobust) != 0 {
 		if err := p.hmemScores(q, cands, src); err != nil {
+			return nil, err
+		}
+	}
+	if sp, ok := src.(Specifier); ok && p.o.Stages.Has(StageEntityPrior) {
+		if err := entityPrior(cands, sp, p.o.Expand.Prior, bestFused(cands)); err != nil {
 			return nil, err
 		}
 	}

@@ -70,6 +70,7 @@ func main() {
 	flag.IntVar(&opts.Expand.Seeds, "expand-seeds", 0, "entity expansion seeds (0: default)")
 	flag.IntVar(&opts.Expand.Fanout, "expand-fanout", 0, "entity expansion fan-out per seed (0: default)")
 	flag.Float64Var(&opts.Expand.Share, "expand-share", 0, "entity expansion share of the seed's score (0: default)")
+	flag.Float64Var(&opts.Expand.Prior, "entity-prior", 0, "entity prior weight (0: default)")
 	flag.Float64Var(&opts.HTree.Share, "tree-share", 0, "temporal tree propagation share (0: default)")
 	flag.Float64Var(&opts.HTree.Decay, "tree-decay", 0, "temporal tree propagation decay per level (0: default)")
 	flag.Float64Var(&opts.TextWeight, "text-weight", 0, "lexical share of linear fusion (0: default)")
