@@ -80,6 +80,9 @@ func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]str
 	if err := logChanges(tx, opDel, ids); err != nil {
 		return nil, nil, err
 	}
+	if err := dropKeys(tx, ids); err != nil {
+		return nil, nil, err
+	}
 	return texts, touched, e.reembed(ctx, tx, touched)
 }
 
