@@ -90,14 +90,31 @@ type NewMemory struct {
 	Sources []string  `json:"sources,omitempty"`
 }
 
-// AddRequest adds memories in one transaction: all or none.
+// AddRequest adds memories in one transaction: all or none. A memory
+// already stored (same scope and normalised text, or same scope, role and
+// sources) is not stored again: the response names the stored one.
 type AddRequest struct {
 	Memories []NewMemory `json:"memories"`
+	// IdempotencyKey, when set, makes a retried request harmless: a
+	// request with the same key and memories stores nothing and gets the
+	// first answer again; the same key with other memories fails
+	// (conflict). Over HTTP it may come as the Idempotency-Key header.
+	// At most 200 bytes.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
-// AddResponse gives the new ids in request order.
+// AddResponse gives the ids in request order: new records, or the stored
+// record a memory duplicates.
 type AddResponse struct {
 	IDs []uint64 `json:"ids"`
+	// Added counts the records created.
+	Added int `json:"added"`
+	// Duplicates lists the ids in IDs that were already stored: nothing
+	// was written for them ("already stored: id N").
+	Duplicates []uint64 `json:"duplicates,omitempty"`
+	// Note says so in words when there are duplicates, e.g.
+	// "already stored: id 5".
+	Note string `json:"note,omitempty"`
 }
 
 // UpdateRequest supersedes memory ID with new text; the old version stays

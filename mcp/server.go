@@ -57,7 +57,7 @@ func NewServer(svc api.Service, opts *Options) *sdk.Server {
 	}, t.get)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_add",
-		Description: "Remember one memory: a self-contained fact, preference, decision or event. Returns its id. Use memory_update instead when it corrects an existing memory.",
+		Description: "Remember a memory (text) or several in one call (memories): self-contained facts, preferences, decisions or events. Returns their ids; a memory already stored is not stored twice (its id is listed in duplicates). Pass idempotency_key so a retry never duplicates. Use memory_update instead when it corrects an existing memory.",
 		Annotations: &sdk.ToolAnnotations{Title: "Add a memory", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.add)
 	sdk.AddTool(s, &sdk.Tool{
@@ -113,13 +113,11 @@ func (t tools) get(ctx context.Context, _ *sdk.CallToolRequest, in getInput) (*s
 }
 
 func (t tools) add(ctx context.Context, _ *sdk.CallToolRequest, in addInput) (*sdk.CallToolResult, api.AddResponse, error) {
-	when, err := parseTime("time", in.Time)
+	ms, err := in.newMemories()
 	if err != nil {
 		return nil, api.AddResponse{}, err
 	}
-	resp, err := t.svc.Add(ctx, api.AddRequest{Memories: []api.NewMemory{{
-		Text: in.Text, Scope: in.Scope, Session: in.Session, Role: in.Role, Time: when, Sources: in.Sources,
-	}}})
+	resp, err := t.svc.Add(ctx, api.AddRequest{Memories: ms, IdempotencyKey: in.IdempotencyKey})
 	return nil, resp, err
 }
 

@@ -15,11 +15,12 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 	var sf storeFlags
 	sf.register(fs)
 	var in engine.Input
-	var at string
+	var at, key string
 	fs.StringVar(&in.Scope, "scope", "", "scope (user, agent or project namespace)")
 	fs.StringVar(&in.Session, "session", "", "session id")
 	fs.StringVar(&in.Role, "role", "", "role or speaker")
 	fs.StringVar(&at, "time", "", "event time, RFC 3339 or date (default now)")
+	fs.StringVar(&key, "idempotency-key", "", "a unique key for this write: a retry with the same key stores nothing again")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -34,13 +35,13 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 	}
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {
 		defer c.Close()
-		resp, err := c.Add(ctx, api.AddRequest{Memories: []api.NewMemory{{
+		resp, err := c.Add(ctx, api.AddRequest{IdempotencyKey: key, Memories: []api.NewMemory{{
 			Text: in.Text, Scope: in.Scope, Session: in.Session, Role: in.Role, Time: in.Time,
 		}}})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, resp.IDs[0])
+		printAdded(env, resp.IDs[0], len(resp.Duplicates) > 0)
 		return nil
 	}
 	e, err := sf.open(env)
@@ -48,13 +49,22 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 		return err
 	}
 	defer closeStore(e, &err)
-	ids, err := e.Remember(ctx, in)
+	out, err := e.RememberBatch(ctx, engine.Batch{Inputs: []engine.Input{in}, Key: key})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stdout, ids[0])
+	printAdded(env, out[0].ID, out[0].Duplicate)
 	sf.models.settle(ctx, env, e)
 	return nil
+}
+
+// printAdded prints the new id, or says the text was already stored (on
+// stderr, so that stdout is the id either way).
+func printAdded(env *env, id uint64, duplicate bool) {
+	fmt.Fprintln(env.stdout, id)
+	if duplicate {
+		fmt.Fprintf(env.stderr, "already stored: id %d\n", id)
+	}
 }
 
 // textArg joins the arguments, or reads stdin when the only one is "-"

@@ -46,20 +46,29 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 			return fmt.Errorf("%s: record %d: %w (nothing imported)", name, i+1, err)
 		}
 	}
-	skipped := 0
-	if src.format == "claude-code" {
-		if ins, skipped, err = dropStored(e, ins); err != nil {
-			return err
-		}
-	}
+	// Records already stored (an earlier or interrupted run, the hooks)
+	// are skipped by the engine, so a re-run is a no-op and an
+	// interrupted run resumes.
+	added, skipped := 0, 0
 	p := newProgress(env, "import")
 	for i := 0; i < len(ins); i += importBatch {
-		if _, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...); err != nil {
+		out, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins[i:min(i+importBatch, len(ins))]})
+		if err != nil && out == nil {
 			return fmt.Errorf("%s: after %d records: %w", name, i, err)
+		}
+		for _, s := range out {
+			if s.Duplicate {
+				skipped++
+			} else {
+				added++
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: after %d records: %w", name, i+len(out), err)
 		}
 		p.update(min(i+importBatch, len(ins)), len(ins))
 	}
-	fmt.Fprintf(env.stdout, "imported %d record(s)", len(ins))
+	fmt.Fprintf(env.stdout, "imported %d record(s)", added)
 	if skipped > 0 {
 		fmt.Fprintf(env.stdout, ", skipped %d already stored", skipped)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/hmo-dev/hmo/claudecode"
 	"github.com/hmo-dev/hmo/engine"
@@ -34,34 +33,6 @@ func claudeCodeInputs(r io.Reader, scope string) ([]engine.Input, error) {
 		out[i] = engine.Input{Scope: s, Session: t.SessionID, Role: t.Role, Time: t.Time, Text: t.Text, Sources: []string{t.Source()}}
 	}
 	return out, nil
-}
-
-// dropStored removes the inputs whose source is already stored (turns the
-// hooks or an earlier import ingested) and counts them.
-func dropStored(e *engine.Engine, ins []engine.Input) ([]engine.Input, int, error) {
-	seen := map[string]bool{}
-	err := e.Scan(func(r *engine.Record) error {
-		for _, s := range r.Sources {
-			if strings.HasPrefix(s, claudecode.SourcePrefix) {
-				seen[s] = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	out := ins[:0]
-	for _, in := range ins {
-		if len(in.Sources) == 1 && seen[in.Sources[0]] {
-			continue
-		}
-		if len(in.Sources) == 1 {
-			seen[in.Sources[0]] = true
-		}
-		out = append(out, in)
-	}
-	return out, len(ins) - len(out), nil
 }
 
 // markdownInputs reads one Markdown memory file. scope, if set, overrides

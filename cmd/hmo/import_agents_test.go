@@ -47,8 +47,9 @@ func TestImportClaudeCode(t *testing.T) {
 	if src := recs[0]["sources"].([]any)[0]; src != "claude-code:a0000000-0000-4000-8000-000000000001" {
 		t.Errorf("first source %v", src)
 	}
-	// Importing again (or after the hooks ingested it) adds nothing.
-	if out := mustRun(t, "", "import", "--dir", dir, "--format", "claude-code", "--scope", "x", sampleTranscript); out != "imported 0 record(s), skipped 5 already stored\n" {
+	// Importing again (or after the hooks ingested it into the same
+	// scope) adds nothing.
+	if out := mustRun(t, "", "import", "--dir", dir, "--format", "claude-code", sampleTranscript); out != "imported 0 record(s), skipped 5 already stored\n" {
 		t.Errorf("second import printed %q", out)
 	}
 	if n := len(exported(t, dir)); n != 5 {
