@@ -19,6 +19,7 @@ package capture
 import (
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/hmo-dev/hmo/localllm"
@@ -87,6 +88,19 @@ func (c *Capture) Keep(text string) Verdict {
 		v.Keep, v.Reason = false, ReasonIdle
 	}
 	return v
+}
+
+// Roles of the memories capture makes besides turns.
+const (
+	RoleFact    = "fact"    // a fact distilled from a turn
+	RoleSummary = "summary" // a summary of a session (a compaction's)
+)
+
+// FactSources are the sources of a turn's n-th fact (from 1): the turn's
+// label, which links the fact to its turn, and the label with "#f" and n,
+// which tells the turn's facts apart.
+func FactSources(turnSource string, n int) []string {
+	return []string{turnSource, turnSource + "#f" + strconv.Itoa(n)}
 }
 
 // Fact kinds.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/hmo-dev/hmo/api"
@@ -126,7 +125,7 @@ func (in *ingester) memory(t *claudecode.Turn) api.NewMemory {
 }
 
 // RoleFact is the role of the facts distilled from a turn.
-const RoleFact = "fact"
+const RoleFact = capture.RoleFact
 
 // facts are the memories distilled from a turn: role RoleFact, the
 // turn's scope, session and time, and as sources the turn's label and
@@ -136,7 +135,7 @@ func (in *ingester) facts(t *claudecode.Turn) []api.NewMemory {
 	for i, f := range in.cap.Distill(t.Text) {
 		m := in.memory(t)
 		m.Role, m.Text = RoleFact, f.Text
-		m.Sources = []string{t.Source(), t.Source() + "#f" + strconv.Itoa(i+1)}
+		m.Sources = capture.FactSources(t.Source(), i+1)
 		out = append(out, m)
 	}
 	return out

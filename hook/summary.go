@@ -9,12 +9,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/claudecode"
 	"github.com/hmo-dev/hmo/engine"
 )
 
 // RoleSummary is the role of a compaction summary's memory.
-const RoleSummary = "summary"
+const RoleSummary = capture.RoleSummary
 
 // storeSummary remembers the summary a compaction wrote (PostCompact's
 // compact_summary) as one memory of the session, once: its source is

@@ -8,21 +8,28 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/claudecode"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/markdown"
 )
 
-// claudeCodeInputs reads a Claude Code transcript's prose turns, scoped
-// to scope or else the project (git root) of the session's directory.
+// claudeCodeInputs reads a Claude Code transcript's prose turns worth
+// keeping and the facts they state, as the hooks capture them (package
+// capture), scoped to scope or else the project (git root) of the
+// session's directory.
 func claudeCodeInputs(r io.Reader, scope string) ([]engine.Input, error) {
 	turns, err := claudecode.Read(r)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Input, len(turns))
+	c := capture.New()
+	out := make([]engine.Input, 0, len(turns))
 	roots := map[string]string{} // cwd -> project scope
-	for i, t := range turns {
+	for _, t := range turns {
+		if !c.Keep(t.Text).Keep {
+			continue
+		}
 		s := scope
 		if s == "" {
 			if _, ok := roots[t.CWD]; !ok {
@@ -30,7 +37,13 @@ func claudeCodeInputs(r io.Reader, scope string) ([]engine.Input, error) {
 			}
 			s = roots[t.CWD]
 		}
-		out[i] = engine.Input{Scope: s, Session: t.SessionID, Role: t.Role, Time: t.Time, Text: t.Text, Sources: []string{t.Source()}}
+		turn := engine.Input{Scope: s, Session: t.SessionID, Role: t.Role, Time: t.Time, Text: t.Text, Sources: []string{t.Source()}}
+		out = append(out, turn)
+		for j, f := range c.Distill(t.Text) {
+			fact := turn
+			fact.Role, fact.Text, fact.Sources = capture.RoleFact, f.Text, capture.FactSources(t.Source(), j+1)
+			out = append(out, fact)
+		}
 	}
 	return out, nil
 }
