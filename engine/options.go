@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/persona"
+	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -15,10 +16,10 @@ const (
 	DefaultMaxLabelBytes  = 256     // scope, session and role
 	DefaultIndexContext   = 1       // previous turns of the same session indexed with a record
 	DefaultFusion         = FusionLinear
-	DefaultTextWeight     = 0.8 // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
-	DefaultRRFK           = 60  // reciprocal-rank fusion constant
-	DefaultCandidates     = 50  // candidates drawn from each index per query (at least k)
-	DefaultK              = 10  // results per query when the query says 0
+	DefaultTextWeight     = retrieve.DefaultTextWeight // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
+	DefaultRRFK           = retrieve.DefaultRRFK       // reciprocal-rank fusion constant
+	DefaultCandidates     = 50                         // candidates drawn from each index per query (at least k)
+	DefaultK              = 10                         // results per query when the query says 0
 	DefaultMaxK           = 1000
 	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
 	DefaultCheckpointLog  = 8192             // change-log entries after which indexes are saved and the log trimmed
@@ -42,13 +43,13 @@ const (
 )
 
 // Fusion names how lexical and vector results are combined.
-type Fusion string
+type Fusion = retrieve.Fusion
 
 // Fusion methods.
 const (
-	FusionLinear Fusion = "linear" // min-max normalised scores, weighted sum
-	FusionRRF    Fusion = "rrf"    // reciprocal-rank fusion
-	FusionScale  Fusion = "scale"  // BM25 divided by its maximum, cosine as is, weighted sum
+	FusionLinear = retrieve.FusionLinear // min-max normalised scores, weighted sum
+	FusionRRF    = retrieve.FusionRRF    // reciprocal-rank fusion
+	FusionScale  = retrieve.FusionScale  // BM25 divided by its maximum, cosine as is, weighted sum
 )
 
 // Options configure an Engine. A nil *Options is not enough on its own:
@@ -93,8 +94,17 @@ type Options struct {
 	// before fusion (raised to k when k is larger). Default DefaultCandidates.
 	Candidates int
 	// NoText and NoVector switch one side of hybrid recall off (for
-	// evaluation). Default false.
+	// evaluation); they remove the text or vector stage from Stages.
+	// Default false.
 	NoText, NoVector bool
+	// Stages switches the stages of the retrieval pipeline on and off,
+	// as retrieve.ParseStages reads it: "-segtree" is the default without
+	// the segment tree, "none,text,speaker" exactly those stages.
+	// Default "" (retrieve.DefaultStages).
+	Stages string
+	// Priors weighs the pipeline's prior stages (speaker, time,
+	// session). Zero fields take the retrieve package defaults.
+	Priors retrieve.PriorOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -183,6 +193,29 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	c.Persona.Dims = c.Embedder.Dims()
 	return &c, c.validate()
+}
+
+// pipeline builds the retrieval pipeline the options describe.
+func (c *Options) pipeline() (*retrieve.Pipeline, error) {
+	st, err := retrieve.ParseStages(c.Stages)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	if c.NoText {
+		st &^= retrieve.StageText
+	}
+	if c.NoVector {
+		st &^= retrieve.StageVector
+	}
+	p, err := retrieve.New(&retrieve.Options{
+		Stages: st,
+		Fusion: retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
+		Priors: c.Priors,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return p, nil
 }
 
 func (c *Options) validate() error {

@@ -12,6 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 // SchemaVersion is the on-disk layout version of the bbolt store.
@@ -49,6 +51,7 @@ var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChange
 type Engine struct {
 	dir  string
 	opts *Options
+	pipe *retrieve.Pipeline // the query path; immutable
 	db   *bolt.DB
 	dims int
 
@@ -84,6 +87,10 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	pipe, err := o.pipeline()
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("hmo: create store dir: %w", err)
 	}
@@ -94,7 +101,7 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: open %s: %w", dir, err)
 	}
-	e := &Engine{dir: dir, opts: o, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
+	e := &Engine{dir: dir, opts: o, pipe: pipe, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
 		db.Close()

@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -117,7 +118,11 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	res := e.viewResults(e.fuse(w.text, w.vec), q.K)
+	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), &viewSource{views: ts.views[1:], text: w.text, vec: w.vec})
+	if err != nil {
+		return nil, false, err
+	}
+	res := e.viewResults(cands, q.K)
 	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
 	return res, covered, nil
 }
@@ -131,17 +136,45 @@ func topOf(list []scored, c int) []scored {
 	return t.sorted()
 }
 
-// viewResults turns fused candidates into results from the views; each
+// viewSource serves the pipeline the candidates the tier views produced
+// (tierSearch) and the views' records. ts.mu is held while it is used.
+type viewSource struct {
+	views     []*view
+	text, vec []scored
+}
+
+func (s *viewSource) Text(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
+	return toHits(s.text), nil
+}
+
+func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
+	return toHits(s.vec), nil
+}
+
+func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
+	out := make([]retrieve.Doc, len(ids))
+	for i, id := range ids {
+		for _, v := range s.views {
+			if r, ok := v.recs[id]; ok {
+				out[i] = docOf(r)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// viewResults turns ranked candidates into results from the views; each
 // result names the tier that holds it.
-func (e *Engine) viewResults(fused []fusedHit, k int) []Result {
-	out := make([]Result, 0, min(k, len(fused)))
-	for _, f := range fused {
+func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
+	out := make([]Result, 0, min(k, len(cands)))
+	for _, f := range cands {
 		if len(out) == k {
 			break
 		}
 		for t := 1; t <= 2; t++ {
-			if r, ok := e.tiers.views[t].recs[f.id]; ok {
-				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Coverage: f.cov, Tier: uint8(t)})
+			if r, ok := e.tiers.views[t].recs[f.ID]; ok {
+				out = append(out, Result{Record: *r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector, Coverage: f.Coverage, Tier: uint8(t)})
 				break
 			}
 		}
