@@ -172,3 +172,32 @@ func TestDedupKeysBuiltForOldStores(t *testing.T) {
 		t.Fatalf("re-added old memory got id %d, want %d", got[0], first[0])
 	}
 }
+
+// TestDerivedRecordsAreNotContext: a fact distilled from a turn is
+// indexed alone and is not the context of the turn after it, so a query
+// matching only the fact does not lift its neighbours (issue 12: "File:
+// ... config/db.toml" ranked first for "database decision" through the
+// decision fact before it).
+func TestDerivedRecordsAreNotContext(t *testing.T) {
+	o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat
+	o.NoVector = true
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ids := remember(t, e,
+		engine.Input{Session: "s", Role: "user", Text: "which zebrafish do we keep?"},
+		engine.Input{Session: "s", Role: "fact", Text: "Decision: quokka tanks only"},
+		engine.Input{Session: "s", Role: "fact", Text: "File: tanks.toml"},
+		engine.Input{Session: "s", Role: "assistant", Text: "the tanks are cleaned weekly"},
+	)
+	if got := recallIDs(t, e, engine.Query{Text: "quokka"}); !slices.Equal(got, ids[1:2]) {
+		t.Errorf("quokka matched %v, want only the fact %d", got, ids[1])
+	}
+	// The turn after the facts still has the turn before them as context.
+	if got := recallIDs(t, e, engine.Query{Text: "zebrafish"}); !slices.Equal(got, []uint64{ids[3], ids[0]}) && !slices.Equal(got, []uint64{ids[0], ids[3]}) {
+		t.Errorf("zebrafish matched %v, want the question %d and the turn after the facts %d", got, ids[0], ids[3])
+	}
+}

@@ -300,17 +300,26 @@ func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
 // "role: text" unless NoIndexRole.
 func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {
 	parts := []string{e.turnText(r)}
-	for prev, n := r.Prev, e.opts.contextTurns(); prev != 0 && len(parts) <= n; {
+	if e.opts.standalone(r) {
+		return parts[0]
+	}
+	for prev, n, hops := r.Prev, e.opts.contextTurns(), 0; prev != 0 && len(parts) <= n && hops < maxContextHops; hops++ {
 		p, err := getRecord(tx, prev)
 		if err != nil {
 			break
 		}
-		parts = append(parts, e.turnText(&p))
+		if !e.opts.standalone(&p) { // derived records are not context
+			parts = append(parts, e.turnText(&p))
+		}
 		prev = p.Prev
 	}
 	slices.Reverse(parts)
 	return strings.Join(parts, "\n")
 }
+
+// maxContextHops bounds the records indexText steps over to find its
+// context turns (derived records between turns are skipped).
+const maxContextHops = 64
 
 func (e *Engine) turnText(r *Record) string {
 	if e.opts.NoIndexRole || r.Role == "" {
