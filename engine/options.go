@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"slices"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hmo-dev/hmo/persona"
