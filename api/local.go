@@ -26,7 +26,7 @@ func NewLocal(e *engine.Engine) *Local { return &Local{e: e} }
 func (l *Local) Engine() *engine.Engine { return l.e }
 
 // Search runs a hybrid recall and returns one page of it, within
-// req.MaxTokens. Every page ranks the query to MaxSearchDepth and shows
+// req.MaxTokens, without the results below req.MinScore. Every page ranks the query to MaxSearchDepth and shows
 // the best memories its cursor has not shown yet: pages never repeat a
 // memory, and the cursor ends when the ranking is exhausted or
 // MaxSearchDepth memories were shown. Writes between pages may add or
@@ -37,6 +37,10 @@ func (l *Local) Search(ctx context.Context, req SearchRequest) (SearchResponse, 
 		return SearchResponse{}, err
 	}
 	shown, err := searchShown(&req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	floor, err := minScore(req.MinScore)
 	if err != nil {
 		return SearchResponse{}, err
 	}
@@ -56,7 +60,7 @@ func (l *Local) Search(ctx context.Context, req SearchRequest) (SearchResponse, 
 	b := budget{left: tokens}
 	more := false
 	for i := range res {
-		if shown[res[i].Record.ID] {
+		if shown[res[i].Record.ID] || res[i].Relevance < floor {
 			continue
 		}
 		if len(resp.Results) == k || len(shown)+len(resp.Results) == MaxSearchDepth {
@@ -318,7 +322,7 @@ func fromRecord(r *engine.Record) Memory {
 
 func fromResult(r *engine.Result) Memory {
 	m := fromRecord(&r.Record)
-	m.Score, m.Tier = r.Score, r.Tier
+	m.Score, m.Relevance, m.Tier = r.Score, r.Relevance, r.Tier
 	return m
 }
 

@@ -11,14 +11,15 @@ import (
 // descriptions, and take times as text (RFC 3339 or a plain date).
 
 type searchInput struct {
-	Query     string `json:"query" jsonschema:"what to look for: a question, a topic or keywords"`
-	K         int    `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
-	Scope     string `json:"scope,omitempty" jsonschema:"only memories of this scope, e.g. a project path or a user name"`
-	Session   string `json:"session,omitempty" jsonschema:"only memories of this session"`
-	From      string `json:"from,omitempty" jsonschema:"only memories at or after this time: RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)"`
-	To        string `json:"to,omitempty" jsonschema:"only memories before this time: RFC 3339 or a date"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"token budget of the page, up to 8000 (default 4000); longer texts are shortened"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page, with the same query and filters"`
+	Query     string  `json:"query" jsonschema:"what to look for: a question, a topic or keywords"`
+	K         int     `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
+	Scope     string  `json:"scope,omitempty" jsonschema:"only memories of this scope, e.g. a project path or a user name"`
+	Session   string  `json:"session,omitempty" jsonschema:"only memories of this session"`
+	From      string  `json:"from,omitempty" jsonschema:"only memories at or after this time: RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)"`
+	To        string  `json:"to,omitempty" jsonschema:"only memories before this time: RFC 3339 or a date"`
+	MaxTokens int     `json:"max_tokens,omitempty" jsonschema:"token budget of the page, up to 8000 (default 4000); longer texts are shortened"`
+	Cursor    string  `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page, with the same query and filters"`
+	MinScore  float64 `json:"min_score,omitempty" jsonschema:"least relevance returned, 0 to 1 (default about 0.007: drops unrelated records); negative returns every result"`
 }
 
 type getInput struct {
@@ -93,9 +94,10 @@ type listInput struct {
 }
 
 type contextInput struct {
-	Prompt    string `json:"prompt" jsonschema:"the task or question the context is for; empty gives the most recent memories"`
-	Scope     string `json:"scope,omitempty" jsonschema:"only memories of this scope"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"token budget of the block, up to 8000 (default 1500)"`
+	Prompt    string  `json:"prompt" jsonschema:"the task or question the context is for; empty gives the most recent memories"`
+	Scope     string  `json:"scope,omitempty" jsonschema:"only memories of this scope"`
+	MaxTokens int     `json:"max_tokens,omitempty" jsonschema:"token budget of the block, up to 8000 (default 1500)"`
+	MinScore  float64 `json:"min_score,omitempty" jsonschema:"least relevance of a memory in the block, 0 to 1 (default about 0.007); negative takes every candidate"`
 }
 
 type statsInput struct{}

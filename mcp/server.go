@@ -47,7 +47,7 @@ func NewServer(svc api.Service, opts *Options) *sdk.Server {
 	t := tools{svc}
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_search",
-		Description: "Search long-term memory by meaning and keywords (hybrid BM25 + vector). Returns one page of memories, best first, within a token budget; pass next_cursor back for the next page. Filters: scope, session, time range.",
+		Description: "Search long-term memory by meaning and keywords (hybrid BM25 + vector). Returns one page of memories, best first, within a token budget, each with a calibrated relevance (0 to 1, comparable across queries); results below min_score are left out, so an unrelated query returns nothing. Pass next_cursor back for the next page; paging ends when next_cursor is empty. Filters: scope, session, time range.",
 		Annotations: readOnly("Search memory"),
 	}, t.search)
 	sdk.AddTool(s, &sdk.Tool{
@@ -103,7 +103,7 @@ func (t tools) search(ctx context.Context, _ *sdk.CallToolRequest, in searchInpu
 	if err != nil {
 		return nil, api.SearchResponse{}, err
 	}
-	resp, err := t.svc.Search(ctx, api.SearchRequest{Query: in.Query, K: in.K, Filter: f, MaxTokens: in.MaxTokens, Cursor: in.Cursor})
+	resp, err := t.svc.Search(ctx, api.SearchRequest{Query: in.Query, K: in.K, Filter: f, MaxTokens: in.MaxTokens, Cursor: in.Cursor, MinScore: in.MinScore})
 	return nil, resp, err
 }
 
@@ -141,7 +141,7 @@ func (t tools) list(ctx context.Context, _ *sdk.CallToolRequest, in listInput) (
 }
 
 func (t tools) context(ctx context.Context, _ *sdk.CallToolRequest, in contextInput) (*sdk.CallToolResult, api.ContextResponse, error) {
-	resp, err := t.svc.Context(ctx, api.ContextRequest{Prompt: in.Prompt, Scope: in.Scope, MaxTokens: in.MaxTokens})
+	resp, err := t.svc.Context(ctx, api.ContextRequest{Prompt: in.Prompt, Scope: in.Scope, MaxTokens: in.MaxTokens, MinScore: in.MinScore})
 	return nil, resp, err
 }
 

@@ -49,6 +49,8 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.Speaker, DefaultSpeakerWeight)
 	setDefault(&c.Priors.Time, DefaultTimeWeight)
 	setDefault(&c.Priors.Session, DefaultSessionWeight)
+	setDefault(&c.Priors.SpeechAct, DefaultSpeechActWeight)
+	setDefault(&c.Priors.Context, DefaultContextWeight)
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -60,6 +62,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
 	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
+	case c.Priors.SpeechAct < 0 || c.Priors.SpeechAct > 1 || c.Priors.Context < 0 || c.Priors.Context > 1:
+		return c, fmt.Errorf("%w: speech act or context weight outside [0, 1]", ErrInvalidOption)
 	}
 	return c, nil
 }
@@ -95,7 +99,7 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	// 2. Fusion.
 	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
 	// 3. Priors, each a share of the best fused score.
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession) != 0 {
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageSpeechAct|StageContext) != 0 {
 		if err := loadDocs(cands, src); err != nil {
 			return nil, err
 		}
@@ -109,8 +113,22 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		if p.o.Stages.Has(StageSession) {
 			sessionPrior(cands, p.o.Priors.Session)
 		}
+		if p.o.Stages.Has(StageContext) {
+			if cands, err = contextPrior(q, cands, src, p.o.Priors.Context); err != nil {
+				return nil, err
+			}
+		}
+		if p.o.Stages.Has(StageSpeechAct) {
+			if cands, err = speechActPrior(q, cands, src, p.o.Priors.SpeechAct); err != nil {
+				return nil, err
+			}
+		}
 	}
-	// 4. Selection.
+	// 4. Calibrated relevance, beside the rank score.
+	if err := calibrate(q, cands, src); err != nil {
+		return nil, err
+	}
+	// 5. Selection.
 	selectBest(cands)
 	return cands, nil
 }

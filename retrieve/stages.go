@@ -14,12 +14,14 @@ type Stages uint32
 
 // Switchable stages, in the order the pipeline runs them.
 const (
-	StageText    Stages = 1 << iota // lexical candidates (BM25)
-	StageVector                     // vector candidates (cosine)
-	StageSpeaker                    // prior: records spoken by the one person the question names
-	StageTime                       // prior: time expressions for "when" questions and dated questions
-	StageSession                    // prior: a share of the session's best score
-	StageSegTree                    // propagation over the segment tree
+	StageText      Stages = 1 << iota // lexical candidates (BM25)
+	StageVector                       // vector candidates (cosine)
+	StageSpeaker                      // prior: records spoken by the one person the question names
+	StageTime                         // prior: time expressions for "when" questions and dated questions
+	StageSession                      // prior: a share of the session's best score
+	StageSpeechAct                    // prior: questions below the statements that answer them
+	StageContext                      // prior: a match made through a record's context credits that context
+	StageSegTree                      // propagation over the segment tree
 )
 
 var stageNames = []struct {
@@ -31,11 +33,13 @@ var stageNames = []struct {
 	{StageSpeaker, "speaker"},
 	{StageTime, "time"},
 	{StageSession, "session"},
+	{StageSpeechAct, "speechact"},
+	{StageContext, "context"},
 	{StageSegTree, "segtree"},
 }
 
 // DefaultStages is the set the pipeline runs when none is given.
-const DefaultStages = StageText | StageVector | StageSpeaker | StageTime | StageSession
+const DefaultStages = StageText | StageVector | StageSpeaker | StageTime | StageSession | StageSpeechAct
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }

@@ -64,7 +64,7 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"POST", "/v1/add", `{"memories":[{"text":"my bike is a red Gazelle","scope":"me"},{"text":"I bake sourdough on Sundays","scope":"me"}]}`, 200,
 			func(m map[string]any) bool { return len(m["ids"].([]any)) == 2 }},
-		{"POST", "/v1/search", `{"query":"bike","k":1}`, 200,
+		{"POST", "/v1/search", `{"query":"bike","k":1,"min_score":-1}`, 200,
 			func(m map[string]any) bool { r := m["results"].([]any); return len(r) == 1 && m["next_cursor"] != nil }},
 		{"POST", "/v1/get", `{"ids":[1,99]}`, 200,
 			func(m map[string]any) bool { return len(m["memories"].([]any)) == 1 && len(m["missing"].([]any)) == 1 }},
