@@ -17,10 +17,13 @@
 package capture
 
 import (
+	"context"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/hmo-dev/hmo/localllm"
 )
@@ -230,3 +233,61 @@ func abbreviation(s string) bool {
 	}
 	return false
 }
+
+// Distiller distils the facts of a turn's text. *Capture is the offline
+// one; LLM asks a chat model and falls back to it.
+type Distiller interface {
+	DistillFacts(ctx context.Context, text string) ([]Fact, error)
+}
+
+// DistillFacts is Distill as a Distiller: it never fails.
+func (c *Capture) DistillFacts(_ context.Context, text string) ([]Fact, error) {
+	return c.Distill(text), nil
+}
+
+// FactStep is a language model's facts step (localllm.OllamaSteps).
+type FactStep interface {
+	Facts(ctx context.Context, text string) ([]localllm.StepFact, error)
+}
+
+// DefaultLLMTimeout bounds one facts call of LLM.
+const DefaultLLMTimeout = time.Second
+
+// LLM distils facts with a chat model when one is configured: the same
+// turns as Distill (two sentences or more), the model's facts labelled by
+// kind. When the model fails or takes longer than Timeout (default
+// DefaultLLMTimeout) it falls back to Fallback, the offline distiller,
+// and counts the fallback. It is safe for concurrent use if Step is.
+type LLM struct {
+	Step     FactStep
+	Fallback *Capture
+	Timeout  time.Duration
+
+	fallbacks atomic.Int64
+}
+
+// DistillFacts implements Distiller.
+func (l *LLM) DistillFacts(ctx context.Context, text string) ([]Fact, error) {
+	if len(Sentences(text)) < 2 {
+		return nil, nil // the turn is the fact
+	}
+	d := l.Timeout
+	if d <= 0 {
+		d = DefaultLLMTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	got, err := l.Step.Facts(cctx, text)
+	if err != nil {
+		l.fallbacks.Add(1)
+		return l.Fallback.Distill(text), nil
+	}
+	out := make([]Fact, 0, len(got))
+	for _, f := range got {
+		out = append(out, Fact{Kind: f.Kind, Text: label(f.Kind) + ": " + f.Text})
+	}
+	return out, nil
+}
+
+// Fallbacks counts the calls answered by the offline distiller.
+func (l *LLM) Fallbacks() int64 { return l.fallbacks.Load() }

@@ -1,13 +1,17 @@
 package capture_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hmo-dev/hmo/capture"
+	"github.com/hmo-dev/hmo/localllm"
 )
 
 // TestKeep holds the turns issue 12 saw stored as noise, and turns that
@@ -136,5 +140,50 @@ func TestKeepRuleOnLoCoMo(t *testing.T) {
 		total, dropped, 100*float64(dropped)/float64(total), evidence, precision, examples)
 	if precision < 0.99 {
 		t.Errorf("precision of the drops %.3f < 0.99", precision)
+	}
+}
+
+type fakeStep struct {
+	facts []localllm.StepFact
+	err   error
+	delay time.Duration
+}
+
+func (f fakeStep) Facts(ctx context.Context, _ string) ([]localllm.StepFact, error) {
+	select {
+	case <-time.After(f.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return f.facts, f.err
+}
+
+// TestLLMDistiller: the model's facts when it answers, the offline ones
+// when it fails or is too slow.
+func TestLLMDistiller(t *testing.T) {
+	text := "Thanks. We decided to use Postgres 16 for the main database."
+	offline := capture.New().Distill(text)
+	tests := []struct {
+		name      string
+		step      fakeStep
+		want      []capture.Fact
+		fallbacks int64
+	}{
+		{"answers", fakeStep{facts: []localllm.StepFact{{Kind: "decision", Text: "The main database is Postgres 16."}}},
+			[]capture.Fact{{Kind: "decision", Text: "Decision: The main database is Postgres 16."}}, 0},
+		{"fails", fakeStep{err: errors.New("model down")}, offline, 1},
+		{"too slow", fakeStep{delay: time.Second}, offline, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := &capture.LLM{Step: tt.step, Fallback: capture.New(), Timeout: 50 * time.Millisecond}
+			got, err := l.DistillFacts(context.Background(), text)
+			if err != nil || !slices.Equal(got, tt.want) || l.Fallbacks() != tt.fallbacks {
+				t.Errorf("got %q, %v, %d fallbacks; want %q, %d", got, err, l.Fallbacks(), tt.want, tt.fallbacks)
+			}
+		})
+	}
+	if len(offline) == 0 {
+		t.Fatal("precondition: the offline distiller finds the decision")
 	}
 }

@@ -50,6 +50,7 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err != nil {
 		return err
 	}
+	e.null.invalidate()
 	e.records.Add(-int64(len(heads)))
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)

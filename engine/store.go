@@ -77,6 +77,8 @@ type Engine struct {
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
 
+	null nullCache // vectors sampled for the relevance null
+
 	closed atomic.Bool
 }
 

@@ -67,6 +67,7 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 		e.swapCorpus(text, old.Text)
 		return 0, err
 	}
+	e.null.invalidate()
 	if err := e.evict([]uint64{id}, touched, []string{old.Text}); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}

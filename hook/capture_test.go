@@ -8,6 +8,7 @@ import (
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/hook"
 )
@@ -98,5 +99,41 @@ func TestRecordedSessionIsClean(t *testing.T) {
 	}
 	if len(res.Results) == 0 || !strings.Contains(res.Results[0].Text, "decided on Postgres 16") {
 		t.Errorf("\"database decision\" ranks first %+v, want the decision", res.Results)
+	}
+}
+
+// modelDistiller stands for a chat model's facts step.
+type modelDistiller struct{}
+
+func (modelDistiller) DistillFacts(_ context.Context, text string) ([]capture.Fact, error) {
+	if !strings.Contains(text, "Postgres 16") {
+		return nil, nil
+	}
+	return []capture.Fact{{Kind: capture.KindDecision, Text: "Decision: the tide database is Postgres 16."}}, nil
+}
+
+// TestIngestWithModelDistiller: with a chat model configured, the hook
+// stores the model's facts, linked to their turn.
+func TestIngestWithModelDistiller(t *testing.T) {
+	e := newEnv(t)
+	data, err := os.ReadFile("testdata/session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.write(t, data)
+	e.opts.Distiller = modelDistiller{}
+	svc := &fakeService{}
+	if _, err := e.run(t, hook.EventStop, e.payload(t, hook.EventStop), svc); err != nil {
+		t.Fatal(err)
+	}
+	var facts []api.Memory
+	for _, m := range svc.mems {
+		if m.Role == hook.RoleFact {
+			facts = append(facts, m)
+		}
+	}
+	if len(facts) != 1 || facts[0].Text != "Decision: the tide database is Postgres 16." ||
+		facts[0].Sources[0] != "claude-code:d0000000-0000-4000-8000-000000000004" {
+		t.Errorf("facts %+v, want the model's one fact linked to its turn", facts)
 	}
 }

@@ -47,7 +47,7 @@ func ingest(ctx context.Context, p *Payload, scope string, svc api.Service, o *O
 	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	in := ingester{svc: svc, scope: scope, session: p.SessionID, files: files, st: st, batch: o.Batch, cap: capture.New()}
+	in := ingester{svc: svc, scope: scope, session: p.SessionID, files: files, st: st, batch: o.Batch, cap: capture.New(), distil: o.Distiller}
 	return in.run(ctx, claudecode.NewScanner(f, &claudecode.ScanOptions{Offset: st.Offset}))
 }
 
@@ -62,6 +62,7 @@ type ingester struct {
 	added   int
 	dropped int // turns the keep rule dropped
 	cap     *capture.Capture
+	distil  capture.Distiller
 }
 
 func (in *ingester) run(ctx context.Context, s *claudecode.Scanner) (int, error) {
@@ -98,7 +99,11 @@ func (in *ingester) commit(ctx context.Context, turns []claudecode.Turn, offset 
 	var ms []api.NewMemory
 	for i := range fresh {
 		ms = append(ms, in.memory(&fresh[i]))
-		ms = append(ms, in.facts(&fresh[i])...)
+		facts, err := in.facts(ctx, &fresh[i])
+		if err != nil {
+			return err
+		}
+		ms = append(ms, facts...)
 	}
 	// Each Add is one transaction; the engine skips what is stored, so a
 	// retry after a failure between two Adds stores nothing twice.
@@ -130,15 +135,19 @@ const RoleFact = capture.RoleFact
 // facts are the memories distilled from a turn: role RoleFact, the
 // turn's scope, session and time, and as sources the turn's label and
 // that label with "#f" and the fact's number.
-func (in *ingester) facts(t *claudecode.Turn) []api.NewMemory {
+func (in *ingester) facts(ctx context.Context, t *claudecode.Turn) ([]api.NewMemory, error) {
+	fs, err := in.distil.DistillFacts(ctx, t.Text)
+	if err != nil {
+		return nil, fmt.Errorf("distil: %w", err)
+	}
 	var out []api.NewMemory
-	for i, f := range in.cap.Distill(t.Text) {
+	for i, f := range fs {
 		m := in.memory(t)
 		m.Role, m.Text = RoleFact, f.Text
 		m.Sources = capture.FactSources(t.Source(), i+1)
 		out = append(out, m)
 	}
-	return out
+	return out, nil
 }
 
 // unseen drops turns whose source label is already stored in the

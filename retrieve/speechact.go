@@ -132,19 +132,40 @@ func IsQuestion(text string) bool {
 func ContentTerms(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if stopWords[w] || len([]rune(w)) < 2 {
-			continue
-		}
-		w = stem(w)
+	eachTerm(text, func(w string) {
 		if !seen[w] {
 			seen[w] = true
 			out = append(out, w)
 		}
-	}
+	})
 	return out
+}
+
+// eachTerm calls fn with each content term of text, in order, repeats
+// included.
+func eachTerm(text string, fn func(string)) {
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := strings.ToLower(text[start:end])
+		start = -1
+		if len(w) < 2 || stopWords[w] {
+			return
+		}
+		fn(stem(w))
+	}
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
 }
 
 // stemRunes is how much of a word ContentTerms keeps: a crude stemmer that
@@ -155,9 +176,12 @@ func stem(w string) string {
 	if len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 		w = w[:len(w)-1] // plural
 	}
-	r := []rune(w)
-	if len(r) > stemRunes {
-		return string(r[:stemRunes])
+	n := 0
+	for i := range w {
+		if n == stemRunes {
+			return w[:i]
+		}
+		n++
 	}
 	return w
 }
@@ -168,15 +192,17 @@ func OwnCoverage(terms []string, text string) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
-	have := map[string]bool{}
-	for _, t := range ContentTerms(text) {
-		have[t] = true
-	}
-	n := 0
-	for _, t := range terms {
-		if have[t] {
-			n++
+	var found uint64 // bit i: terms[i] seen (the first 64 terms count)
+	eachTerm(text, func(w string) {
+		for i, t := range terms {
+			if i < 64 && t == w {
+				found |= 1 << i
+			}
 		}
+	})
+	n := 0
+	for ; found != 0; found &= found - 1 {
+		n++
 	}
 	return float64(n) / float64(len(terms))
 }
