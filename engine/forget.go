@@ -52,6 +52,8 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	}
 	e.null.invalidate()
 	e.records.Add(-int64(len(heads)))
+	e.docCache.drop(heads...)
+	e.docCache.drop(touched...)
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)
 	}
@@ -69,6 +71,9 @@ func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]str
 	for _, id := range ids {
 		r, err := getRecord(tx, id)
 		if err != nil {
+			return nil, nil, err
+		}
+		if err := e.treeRemove(tx, &r); err != nil {
 			return nil, nil, err
 		}
 		next, err := e.unlink(tx, &r)
@@ -175,6 +180,14 @@ func (e *Engine) reembed(ctx context.Context, tx *bolt.Tx, ids []uint64) error {
 	vecs, err := e.opts.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return fmt.Errorf("hmo: embed: %w", err)
+	}
+	for i, id := range live {
+		old, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		if err == nil && len(vecs[i]) == e.dims {
+			if err := e.treeMove(tx, id, old, vecs[i]); err != nil {
+				return err
+			}
+		}
 	}
 	if err := e.putVectors(tx, live, vecs); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hmo-dev/hmo/persona"
 	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/segtree"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -112,6 +113,13 @@ type Options struct {
 	// Priors weighs the pipeline's prior stages (speaker, time,
 	// session). Zero fields take the retrieve package defaults.
 	Priors retrieve.PriorOptions
+	// SegTree shapes the segment tree kept for every scope (SegTreeMem);
+	// zero fields take the segtree package defaults. A store built with
+	// other values is rebuilt on Open.
+	SegTree segtree.Options
+	// Propagation configures relevance propagation over the segment
+	// tree (the segtree stage). Zero fields take the retrieve defaults.
+	Propagation retrieve.PropagationOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -202,6 +210,9 @@ func (o *Options) withDefaults() (*Options, error) {
 		c.EnrichTimeout = DefaultEnrichTimeout
 	}
 	c.Persona.Dims = c.Embedder.Dims()
+	if _, err := c.SegTree.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
 	return &c, c.validate()
 }
 
@@ -218,9 +229,10 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		st &^= retrieve.StageVector
 	}
 	p, err := retrieve.New(&retrieve.Options{
-		Stages: st,
-		Fusion: retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
-		Priors: c.Priors,
+		Stages:      st,
+		Fusion:      retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
+		Priors:      c.Priors,
+		Propagation: c.Propagation,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)

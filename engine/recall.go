@@ -153,17 +153,14 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 	return toHits(v), err
 }
 
-func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
-	out := make([]retrieve.Doc, len(ids))
-	err := s.e.db.View(func(tx *bolt.Tx) error {
-		for i, id := range ids {
-			if r, err := getRecord(tx, id); err == nil {
-				out[i] = docOf(&r)
-			}
-		}
-		return nil
-	})
-	return out, err
+func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
+
+func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
+	return s.e.wordVectors(words)
+}
+
+func (s *archiveSource) Segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	return s.e.segments(leaves, levels)
 }
 
 // docOf is what the pipeline's priors see of a record.

@@ -139,6 +139,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 	out := make([]Stored, len(ins))
 	var ids []uint64
 	var embedTexts, texts []string
+	var added []*Record
 	for i := range ins {
 		if dedup {
 			if id := findDuplicate(tx, &ins[i]); id != 0 {
@@ -167,6 +168,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 			return nil, nil, nil, err
 		}
 		out[i] = Stored{ID: id}
+		added = append(added, &r)
 		ids = append(ids, id)
 		texts = append(texts, r.Text)
 		embedTexts = append(embedTexts, e.indexText(tx, &r))
@@ -184,6 +186,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 		return nil, nil, observed, fmt.Errorf("hmo: embed: %w", err)
 	}
 	if err := e.putVectors(tx, ids, vecs); err != nil {
+		return nil, nil, observed, err
+	}
+	if err := e.treeInsert(tx, added, vecs); err != nil {
 		return nil, nil, observed, err
 	}
 	if err := ctx.Err(); err != nil {

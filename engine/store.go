@@ -44,7 +44,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketDedup, bucketDedupIDs}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree, bucketDedup, bucketDedupIDs}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -73,6 +73,9 @@ type Engine struct {
 	swapMu sync.RWMutex
 
 	enr *enricher // nil without an Enricher
+
+	docCache docCache  // the pipeline's record metadata
+	words    wordCache // the pipeline's word vectors; emptied by Reindex
 
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
@@ -108,6 +111,10 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err := e.init(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if err := e.syncSegTree(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("hmo: segment tree: %w", err)
 	}
 	if err := e.openIndexes(); err != nil {
 		db.Close()

@@ -68,6 +68,8 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 		return 0, err
 	}
 	e.null.invalidate()
+	e.docCache.drop(id)
+	e.docCache.drop(touched...)
 	if err := e.evict([]uint64{id}, touched, []string{old.Text}); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}

@@ -119,7 +119,7 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), &viewSource{views: ts.views[1:], text: w.text, vec: w.vec})
+	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), &viewSource{e: e, views: ts.views[1:], text: w.text, vec: w.vec})
 	if err != nil {
 		return nil, false, err
 	}
@@ -140,6 +140,7 @@ func topOf(list []scored, c int) []scored {
 // viewSource serves the pipeline the candidates the tier views produced
 // (tierSearch) and the views' records. ts.mu is held while it is used.
 type viewSource struct {
+	e         *Engine
 	views     []*view
 	text, vec []scored
 }
@@ -163,6 +164,17 @@ func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 		}
 	}
 	return out, nil
+}
+
+// Segments reads the archive's segment tree: the views hold no tree of
+// their own, and a segment's records outside the views are skipped when
+// the results are read from the views.
+func (s *viewSource) Segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	return s.e.segments(leaves, levels)
+}
+
+func (s *viewSource) WordVectors(words []string) ([][]float32, error) {
+	return s.e.wordVectors(words)
 }
 
 // viewResults turns ranked candidates into results from the views; each

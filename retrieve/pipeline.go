@@ -21,6 +21,8 @@ type Options struct {
 	Fusion FusionOptions
 	// Priors weighs the prior stages.
 	Priors PriorOptions
+	// Propagation configures the segtree stage.
+	Propagation PropagationOptions
 }
 
 // Defaults of the stage options.
@@ -51,6 +53,11 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.Session, DefaultSessionWeight)
 	setDefault(&c.Priors.SpeechAct, DefaultSpeechActWeight)
 	setDefault(&c.Priors.Context, DefaultContextWeight)
+	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
+	setDefault(&c.Propagation.Alpha, DefaultAlpha)
+	if c.Propagation.Hops == 0 {
+		c.Propagation.Hops = DefaultHops
+	}
 	switch {
 	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
 		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
@@ -64,6 +71,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
 	case c.Priors.SpeechAct < 0 || c.Priors.SpeechAct > 1 || c.Priors.Context < 0 || c.Priors.Context > 1:
 		return c, fmt.Errorf("%w: speech act or context weight outside [0, 1]", ErrInvalidOption)
+	case c.Propagation.Alpha < 0 || c.Propagation.Alpha >= 1 || c.Propagation.Hops < 0 || c.Propagation.Hops > 8:
+		return c, fmt.Errorf("%w: propagation alpha %v hops %d (want alpha in [0, 1), hops in [0, 8])", ErrInvalidOption, c.Propagation.Alpha, c.Propagation.Hops)
 	}
 	return c, nil
 }
@@ -99,7 +108,7 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	// 2. Fusion.
 	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
 	// 3. Priors, each a share of the best fused score.
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageSpeechAct|StageContext) != 0 {
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim|StageSpeechAct|StageContext) != 0 {
 		if err := loadDocs(cands, src); err != nil {
 			return nil, err
 		}
@@ -109,6 +118,11 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		}
 		if p.o.Stages.Has(StageTime) {
 			timePrior(q, cands, p.o.Priors.Time, scale)
+		}
+		if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
+			if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
+				return nil, err
+			}
 		}
 		if p.o.Stages.Has(StageSession) {
 			sessionPrior(cands, p.o.Priors.Session)
@@ -124,11 +138,23 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 			}
 		}
 	}
-	// 4. Calibrated relevance, beside the rank score.
+	// 4. Propagation over the segment tree.
+	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageSegTree) && len(cands) > 0 {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		f, err := ts.Segments(ids, p.o.Propagation.Hops)
+		if err != nil {
+			return nil, err
+		}
+		cands = propagate(&p.o.Propagation, cands, f)
+	}
+	// 5. Calibrated relevance, beside the rank score.
 	if err := calibrate(q, cands, src); err != nil {
 		return nil, err
 	}
-	// 5. Selection.
+	// 6. Selection.
 	selectBest(cands)
 	return cands, nil
 }

@@ -25,6 +25,9 @@ type PriorOptions struct {
 	// text holds none of the query's terms (the context prior). Default
 	// DefaultContextWeight.
 	Context float64
+	// WordSim is the weight of the soft word match (wordsim stage).
+	// Default DefaultWordSimWeight.
+	WordSim float64
 }
 
 // Defaults of the prior weights, chosen on principle (a named speaker is
@@ -34,6 +37,7 @@ const (
 	DefaultSpeakerWeight = 0.5
 	DefaultTimeWeight    = 0.25
 	DefaultSessionWeight = 0.25
+	DefaultWordSimWeight = 0.25
 )
 
 // speakerPrior boosts the candidates spoken by the one speaker the

@@ -151,7 +151,7 @@ func eachTerm(text string, fn func(string)) {
 		}
 		w := strings.ToLower(text[start:end])
 		start = -1
-		if len(w) < 2 || stopWords[w] {
+		if len(w) < 2 || functionWords[w] {
 			return
 		}
 		fn(stem(w))
@@ -207,8 +207,8 @@ func OwnCoverage(terms []string, text string) float64 {
 	return float64(n) / float64(len(terms))
 }
 
-// stopWords are English function words and question words.
-var stopWords = map[string]bool{}
+// functionWords are English function words and question words.
+var functionWords = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`a an the and or but if then else of to in on at by for with from into onto about
@@ -217,6 +217,6 @@ func init() {
 		this that these those there here what which who whom whose when where why how not no nor so too very just also
 		than such some any each every all both few more most other own same only s t don doesn didn isn aren wasn weren
 		let lets ok yes yeah please up down out over under again further once`) {
-		stopWords[w] = true
+		functionWords[w] = true
 	}
 }

@@ -19,6 +19,7 @@ const (
 	StageSpeaker                      // prior: records spoken by the one person the question names
 	StageTime                         // prior: time expressions for "when" questions and dated questions
 	StageSession                      // prior: a share of the session's best score
+	StageWordSim                      // prior: soft match of the question's words with the record's (word vectors)
 	StageSpeechAct                    // prior: questions below the statements that answer them
 	StageContext                      // prior: a match made through a record's context credits that context
 	StageSegTree                      // propagation over the segment tree
@@ -33,6 +34,7 @@ var stageNames = []struct {
 	{StageSpeaker, "speaker"},
 	{StageTime, "time"},
 	{StageSession, "session"},
+	{StageWordSim, "wordsim"},
 	{StageSpeechAct, "speechact"},
 	{StageContext, "context"},
 	{StageSegTree, "segtree"},

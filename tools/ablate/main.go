@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -24,10 +25,16 @@ import (
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/eval"
+	"github.com/hmo-dev/hmo/fts"
 	"github.com/hmo-dev/hmo/locomo"
 )
 
-var opts engine.Options
+var (
+	shape   = flag.Bool("shape", false, "print the segment tree's size per conversation")
+	profile *os.File
+	opts    engine.Options
+	scoring fts.Scoring
+)
 
 type row struct {
 	Name     string             `json:"name"`
@@ -50,8 +57,25 @@ func main() {
 	flag.Float64Var(&opts.Priors.Speaker, "speaker", 0, "speaker prior weight (0: default)")
 	flag.Float64Var(&opts.Priors.Time, "time", 0, "time prior weight (0: default)")
 	flag.Float64Var(&opts.Priors.Session, "session", 0, "session prior weight (0: default)")
+	flag.Float64Var(&opts.TextWeight, "text-weight", 0, "lexical share of linear fusion (0: default)")
+	flag.Float64Var(&opts.Priors.WordSim, "wordsim", 0, "wordsim prior weight (0: default)")
 	flag.IntVar(&opts.Candidates, "candidates", 0, "candidates per generator (0: default)")
+	flag.Float64Var(&scoring.K1, "k1", 0, "BM25 k1 (0: default)")
+	flag.Float64Var(&scoring.B, "b", 0, "BM25 b (0: default)")
+	flag.Float64Var(&scoring.ContextWeight, "context-weight", 0, "BM25F weight of the context turn (0: default)")
+	flag.Float64Var(&scoring.RoleWeight, "role-weight", 0, "BM25F weight of the role (0: default)")
+	flag.Float64Var(&opts.SegTree.Threshold, "threshold", 0, "segment tree NONE threshold (0: default)")
+	flag.Float64Var(&opts.Propagation.Alpha, "alpha", 0, "propagation decay (0: default)")
+	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
+	if *prof != "" {
+		pf, err := os.Create(*prof)
+		if err != nil {
+			fail(err)
+		}
+		defer pf.Close()
+		profile = pf
+	}
 	f, err := os.Open(*data)
 	if err != nil {
 		fail(err)
@@ -96,6 +120,9 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		e, err := hmo.Open(filepath.Join(work, fmt.Sprint(i)), func() *engine.Options {
 			o := opts
 			o.Clock, o.Mode, o.Stages = clock.Now, engine.Mode(mode), stages
+			fo := &fts.Options{Scoring: scoring}
+			o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, fo) }
+			o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemoryWith(fo) }
 			return &o
 		}())
 		if err != nil {
@@ -105,6 +132,16 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		if err != nil {
 			e.Close()
 			return nil, err
+		}
+		if *shape {
+			sums, err := e.SegmentSummaries()
+			if err != nil {
+				fail(err)
+			}
+			fmt.Fprintf(os.Stderr, "%s: %d records, %d segments\n", c.ID, len(turnOf), len(sums))
+		}
+		if profile != nil && i == 0 {
+			pprof.StartCPUProfile(profile)
 		}
 		for _, q := range c.QA {
 			if q.Category == locomo.Adversarial || len(q.Evidence) == 0 {
@@ -126,6 +163,9 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 			cat := locomo.CategoryName(q.Category)
 			r.ByCat[cat] += v
 			n[cat]++
+		}
+		if profile != nil && i == len(convs)-1 {
+			pprof.StopCPUProfile()
 		}
 		e.Close()
 	}
