@@ -67,3 +67,26 @@ func texts(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestAddTwice: issue 12 saw the same text added twice give two records.
+// hmo add of a stored text prints the stored id and says so on stderr; a
+// retried add with the same idempotency key does too.
+func TestAddTwice(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	first := hmoRun(t, "", "add", "--dir", dir, "--scope", "me", "I am allergic to shellfish")
+	again := hmoRun(t, "", "add", "--dir", dir, "--scope", "me", "I am  allergic to shellfish")
+	if first.code != 0 || again.code != 0 || again.stdout != first.stdout || !strings.Contains(again.stderr, "already stored: id "+strings.TrimSpace(first.stdout)) {
+		t.Fatalf("add twice: %+v then %+v; want the same id and \"already stored\"", first, again)
+	}
+	k1 := hmoRun(t, "", "add", "--dir", dir, "--idempotency-key", "req-7", "a new note")
+	k2 := hmoRun(t, "", "add", "--dir", dir, "--idempotency-key", "req-7", "a new note")
+	if k1.code != 0 || k2.stdout != k1.stdout || !strings.Contains(k2.stderr, "already stored") {
+		t.Fatalf("retry with key: %+v then %+v", k1, k2)
+	}
+	if r := hmoRun(t, "", "add", "--dir", dir, "--idempotency-key", "req-7", "another note"); r.code == 0 {
+		t.Errorf("key reused for another text: %+v, want a failure", r)
+	}
+	if n := len(exported(t, dir)); n != 2 {
+		t.Errorf("%d records, want 2", n)
+	}
+}
