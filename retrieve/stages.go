@@ -21,6 +21,8 @@ const (
 	StageTime                           // prior: time expressions for "when" questions and dated questions
 	StageSession                        // prior: a share of the session's best score
 	StageWordSim                        // prior: soft match of the question's words with the record's (word vectors)
+	StageSpeechAct                      // prior: questions below the statements that answer them
+	StageContext                        // prior: a match made through a record's context credits that context
 	StageSegTree                        // propagation over the segment tree
 	StageEntity                         // multi-hop expansion through shared entities (H-Mem entity graph)
 	StageDecompose                      // multi-part questions split, each part retrieved, results merged
@@ -41,6 +43,8 @@ var stageNames = []struct {
 	{StageTime, "time"},
 	{StageSession, "session"},
 	{StageWordSim, "wordsim"},
+	{StageSpeechAct, "speechact"},
+	{StageContext, "context"},
 	{StageSegTree, "segtree"},
 	{StageEntity, "entity"},
 	{StageDecompose, "decompose"},
@@ -56,7 +60,7 @@ var stageNames = []struct {
 // hit@10 on LoCoMo dev flat, R@10 +0.003 [-0.004, 0.011] (BENCHMARKS.md,
 // "H-Mem"); entity expansion, temporal relevance, robustness and the
 // temporal tree's propagation did not pay and are off.
-const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageEntityPrior | StageDecompose
+const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageEntityPrior | StageDecompose
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }
