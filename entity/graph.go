@@ -269,12 +269,7 @@ func (g *Graph) Related(seeds []uint64, fanout int) [][]Link {
 	if fanout <= 0 {
 		return out
 	}
-	for _, id := range seeds {
-		g.mu.RLock()
-		sc := g.recs[id].scope
-		g.mu.RUnlock()
-		g.scopeFresh(sc)
-	}
+	g.freshen(seeds)
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	isSeed := make(map[uint64]bool, len(seeds))
@@ -287,32 +282,14 @@ func (g *Graph) Related(seeds []uint64, fanout int) [][]Link {
 			continue
 		}
 		s := g.scopes[e.scope]
-		hub := max(g.o.MinHub, int(g.o.MaxShare*float64(s.n)))
 		acc := map[uint64]float64{}
 		var mass float64
-		done := map[string]bool{}
-		for _, m := range e.mentions {
-			c := m.Key
-			if a, ok := s.alias[c]; ok {
-				c = a
-			}
-			if done[c] {
-				continue
-			}
-			done[c] = true
-			keys := s.keysOf(c)
+		g.linking(e, false, func(keys []string) {
 			recs := map[uint64]struct{}{}
-			inner := 0
 			for _, k := range keys {
-				if nd := s.nodes[k]; nd != nil {
-					inner += nd.inner
-					for r := range nd.recs {
-						recs[r] = struct{}{}
-					}
+				for r := range s.nodes[k].recs {
+					recs[r] = struct{}{}
 				}
-			}
-			if inner == 0 || len(recs) > hub {
-				continue
 			}
 			idf := math.Log(1 + float64(s.n)/float64(len(recs)))
 			mass += idf
@@ -321,7 +298,7 @@ func (g *Graph) Related(seeds []uint64, fanout int) [][]Link {
 					acc[r] += idf
 				}
 			}
-		}
+		})
 		if mass == 0 {
 			continue
 		}
@@ -338,6 +315,53 @@ func (g *Graph) Related(seeds []uint64, fanout int) [][]Link {
 		out[i] = links[:min(fanout, len(links))]
 	}
 	return out
+}
+
+// freshen brings the aliases of the scopes of ids up to date.
+func (g *Graph) freshen(ids []uint64) {
+	for _, id := range ids {
+		g.mu.RLock()
+		e, ok := g.recs[id]
+		g.mu.RUnlock()
+		if ok {
+			g.scopeFresh(e.scope)
+		}
+	}
+}
+
+// linking calls fn with the present keys of each entity of e that links
+// records: each canonical entity once, seen inside a sentence somewhere,
+// no hub of the scope (its keys' mentions counted); names only when
+// namesOnly. The caller holds the read lock and has freshened e's scope.
+func (g *Graph) linking(e recEntry, namesOnly bool, fn func(keys []string)) {
+	s := g.scopes[e.scope]
+	hub := max(g.o.MinHub, int(g.o.MaxShare*float64(s.n)))
+	done := map[string]bool{}
+	for _, m := range e.mentions {
+		if namesOnly && m.Kind != Name {
+			continue
+		}
+		c := m.Key
+		if a, ok := s.alias[c]; ok {
+			c = a
+		}
+		if done[c] {
+			continue
+		}
+		done[c] = true
+		var keys []string
+		inner, df := 0, 0
+		for _, k := range s.keysOf(c) {
+			if nd := s.nodes[k]; nd != nil {
+				keys = append(keys, k)
+				inner += nd.inner
+				df += len(nd.recs)
+			}
+		}
+		if inner > 0 && df <= hub {
+			fn(keys)
+		}
+	}
 }
 
 // keysOf returns the keys canonical key c stands for (c itself when it
@@ -460,47 +484,13 @@ func sortedIDs(set map[uint64]struct{}) []uint64 {
 // town says something particular; small talk names nobody but the
 // speakers, who are hubs.
 func (g *Graph) Specific(ids []uint64) []int {
-	for _, id := range ids {
-		g.mu.RLock()
-		e, ok := g.recs[id]
-		g.mu.RUnlock()
-		if ok {
-			g.scopeFresh(e.scope)
-		}
-	}
+	g.freshen(ids)
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	out := make([]int, len(ids))
 	for i, id := range ids {
-		e, ok := g.recs[id]
-		if !ok {
-			continue
-		}
-		s := g.scopes[e.scope]
-		hub := max(g.o.MinHub, int(g.o.MaxShare*float64(s.n)))
-		done := map[string]bool{}
-		for _, m := range e.mentions {
-			if m.Kind != Name {
-				continue
-			}
-			c := m.Key
-			if a, ok := s.alias[c]; ok {
-				c = a
-			}
-			if done[c] {
-				continue
-			}
-			done[c] = true
-			df, inner := 0, 0
-			for _, k := range s.keysOf(c) {
-				if nd := s.nodes[k]; nd != nil {
-					df += len(nd.recs)
-					inner += nd.inner
-				}
-			}
-			if inner > 0 && df <= hub {
-				out[i]++
-			}
+		if e, ok := g.recs[id]; ok {
+			g.linking(e, true, func([]string) { out[i]++ })
 		}
 	}
 	return out

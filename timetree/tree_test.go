@@ -157,3 +157,28 @@ func TestOnlineEqualsRebuild(t *testing.T) {
 		t.Fatalf("two builds differ or are trivial:\n%v\n%v", a, b)
 	}
 }
+
+// BenchmarkAdd adds records of one scope, ten a day, with 256-dimension
+// vectors on a few topics, to a tree of 5,000 records.
+func BenchmarkAdd(b *testing.B) {
+	const dims, n = 256, 5000
+	vec := func(i int) []float32 {
+		v := make([]float32, dims)
+		v[i%7] = 1
+		v[(i*13)%dims] += 0.5
+		return v
+	}
+	tr := timetree.New(nil)
+	for i := range n {
+		if err := tr.Add(uint64(i+1), "s", day(i/10), vec(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := n
+	for b.Loop() {
+		i++
+		if err := tr.Add(uint64(i), "s", day(i/10), vec(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
