@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hmo-dev/hmo/persona"
@@ -79,6 +80,12 @@ type Options struct {
 	// indexed together with a record (text and vector). Fixed when the
 	// store is created. Default DefaultIndexContext; -1 means none.
 	IndexContext int
+	// StandaloneRoles are the roles of derived records (facts distilled
+	// from a turn, session summaries): they are indexed without the
+	// turns before them and are never indexed as another record's
+	// context, since they are not turns of the conversation. Default
+	// DefaultStandaloneRoles; an empty non-nil slice means none.
+	StandaloneRoles []string
 	// NoIndexRole leaves the role (speaker) out of the indexed text. By
 	// default each indexed turn reads "role: text", so a query naming a
 	// speaker matches what that speaker said. Fixed when the store is
@@ -179,6 +186,9 @@ func (o *Options) withDefaults() (*Options, error) {
 	setDefault(&c.CompressAbove, DefaultCompressAbove)
 	setDefault(&c.MaxTextBytes, DefaultMaxTextBytes)
 	setDefault(&c.IndexContext, DefaultIndexContext)
+	if c.StandaloneRoles == nil {
+		c.StandaloneRoles = DefaultStandaloneRoles
+	}
 	setDefault(&c.RRFK, DefaultRRFK)
 	setDefault(&c.Candidates, DefaultCandidates)
 	setDefault(&c.CheckpointLog, DefaultCheckpointLog)
@@ -261,6 +271,15 @@ func setDefault(v *int, def int) {
 	if *v == 0 {
 		*v = def
 	}
+}
+
+// DefaultStandaloneRoles are the roles package capture gives distilled
+// facts and session summaries.
+var DefaultStandaloneRoles = []string{"fact", "summary"}
+
+// standalone reports whether r is a derived record (StandaloneRoles).
+func (c *Options) standalone(r *Record) bool {
+	return r.Role != "" && slices.Contains(c.StandaloneRoles, r.Role)
 }
 
 // contextTurns is IndexContext with -1 mapped to 0.

@@ -25,6 +25,8 @@ type Query struct {
 	// of them and counts those with Engine.Access. The query itself is
 	// still counted in the tier statistics.
 	NoAccess bool
+
+	null nullStats // the query's similarity to unrelated records, set by Recall
 }
 
 // Result is one recalled record with its provenance.
@@ -36,7 +38,14 @@ type Result struct {
 	// Coverage is the IDF-weighted share of the query's terms the record
 	// contains (TextHit.Coverage); computed for tier-served results only.
 	Coverage float64 `json:"coverage,omitempty"`
-	Tier     uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
+	// Relevance is the calibrated relevance on [0, 1]
+	// (retrieve.Relevance): unlike Score it means the same across
+	// queries and store sizes, so a threshold on it drops the unrelated.
+	Relevance float64 `json:"relevance"`
+	// VectorZ is VectorScore in standard deviations above the query's
+	// similarity to unrelated records of the store; 0 without a vector.
+	VectorZ float64 `json:"vector_z,omitempty"`
+	Tier    uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
 }
 
 func (q *Query) validate() error {
@@ -95,6 +104,7 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 			// index alone rather than not at all.
 			return e.recallLexical(ctx, &q)
 		}
+		q.null = e.vectorNull(qv)
 	}
 	return e.recallArchive(ctx, &q, qv)
 }
@@ -123,7 +133,8 @@ func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]R
 
 // pipeQuery is what the pipeline needs of q.
 func (e *Engine) pipeQuery(q *Query, qv []float32) *retrieve.Query {
-	return &retrieve.Query{Text: q.Text, Vector: qv, K: q.K, Candidates: max(e.opts.Candidates, q.K), Now: e.opts.Clock()}
+	return &retrieve.Query{Text: q.Text, Vector: qv, K: q.K, Candidates: max(e.opts.Candidates, q.K), Now: e.opts.Clock(),
+		VectorNull: retrieve.Null{Mean: q.null.mean, SD: q.null.sd}}
 }
 
 // archiveSource serves the pipeline from the archive's indexes and bbolt.
@@ -287,7 +298,8 @@ func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
 			if err != nil {
 				continue // forgotten since the index answered
 			}
-			out = append(out, Result{Record: r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector, Tier: TierArchive})
+			out = append(out, Result{Record: r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector,
+				Relevance: f.Relevance, VectorZ: f.VectorZ, Tier: TierArchive})
 		}
 		return nil
 	})

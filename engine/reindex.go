@@ -207,6 +207,7 @@ func unstage(tx *bolt.Tx, id uint64) error {
 func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAware) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
+	defer e.null.invalidate() // the sample holds the old embedder's vectors
 	if err := e.checkOpen(); err != nil {
 		return err
 	}

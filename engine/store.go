@@ -44,7 +44,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree, bucketDedup, bucketDedupIDs}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -79,6 +79,8 @@ type Engine struct {
 
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
+
+	null nullCache // vectors sampled for the relevance null
 
 	closed atomic.Bool
 }
@@ -141,6 +143,8 @@ func Open(dir string, opts *Options) (*Engine, error) {
 func (e *Engine) init() error {
 	return e.db.Update(func(tx *bolt.Tx) error {
 		defer func() { e.records.Store(int64(getU64(tx.Bucket(bucketMeta), metaCount))) }()
+		// A store from before de-duplication gets its identity keys now.
+		migrate := tx.Bucket(bucketMeta) != nil && tx.Bucket(bucketDedup) == nil
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("hmo: create bucket %s: %w", b, err)
@@ -152,6 +156,11 @@ func (e *Engine) init() error {
 		}
 		if err := e.checkMeta(m); err != nil {
 			return err
+		}
+		if migrate {
+			if err := buildKeys(tx); err != nil {
+				return fmt.Errorf("hmo: build de-duplication keys: %w", err)
+			}
 		}
 		if v := m.Get(metaVectorDir); v != nil {
 			e.vecDir = string(v)

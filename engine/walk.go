@@ -25,6 +25,7 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 		// all. The tiers are neither searched nor updated.
 		return e.recallLexical(ctx, q)
 	}
+	q.null = e.vectorNull(qv) // before the tier lock: it reads bbolt
 	c := max(e.opts.Candidates, q.K)
 	res, served, scored, err := e.searchTiers(ctx, q, qv, c)
 	if err != nil {
@@ -203,7 +204,8 @@ func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
 		}
 		for t := 1; t <= 2; t++ {
 			if r, ok := e.tiers.views[t].recs[f.ID]; ok {
-				out = append(out, Result{Record: *r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector, Coverage: f.Coverage, Tier: uint8(t)})
+				out = append(out, Result{Record: *r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector, Coverage: f.Coverage,
+					Relevance: f.Relevance, VectorZ: f.VectorZ, Tier: uint8(t)})
 				break
 			}
 		}

@@ -53,6 +53,8 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.Speaker, DefaultSpeakerWeight)
 	setDefault(&c.Priors.Time, DefaultTimeWeight)
 	setDefault(&c.Priors.Session, DefaultSessionWeight)
+	setDefault(&c.Priors.SpeechAct, DefaultSpeechActWeight)
+	setDefault(&c.Priors.Context, DefaultContextWeight)
 	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
 	setDefault(&c.Propagation.Alpha, DefaultAlpha)
 	setDefault(&c.PRF.Weight, DefaultPRFWeight)
@@ -78,6 +80,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
 	case c.PRF.Weight < 0 || c.PRF.Weight >= 1 || c.PRF.Docs < 0 || c.PRF.Terms < 0:
 		return c, fmt.Errorf("%w: prf %+v", ErrInvalidOption, c.PRF)
+	case c.Priors.SpeechAct < 0 || c.Priors.SpeechAct > 1 || c.Priors.Context < 0 || c.Priors.Context > 1:
+		return c, fmt.Errorf("%w: speech act or context weight outside [0, 1]", ErrInvalidOption)
 	case c.Propagation.Alpha < 0 || c.Propagation.Alpha >= 1 || c.Propagation.Hops < 0 || c.Propagation.Hops > 8:
 		return c, fmt.Errorf("%w: propagation alpha %v hops %d (want alpha in [0, 1), hops in [0, 8])", ErrInvalidOption, c.Propagation.Alpha, c.Propagation.Hops)
 	}
@@ -129,7 +133,11 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		}
 		cands = propagate(&p.o.Propagation, cands, f)
 	}
-	// 5. Selection.
+	// 5. Calibrated relevance, beside the rank score.
+	if err := calibrate(q, cands, src); err != nil {
+		return nil, err
+	}
+	// 6. Selection.
 	selectBest(cands)
 	return cands, nil
 }
@@ -138,7 +146,7 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 // of the best fused score.
 func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, error) {
 	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim) == 0 {
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim|StageSpeechAct|StageContext) == 0 {
 		return cands, nil
 	}
 	if err := loadDocs(cands, src); err != nil {
@@ -158,6 +166,17 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 	}
 	if p.o.Stages.Has(StageSession) {
 		sessionPrior(cands, p.o.Priors.Session)
+	}
+	var err error
+	if p.o.Stages.Has(StageContext) {
+		if cands, err = contextPrior(q, cands, src, p.o.Priors.Context); err != nil {
+			return nil, err
+		}
+	}
+	if p.o.Stages.Has(StageSpeechAct) {
+		if cands, err = speechActPrior(q, cands, src, p.o.Priors.SpeechAct); err != nil {
+			return nil, err
+		}
 	}
 	return cands, nil
 }

@@ -18,6 +18,13 @@ type PriorOptions struct {
 	// this share of its session's best score. Default
 	// DefaultSessionWeight.
 	Session float64
+	// SpeechAct is the share of its score a question loses (the speech
+	// act prior). Default DefaultSpeechActWeight.
+	SpeechAct float64
+	// Context is the share of its score a record loses when its own
+	// text holds none of the query's terms (the context prior). Default
+	// DefaultContextWeight.
+	Context float64
 	// WordSim is the weight of the soft word match (wordsim stage).
 	// Default DefaultWordSimWeight.
 	WordSim float64

@@ -16,6 +16,16 @@ type Query struct {
 	// Now is the time relative expressions in the question ("last
 	// week") are resolved against; zero means no relative resolution.
 	Now time.Time
+	// VectorNull is the query's similarity to unrelated records of the
+	// store (see Null); zero when unknown.
+	VectorNull Null
+}
+
+// Null describes the cosine similarity of a query to records spread
+// evenly over the store: what an unrelated record scores. The calibrated
+// relevance measures a candidate against it.
+type Null struct {
+	Mean, SD float64
 }
 
 // Hit is one candidate from one generator with its raw score.
@@ -61,5 +71,14 @@ type Candidate struct {
 	Coverage float64 // lexical coverage (Hit.Coverage)
 	Fused    float64 // after fusion, before priors
 	Score    float64 // final score, higher is better
-	doc      *Doc
+	// Relevance is the calibrated relevance on [0, 1] (see Relevance):
+	// comparable across queries and stores, unlike Score.
+	Relevance float64
+	// VectorZ is Vector in standard deviations above the query's null
+	// (Query.VectorNull); 0 when either is unknown.
+	VectorZ float64
+	// OwnCoverage is the share of the query's content terms the record's
+	// own text holds (OwnCoverage).
+	OwnCoverage float64
+	doc         *Doc
 }

@@ -14,14 +14,16 @@ type Stages uint32
 
 // Switchable stages, in the order the pipeline runs them.
 const (
-	StageText    Stages = 1 << iota // lexical candidates (BM25)
-	StageVector                     // vector candidates (cosine)
-	StagePRF                        // pseudo-relevance feedback: a second lexical search with words of the best records
-	StageSpeaker                    // prior: records spoken by the one person the question names
-	StageTime                       // prior: time expressions for "when" questions and dated questions
-	StageSession                    // prior: a share of the session's best score
-	StageWordSim                    // prior: soft match of the question's words with the record's (word vectors)
-	StageSegTree                    // propagation over the segment tree
+	StageText      Stages = 1 << iota // lexical candidates (BM25)
+	StageVector                       // vector candidates (cosine)
+	StagePRF                          // pseudo-relevance feedback: a second lexical search with words of the best records
+	StageSpeaker                      // prior: records spoken by the one person the question names
+	StageTime                         // prior: time expressions for "when" questions and dated questions
+	StageSession                      // prior: a share of the session's best score
+	StageWordSim                      // prior: soft match of the question's words with the record's (word vectors)
+	StageSpeechAct                    // prior: questions below the statements that answer them
+	StageContext                      // prior: a match made through a record's context credits that context
+	StageSegTree                      // propagation over the segment tree
 )
 
 var stageNames = []struct {
@@ -35,11 +37,13 @@ var stageNames = []struct {
 	{StageTime, "time"},
 	{StageSession, "session"},
 	{StageWordSim, "wordsim"},
+	{StageSpeechAct, "speechact"},
+	{StageContext, "context"},
 	{StageSegTree, "segtree"},
 }
 
 // DefaultStages is the set the pipeline runs when none is given.
-const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession
+const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }
