@@ -11,6 +11,8 @@
 // concurrent use.
 package schema
 
+//go:generate go run ../tools/schemagen -ts ../integrations/openclaw/src/schema.gen.ts -openapi ../server/openapi.json
+
 import (
 	"encoding/json"
 	"fmt"
