@@ -47,7 +47,7 @@ export function defaultHmoDir(env: NodeJS.ProcessEnv = process.env, platform: st
 export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): Config {
   const c = (raw ?? {}) as Record<string, unknown>;
   if (typeof c !== "object" || Array.isArray(c)) throw new Error("hmo-memory: config must be an object");
-  const known = ["hmoDir", "baseUrl", "token", "scope", "autoRecall", "autoCapture", "recallTokens", "timeoutMs", "autoStart", "hmoBinary", "syncMemoryFiles"];
+  const known = ["hmoDir", "baseUrl", "token", "scope", "autoRecall", "autoCapture", "recallTokens", "timeoutMs", "autoStart", "hmoBinary", "syncMemoryFiles", "dreaming"];
   for (const k of Object.keys(c)) {
     if (!known.includes(k)) throw new Error(`hmo-memory: unknown config key ${JSON.stringify(k)}`);
   }
@@ -71,6 +71,11 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     }
     return v;
   };
+  // dreaming belongs to OpenClaw: it reads the memory-slot owner's
+  // config.dreaming to run memory-core's consolidation sidecar.
+  if (c.dreaming !== undefined && (typeof c.dreaming !== "object" || c.dreaming === null || Array.isArray(c.dreaming))) {
+    throw new Error("hmo-memory: dreaming must be an object");
+  }
   const baseUrl = str("baseUrl");
   if (baseUrl !== undefined) checkLoopback(baseUrl);
   return {

@@ -154,7 +154,8 @@ describe("manifest and package", () => {
     // Every key the schema allows is one parseConfig accepts, and back.
     const keys = Object.keys(manifest.configSchema.properties);
     const cfg = {} as Record<string, unknown>;
-    for (const k of keys) cfg[k] = manifest.configSchema.properties[k].type === "boolean" ? true : manifest.configSchema.properties[k].type === "integer" ? 1000 : k === "baseUrl" ? "http://127.0.0.1:1" : "x";
+    const sample: Record<string, unknown> = { boolean: true, integer: 1000, object: { enabled: false } };
+    for (const k of keys) cfg[k] = sample[manifest.configSchema.properties[k].type] ?? (k === "baseUrl" ? "http://127.0.0.1:1" : "x");
     assert.doesNotThrow(() => parseConfig(cfg));
     assert.throws(() => parseConfig({ ...cfg, extra: 1 }), /unknown config key/);
     assert.equal(manifest.configSchema.properties.recallTokens.maximum, LIMITS.maxContextTokens);
