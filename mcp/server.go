@@ -94,6 +94,7 @@ func NewServer(svc api.Service, opts *Options) *sdk.Server {
 		Description: "Describe the memory store: records, sessions, scopes, size on disk, embedder and index state.",
 		Annotations: readOnly("Memory stats"),
 	}, t.stats)
+	addResources(s, svc)
 	return s
 }
 

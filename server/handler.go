@@ -42,6 +42,12 @@ func (s *Server) routes() http.Handler {
 		resp, err := svc.Stats(r.Context())
 		reply(w, resp, err)
 	})))
+	if ps, ok := svc.(api.PersonaSource); ok {
+		mux.Handle("GET /v1/persona", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			resp, err := ps.Persona(r.Context())
+			reply(w, resp, err)
+		})))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})
