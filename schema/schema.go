@@ -30,7 +30,8 @@ type Limit struct {
 	Minimum, Maximum   float64 // numbers
 	MinItems, MaxItems int     // arrays
 	ItemMinimum        float64 // numbers in an array
-	MinLength          int     // strings
+	MinLength          int     // strings, in characters
+	MaxLength          int     // strings, in characters
 	Default            any     // the value an omitted field takes
 }
 
@@ -168,6 +169,9 @@ func apply(p *jsonschema.Schema, l Limit) {
 	}
 	if l.MinLength != 0 {
 		p.MinLength = ptr(l.MinLength)
+	}
+	if l.MaxLength != 0 {
+		p.MaxLength = ptr(l.MaxLength)
 	}
 	if l.Default != nil {
 		b, err := json.Marshal(l.Default)

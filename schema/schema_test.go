@@ -50,6 +50,7 @@ func TestLimitsReachTheSchemas(t *testing.T) {
 			check("minItems", float64(l.MinItems))
 			check("maxItems", float64(l.MaxItems))
 			check("minLength", float64(l.MinLength))
+			check("maxLength", float64(l.MaxLength))
 			if l.ItemMinimum != 0 && p["items"].(map[string]any)["minimum"] != l.ItemMinimum {
 				t.Errorf("%s.%s items = %v", r, name, p["items"])
 			}
