@@ -13,7 +13,9 @@ const check = (ok, msg) => ok || failures.push(msg);
 const loaded = plugins.filter((p) => p.status === "loaded");
 const owners = new Map();
 for (const p of loaded) for (const t of p.toolNames ?? []) owners.set(t, [...(owners.get(t) ?? []), p.id]);
-for (const [t, ids] of owners) check(ids.length === 1, `tool-name conflict: ${t} registered by ${ids.join(", ")}`);
+const conflicts = [...owners].filter(([, ids]) => ids.length > 1);
+for (const [t, ids] of conflicts) check(false, `tool-name conflict: ${t} registered by ${ids.join(", ")}`);
+const twice = conflicts.length === 0 ? "no name twice" : `${conflicts.length} names twice`;
 
 const hmo = plugins.find((p) => p.id === manifest.id);
 check(hmo?.status === "loaded", `${manifest.id} not loaded: ${JSON.stringify(hmo?.status)}`);
@@ -36,11 +38,11 @@ if (mode === "beside") {
   }
   check((doctor.pluginErrors ?? []).length === 0, `doctor errors: ${JSON.stringify(doctor.pluginErrors)}`);
   const others = (doctor.diagnostics ?? []).map((d) => `${d.pluginId}: ${d.message}`);
-  console.log(`openclaw-e2e: beside memory-core: ${loaded.length} plugins loaded, ${owners.size} tools, no name twice; slot ${status.memoryPlugin.slot}; memory-core ${core.activationReason} with ${JSON.stringify(core.toolNames)}`);
+  console.log(`openclaw-e2e: beside memory-core: ${loaded.length} plugins loaded, ${owners.size} tools, ${twice}; slot ${status.memoryPlugin.slot}; memory-core ${core.activationReason} with ${JSON.stringify(core.toolNames)}`);
   if (others.length) console.log(`openclaw-e2e: doctor notes (OpenClaw's own, not hmo's): ${others.join("; ")}`);
 } else {
   check(core?.status !== "loaded", `memory-core loaded with dreaming off: ${core?.activationReason}`);
-  console.log(`openclaw-e2e: dreaming off: memory-core ${core?.status} (${core?.activationReason}); ${loaded.length} plugins loaded, no name twice`);
+  console.log(`openclaw-e2e: dreaming off: memory-core ${core?.status} (${core?.activationReason}); ${loaded.length} plugins loaded, ${twice}`);
 }
 
 if (failures.length) {
