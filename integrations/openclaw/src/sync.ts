@@ -275,16 +275,19 @@ export class MemoryFileSync {
     for (let i = 0; i < add.length; i += LIMITS.maxAddMemories) {
       const batch = add.slice(i, i + LIMITS.maxAddMemories);
       const res = await this.client.add({ memories: batch.map((b) => b.m) });
+      const dup = new Set(res.duplicates ?? []);
       batch.forEach((b, j) => {
         const id = res.ids?.[j];
-        if (id !== undefined) next[b.k] = id;
+        // A memory hmo already had (say, said in a conversation) is not the
+        // file's to forget: it is recorded as present (0), never deleted.
+        if (id !== undefined) next[b.k] = dup.has(id) ? 0 : id;
       });
       // Record each batch at once: a later failure must not add it twice.
       state.files[rel] = { hash: old?.hash ?? "", items: { ...prev, ...next } };
       await this.save(state);
     }
     const gone = Object.entries(prev)
-      .filter(([k]) => next[k] === undefined)
+      .filter(([k, id]) => next[k] === undefined && id > 0)
       .map(([, id]) => id);
     for (let i = 0; i < gone.length; i += LIMITS.maxDeleteIds) {
       await this.client.delete({ ids: gone.slice(i, i + LIMITS.maxDeleteIds) });

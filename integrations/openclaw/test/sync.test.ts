@@ -60,11 +60,19 @@ class FakeHmo {
   async add(req: AddRequest): Promise<AddResponse> {
     if (this.fail) throw new Error("hmo serve did not answer");
     this.adds.push(req);
+    const duplicates: number[] = [];
     const ids = req.memories.map((m) => {
+      // hmo de-duplicates: the same text is the stored memory.
+      for (const [id, text] of this.live) {
+        if (text === m.text) {
+          duplicates.push(id);
+          return id;
+        }
+      }
       this.live.set(this.next, m.text);
       return this.next++;
     });
-    return { ids };
+    return { ids, ...(duplicates.length ? { duplicates } : {}) };
   }
   async delete(req: DeleteRequest): Promise<DeleteResponse> {
     if (this.fail) throw new Error("hmo serve did not answer");
@@ -131,6 +139,18 @@ describe("MemoryFileSync", () => {
     assert.deepEqual(hmo.texts(), ["Ana drinks tea.", "Ana lives in Porto."]);
     const rec = JSON.parse(await readFile(join(state, "hmo-memory-sync.json"), "utf8"));
     assert.deepEqual(Object.keys(rec.files), ["MEMORY.md"]);
+  });
+
+  it("never forgets a memory hmo had before the file said it", async () => {
+    const hmo = new FakeHmo();
+    await hmo.add({ memories: [{ text: "Ana drinks tea." }] }); // captured from a conversation
+    await writeFile(join(ws, "MEMORY.md"), "- Ana drinks tea.\n- Ana lives in Porto.\n");
+    const sync = make(hmo);
+    await sync.scan();
+    await writeFile(join(ws, "MEMORY.md"), "");
+    await sync.scan();
+    assert.deepEqual(hmo.texts(), ["Ana drinks tea."]);
+    assert.deepEqual(hmo.deletes, [[2]]);
   });
 
   it("retries after hmo was unreachable, without duplicates", async () => {
