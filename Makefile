@@ -43,7 +43,8 @@ test-integrations:
 # The plugins in the real clients from npm, installed once into a cache
 # (scripts/npm-tool.sh; node 24 from npm where the machine's is older):
 # OpenClaw loads the plugin beside memory-core (no tool name twice, hmo in
-# the memory slot, plugins doctor clean); Claude Code's validator passes the
+# the memory slot, plugins doctor clean) and its gateway syncs MEMORY.md and
+# daily notes into a real hmo serve; Claude Code's validator passes the
 # Claude plugin with --strict. Exit status 3 is "cannot install here".
 skip_loudly = rc=$$?; if [ $$rc -eq 3 ]; then echo "$@: SKIPPED LOUDLY: $(1) cannot be installed from npm on this machine (see above)"; exit 0; fi; exit $$rc
 test-openclaw:
