@@ -23,6 +23,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/engine"
 )
 
 // Limit constrains one request field. Zero fields do not constrain.
@@ -59,14 +60,16 @@ func Limits(request string) map[string]Limit {
 			"query":      {MinLength: 1},
 			"k":          {Minimum: 1, Maximum: api.MaxSearchK, Default: api.DefaultSearchK},
 			"max_tokens": {Minimum: 1, Maximum: api.MaxSearchTokens, Default: api.DefaultSearchTokens},
+			"min_score":  {Maximum: 1}, // negative: no floor
 		}
 	case Get:
 		return map[string]Limit{"ids": {MinItems: 1, MaxItems: api.MaxGetIDs, ItemMinimum: 1}}
 	case Add:
 		return map[string]Limit{
-			"memories":      {MinItems: 1, MaxItems: api.MaxAddMemories},
-			"text":          {MinLength: 1}, // the MCP tool adds one memory
-			"memories.text": {MinLength: 1},
+			"memories":        {MinItems: 1, MaxItems: api.MaxAddMemories},
+			"text":            {MinLength: 1}, // the MCP tool adds one memory
+			"memories.text":   {MinLength: 1},
+			"idempotency_key": {MaxLength: engine.MaxKeyBytes}, // bytes there: a bound, not the check
 		}
 	case Update:
 		return map[string]Limit{"id": {Minimum: 1}, "text": {MinLength: 1}}
@@ -75,7 +78,10 @@ func Limits(request string) map[string]Limit {
 	case List:
 		return map[string]Limit{"limit": {Minimum: 1, Maximum: api.MaxListSize, Default: api.DefaultListSize}}
 	case Context:
-		return map[string]Limit{"max_tokens": {Minimum: 1, Maximum: api.MaxContextTokens, Default: api.DefaultContextTokens}}
+		return map[string]Limit{
+			"max_tokens": {Minimum: 1, Maximum: api.MaxContextTokens, Default: api.DefaultContextTokens},
+			"min_score":  {Maximum: 1},
+		}
 	}
 	return nil
 }

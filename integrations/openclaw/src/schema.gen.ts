@@ -56,6 +56,10 @@ export const REQUEST_SCHEMAS = {
       },
       "cursor": {
         "type": "string"
+      },
+      "min_score": {
+        "type": "number",
+        "maximum": 1
       }
     },
     "required": [
@@ -123,6 +127,10 @@ export const REQUEST_SCHEMAS = {
         },
         "minItems": 1,
         "maxItems": 100
+      },
+      "idempotency_key": {
+        "type": "string",
+        "maxLength": 200
       }
     },
     "required": [
@@ -212,6 +220,10 @@ export const REQUEST_SCHEMAS = {
         "default": 1500,
         "minimum": 1,
         "maximum": 8000
+      },
+      "min_score": {
+        "type": "number",
+        "maximum": 1
       }
     },
     "required": [
