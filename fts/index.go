@@ -69,9 +69,12 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 		return nil, err
 	}
 	var bi bleve.Index
-	if exists {
+	switch {
+	case exists:
 		bi, err = openIndex(dir, o)
-	} else {
+	case o.ReadOnly:
+		return nil, fmt.Errorf("fts: open %s: %w (no index, and read-only)", dir, ErrCorrupt)
+	default:
 		bi, err = createIndex(dir, o)
 	}
 	if err != nil {
@@ -116,7 +119,11 @@ func hasIndex(dir string) (bool, error) {
 
 // storeConfig is the scorch configuration of new and opened indexes.
 func storeConfig(o Options) map[string]any {
-	return map[string]any{"bolt_timeout": o.LockTimeout.String()}
+	c := map[string]any{"bolt_timeout": o.LockTimeout.String()}
+	if o.ReadOnly {
+		c["read_only"] = true
+	}
+	return c
 }
 
 func createIndex(dir string, o Options) (bleve.Index, error) {

@@ -49,6 +49,11 @@ type Options struct {
 	// records, 17 MiB). Default false: damaged segments fail Open with
 	// ErrCorrupt.
 	SkipVerify bool
+	// ReadOnly opens an existing index for reading only: nothing is
+	// written to its directory, Apply fails, and a directory without an
+	// index fails Open with ErrCorrupt instead of being created. Default
+	// false.
+	ReadOnly bool
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error

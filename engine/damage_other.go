@@ -1,0 +1,7 @@
+//go:build !unix
+
+package engine
+
+import "os"
+
+func unlockFile(*os.File) {}
