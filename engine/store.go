@@ -97,6 +97,9 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 			return nil, fmt.Errorf("hmo: create store dir: %w", err)
 		}
 	}
+	if err := CheckDir(dir); err != nil {
+		return nil, err
+	}
 	db, err := openBoltSafe(dir, &bolt.Options{Timeout: o.OpenTimeout, FreelistType: bolt.FreelistMapType, ReadOnly: o.ReadOnly})
 	if err != nil {
 		return nil, openErr(dir, err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	_ "embed"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 
@@ -27,7 +29,12 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(OpenAPI)
 	})
-	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		if nonce := r.Header.Get(ChallengeHeader); nonce != "" && len(nonce) <= 128 {
+			// Prove to the client that this daemon holds the token,
+			// before it sends the token.
+			w.Header().Set(ProofHeader, Proof(s.token, nonce, localAddr(r)))
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": s.pid})
 	})
 	svc := s.svc
@@ -68,13 +75,25 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("%w: content type %q, want application/json", api.ErrInvalid, ct)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("%w: body over %d bytes", api.ErrTooLarge, limit)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: reading the body: %v", api.ErrInvalid, err)
+	}
+	// encoding/json would turn invalid UTF-8 and lone surrogates into
+	// U+FFFD: refuse them as the CLI does.
+	if err := api.CheckRawJSON(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
 		err = errors.New("data after the JSON object")
 	}
-	var mbe *http.MaxBytesError
 	switch {
 	case err == nil:
 		return nil
@@ -135,4 +154,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+}
+
+// localAddr is the address the request came in on, as the client dialled
+// it: "unix" for the socket, else host:port.
+func localAddr(r *http.Request) string {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a.Network() == "unix" {
+		return "unix"
+	}
+	return a.String()
 }
