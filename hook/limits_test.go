@@ -3,6 +3,7 @@ package hook_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,3 +152,49 @@ func TestHookWallClock(t *testing.T) {
 type blockingReader struct{}
 
 func (blockingReader) Read([]byte) (int, error) { select {} }
+
+// FuzzClaude runs every hook event on arbitrary payloads (transcript
+// paths included) against a real transcript directory: the hook never
+// panics, returns within its deadline, and writes no state for a path
+// it refused.
+func FuzzClaude(f *testing.F) {
+	root := f.TempDir()
+	projects := filepath.Join(root, "projects", "-p")
+	if err := os.MkdirAll(projects, 0o700); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/transcript.jsonl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	transcript := filepath.Join(projects, "s.jsonl")
+	if err := os.WriteFile(transcript, data, 0o600); err != nil {
+		f.Fatal(err)
+	}
+	for i, p := range []string{
+		`{"session_id":"s","transcript_path":"` + transcript + `","cwd":"/tmp","hook_event_name":"Stop"}`,
+		`{"transcript_path":"/dev/zero"}`, `{"transcript_path":"/etc/shadow"}`, `{"transcript_path":"` + projects + `/../../x.jsonl"}`,
+		`{"prompt":"what do I know","cwd":"/tmp"}`, `{"transcript_path":"\ud800"}`, `[]`, ``,
+	} {
+		f.Add(uint8(i), []byte(p))
+	}
+	f.Fuzz(func(t *testing.T, ev uint8, payload []byte) {
+		event := hook.Events[int(ev)%len(hook.Events)]
+		state := t.TempDir()
+		opts := &hook.Options{StateDir: state, Timeout: 500 * time.Millisecond, TranscriptRoots: []string{filepath.Join(root, "projects")}}
+		done := make(chan error, 1)
+		go func() {
+			done <- hook.Claude(context.Background(), event, strings.NewReader(string(payload)), io.Discard, &fakeService{}, opts)
+		}()
+		select {
+		case err := <-done:
+			if errors.Is(err, hook.ErrTranscript) {
+				if entries, _ := os.ReadDir(state); len(entries) != 0 {
+					t.Fatalf("state written for a refused path: %v", entries)
+				}
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("%s %q: no return within 3 s", event, payload)
+		}
+	})
+}
