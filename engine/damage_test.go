@@ -175,14 +175,18 @@ func TestStoreFileMissingOrEmpty(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); !errors.Is(err, os.ErrNotExist) {
 			t.Fatal("a store file was created")
 		}
-		// A directory that does not exist yet is new: CreateIfNew makes it.
+		// A directory that does not exist yet, or holds no index, is new:
+		// CreateIfNew makes a store there.
 		o := testOptions(&fakeClock{})
 		o.Create = engine.CreateIfNew
-		e, err := engine.Open(filepath.Join(t.TempDir(), "new"), o)
-		if err != nil {
-			t.Fatalf("new directory: %v", err)
+		for _, d := range []string{filepath.Join(t.TempDir(), "new"), t.TempDir()} {
+			os.WriteFile(filepath.Join(d, "serve.log"), nil, 0o600)
+			e, err := engine.Open(d, o)
+			if err != nil {
+				t.Fatalf("new directory: %v", err)
+			}
+			e.Close()
 		}
-		e.Close()
 	})
 }
 

@@ -158,10 +158,11 @@ const (
 	CreateAlways CreatePolicy = iota
 	// CreateNever fails with ErrNoStore where dir holds no store.
 	CreateNever
-	// CreateIfNew creates a store only in a directory that does not
-	// exist or is empty: a directory that lost its store file (deleted,
-	// moved) is refused with ErrNoStore rather than silently started
-	// afresh.
+	// CreateIfNew creates a store unless the directory holds a store's
+	// indexes (text, vectors) without its store file: a store whose file
+	// was deleted or moved is refused with ErrNoStore rather than
+	// silently started afresh. A directory that does not exist, or holds
+	// only other files (a daemon's log), gets a new store.
 	CreateIfNew
 )
 

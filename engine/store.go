@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -159,11 +160,20 @@ func (o *Options) mayCreate(dir string) error {
 		return nil
 	case CreateIfNew:
 		entries, err := os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
+		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("%w in %s: the directory exists but has no %s (was it deleted or moved?); 'hmo init --dir %s' creates a new, empty store there",
-			ErrNoStore, dir, DBFile, dir)
+		if err != nil {
+			return fmt.Errorf("hmo: %w", err)
+		}
+		for _, en := range entries {
+			// The store's indexes without its file: the file was lost.
+			if n := en.Name(); n == TextDir || strings.HasPrefix(n, VectorDir) {
+				return fmt.Errorf("%w in %s: the directory holds a store's indexes but no %s (was it deleted or moved?); restore it, or 'hmo init --dir %s' to start a new, empty store there",
+					ErrNoStore, dir, DBFile, dir)
+			}
+		}
+		return nil
 	}
 	return fmt.Errorf("%w in %s (create one with 'hmo init --dir %s')", ErrNoStore, dir, dir)
 }

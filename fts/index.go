@@ -39,6 +39,7 @@ type Index struct {
 	bi       bleve.Index       // safe for concurrent use
 	analyzer analysis.Analyzer // query analysis, the same as the text field's
 	dir      string
+	readOnly bool // Options.ReadOnly: Apply fails
 
 	applyMu sync.Mutex // serialises Apply so that batches land in call order
 
@@ -80,7 +81,7 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{bi: bi, dir: dir}
+	x = &Index{bi: bi, dir: dir, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
 		_ = bi.Close()
 		return nil, err

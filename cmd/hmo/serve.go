@@ -69,7 +69,7 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return usageError{fmt.Sprintf("--mode %q: want flat or tiered", sf.mode)}
 	}
-	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout})
+	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout, Create: engine.CreateIfNew})
 	if errors.Is(err, engine.ErrLocked) {
 		return lostRace(ctx, env, sf, err)
 	}
