@@ -186,3 +186,138 @@ func TestDiskFull(t *testing.T) {
 	}
 	t.Logf("records: %d before, %d after the full-disk writes (add exit %d, import exit %d: %s)", before, after, add.code, imp.code, strings.TrimSpace(imp.stderr))
 }
+
+// noPanic fails when a command crashed instead of reporting.
+func noPanic(t *testing.T, what string, r result) {
+	t.Helper()
+	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") || r.code > 2 {
+		t.Fatalf("%s crashed: %v", what, r)
+	}
+}
+
+// TestDamageMatrix is finding 2 (and 11) of issue 14 through the CLI: on
+// a damaged hmo.db, stats, export, add, recall and doctor panicked; a
+// zero-length file said "bad file descriptor"; a deleted one made add
+// start a new store. Every command now reports, doctor finds the damage,
+// and salvage copies what can be read.
+func TestDamageMatrix(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "base")
+	if r := execHMO(t, "", nil, "import", "--dir", base, jsonlRecords(t, "base.jsonl", 3000, 0)); r.code != 0 {
+		t.Fatalf("import: %v", r)
+	}
+	db, err := os.ReadFile(filepath.Join(base, "hmo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := func(at float64) []byte {
+		b := append([]byte(nil), db...)
+		off := int(float64(len(b))*at) &^ 4095
+		for i := off; i < off+64; i++ {
+			b[i] ^= 0xff
+		}
+		return b
+	}
+	for _, d := range []struct {
+		name string
+		data []byte
+	}{
+		{"truncated to half", db[:len(db)/2]},
+		{"64 bytes flipped mid-file", flip(0.5)},
+		{"64 bytes flipped at 30%", flip(0.3)},
+		{"zero-length", []byte{}},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "hmo.db"), d.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{
+				{"stats"}, {"export"}, {"add", "one more note"}, {"recall", "tide gauge"}, {"recall", "--mode", "flat", "tide gauge"}, {"get", "5"}, {"persona"},
+			} {
+				r := execHMO(t, "", nil, append(args, "--dir", dir)...)
+				noPanic(t, args[0], r)
+				if r.code != 0 && !strings.Contains(r.stderr, "damaged") && !strings.Contains(r.stderr, "corrupt") {
+					t.Errorf("%s: exit %d without naming the damage: %s", args[0], r.code, r.stderr)
+				}
+				if strings.Contains(r.stderr, "bad file descriptor") {
+					t.Errorf("%s: %s", args[0], r.stderr)
+				}
+			}
+			doc := execHMO(t, "", nil, "doctor", "--dir", dir)
+			noPanic(t, "doctor", doc)
+			if doc.code != 1 || !strings.Contains(doc.stdout, "FAIL  store") {
+				t.Errorf("doctor on a damaged store: %v", doc)
+			}
+			out := filepath.Join(t.TempDir(), "salvaged")
+			sal := execHMO(t, "", nil, "salvage", "--dir", dir, out)
+			noPanic(t, "salvage", sal)
+			t.Logf("salvage: exit %d %s%s", sal.code, sal.stdout, sal.stderr)
+			if sal.code == 0 {
+				if n := records(t, out); n == 0 && len(d.data) > 0 && !strings.Contains(d.name, "truncated") {
+					t.Errorf("salvage copied nothing: %v", sal)
+				}
+			}
+		})
+	}
+}
+
+// TestNoSilentNewStore: a deleted hmo.db made add start a new, empty
+// store while stats said "no store"; a mistyped --dir of a read command
+// left a store behind.
+func TestNoSilentNewStore(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	if r := execHMO(t, "", nil, "add", "--dir", dir, "first note in a new directory"); r.code != 0 {
+		t.Fatalf("add in a new directory: %v", r)
+	}
+	if err := os.Remove(filepath.Join(dir, "hmo.db")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "x"}, {"import", jsonlRecords(t, "a.jsonl", 3, 0)}, {"stats"}, {"recall", "x"}, {"persona"}} {
+		r := execHMO(t, "", nil, append(args, "--dir", dir)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "no store") {
+			t.Errorf("%s without hmo.db: %v, want a 'no store' error", args[0], r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "hmo.db")); err == nil {
+		t.Fatal("a new store was created silently")
+	}
+	if r := execHMO(t, "", nil, "add", "--create", "--dir", dir, "x"); r.code != 0 {
+		t.Fatalf("add --create: %v", r)
+	}
+	typo := filepath.Join(t.TempDir(), "typo")
+	for _, cmd := range []string{"persona", "stats", "export", "recall"} {
+		args := []string{cmd, "--dir", typo}
+		if cmd == "recall" {
+			args = append(args, "x")
+		}
+		execHMO(t, "", nil, args...)
+		if _, err := os.Stat(typo); err == nil {
+			t.Fatalf("%s --dir typo created %s", cmd, typo)
+		}
+	}
+}
+
+// TestDoctorReportsRebuilds is finding 11: doctor said "ok" after hmo
+// silently rebuilt a deleted or damaged index.
+func TestDoctorReportsRebuilds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	if r := execHMO(t, "", nil, "import", "--dir", dir, jsonlRecords(t, "base.jsonl", 300, 0)); r.code != 0 {
+		t.Fatalf("import: %v", r)
+	}
+	if r := execHMO(t, "", nil, "doctor", "--dir", dir); strings.Contains(r.stdout, "rebuilt") {
+		t.Fatalf("doctor on an intact store reports a rebuild: %s", r.stdout)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "text")); err != nil {
+		t.Fatal(err)
+	}
+	if r := execHMO(t, "", nil, "recall", "--dir", dir, "tide gauge 42"); r.code != 0 || !strings.Contains(r.stdout, "gauge 42 ") {
+		t.Fatalf("recall after the text index was deleted: %v", r)
+	}
+	r := execHMO(t, "", nil, "doctor", "--dir", dir)
+	if !strings.Contains(r.stdout, "rebuilt") || !strings.Contains(r.stdout, "text index") {
+		t.Fatalf("doctor does not report the rebuild: %v", r)
+	}
+}
