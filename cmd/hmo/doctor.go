@@ -86,7 +86,7 @@ func (c *checkup) store(dir string, sf *storeFlags) (engine.Identity, bool) {
 		c.note("reindex to %s was interrupted — run 'hmo reindex --embedder %s' to resume (the old vectors serve meanwhile)", id.Reindexing, reindexSpec(id.Reindexing))
 	}
 	chat := sf.models.chatModel
-	sf.models.chatModel = "" // open without the LLM steps: doctor only looks
+	sf.models.chatModel = ""     // open without the LLM steps: doctor only looks
 	e, err := sf.openRead(c.env) // doctor only looks: nothing is written
 	sf.models.chatModel = chat
 	if err != nil {
