@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // jsonlRecords writes n JSONL records to a file and returns its path.
@@ -319,5 +321,89 @@ func TestDoctorReportsRebuilds(t *testing.T) {
 	r := execHMO(t, "", nil, "doctor", "--dir", dir)
 	if !strings.Contains(r.stdout, "rebuilt") || !strings.Contains(r.stdout, "text index") {
 		t.Fatalf("doctor does not report the rebuild: %v", r)
+	}
+}
+
+// signalAfter starts hmo with args, sends sig once stderr shows ready
+// (or after wait), and returns how long it took to exit after the
+// signal and its exit code.
+func signalAfter(t *testing.T, wait time.Duration, sig syscall.Signal, args ...string) (time.Duration, int, string) {
+	t.Helper()
+	cmd := exec.Command(hmoBinary(t), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	// stdin is a pipe that stays open: a command reading it blocks.
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	start := time.Now()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%v: still running 30 s after %v", args, sig)
+	}
+	return time.Since(start), cmd.ProcessState.ExitCode(), stderr.String()
+}
+
+// TestSignalsStopLongWork is finding 10 of issue 14: a plain recall
+// ignored SIGTERM for 7 s or more while it built the HNSW graph. Every
+// long operation stops within about a second of SIGINT or SIGTERM, and
+// the store stays consistent: whole batches only, and it opens.
+func TestSignalsStopLongWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 30,000-record store")
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	// A read that never ends (stdin left open) ignored the signal.
+	took, code, _ := signalAfter(t, 300*time.Millisecond, syscall.SIGTERM, "import", "--dir", dir, "-")
+	if took > 3*time.Second || code == 0 {
+		t.Errorf("import from a stdin that never ends: exit %d %s after SIGTERM", code, took)
+	}
+	big := jsonlRecords(t, "big.jsonl", 30000, 0)
+	took, code, stderr := signalAfter(t, 1500*time.Millisecond, syscall.SIGTERM, "import", "--dir", dir, big)
+	t.Logf("import: exit %d %s after SIGTERM: %s", code, took, strings.TrimSpace(stderr))
+	if took > 3*time.Second {
+		t.Errorf("import took %s to stop after SIGTERM", took)
+	}
+	n := records(t, dir)
+	if n%1000 != 0 {
+		t.Errorf("%d records after an interrupted import: not whole batches", n)
+	}
+	if r := execHMO(t, "", nil, "import", "--dir", dir, jsonlRecords(t, "rest.jsonl", 30000-n, n)); r.code != 0 {
+		t.Fatalf("import the rest: %v", r)
+	}
+	// A recall that must build the archive's vector graph from scratch.
+	if err := os.RemoveAll(filepath.Join(dir, "vectors")); err != nil {
+		t.Fatal(err)
+	}
+	took, code, stderr = signalAfter(t, 100*time.Millisecond, syscall.SIGINT, "recall", "--dir", dir, "--mode", "flat", "tide gauge 42")
+	t.Logf("recall: exit %d %s after SIGINT: %s", code, took, strings.TrimSpace(stderr))
+	if took > 3*time.Second {
+		t.Errorf("recall took %s to stop after SIGINT", took)
+	}
+	took, code, stderr = signalAfter(t, 300*time.Millisecond, syscall.SIGTERM, "compact", "--dir", dir)
+	t.Logf("compact: exit %d %s after SIGTERM: %s", code, took, strings.TrimSpace(stderr))
+	if took > 3*time.Second {
+		t.Errorf("compact took %s to stop after SIGTERM", took)
+	}
+	doc := execHMO(t, "", nil, "doctor", "--dir", dir)
+	if !strings.Contains(doc.stdout, "ok    store file: consistent") || records(t, dir) != 30000 {
+		t.Fatalf("store after the interruptions: %v", doc)
+	}
+	if r := execHMO(t, "", nil, "recall", "--dir", dir, "--mode", "flat", "tide gauge 42"); r.code != 0 || !strings.Contains(r.stdout, "gauge 42 ") {
+		t.Fatalf("recall after the interruptions: %v", r)
 	}
 }

@@ -48,6 +48,7 @@ func runMCP(ctx context.Context, env *env, sf *storeFlags, httpAddr string, noDa
 	}
 	defer c.Close()
 	srv := mcp.NewServer(c, &mcp.Options{Version: buildVersion()})
+	exitGrace.Store(mcpShutdownWait + 3*time.Second) // calls in flight finish
 	if httpAddr == "" {
 		// Malformed lines get JSON-RPC errors; the session goes on.
 		err := srv.Run(ctx, &mcp.StdioTransport{In: env.stdin, Out: env.stdout})
