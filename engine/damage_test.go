@@ -263,3 +263,22 @@ func snapshot(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
+
+// TestUntrustedDirRefused is finding 4 at the engine: a store directory
+// other users can write is refused, so a client falling back to opening
+// the store directly does not write into it either.
+func TestUntrustedDirRefused(t *testing.T) {
+	dir := buildStore(t, 3)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Open(dir, testOptions(&fakeClock{})); !errors.Is(err, engine.ErrUntrusted) || !strings.Contains(err.Error(), "chmod 700") {
+		t.Fatalf("open of a 0777 store dir: %v, want ErrUntrusted saying what to do", err)
+	}
+	os.Chmod(dir, 0o700)
+	e, err := engine.Open(dir, testOptions(&fakeClock{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+}

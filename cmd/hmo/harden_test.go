@@ -407,3 +407,34 @@ func TestSignalsStopLongWork(t *testing.T) {
 		t.Fatalf("recall after the interruptions: %v", r)
 	}
 }
+
+// TestRelativeDirDaemon is finding 6: a daemon started with a relative
+// --dir wrote a relative socket path; from another directory clients
+// could not reach it and "hmo serve --stop" said no daemon ran.
+func TestRelativeDirDaemon(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	start := exec.Command(hmoBinary(t), "serve", "--detach", "--dir", "store", "--idle", "1m")
+	start.Dir = a
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("serve --detach: %v %s", err, out)
+	}
+	abs := filepath.Join(a, "store")
+	t.Cleanup(func() { execHMO(t, "", nil, "serve", "--stop", "--dir", abs) })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(filepath.Join(abs, "serve.json")); err == nil && strings.Contains(string(b), `"socket": "/`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(abs, "serve.json"))
+			t.Fatalf("serve.json without an absolute socket path: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop := exec.Command(hmoBinary(t), "serve", "--stop", "--dir", abs)
+	stop.Dir = b
+	out, err := stop.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "stopped") {
+		t.Fatalf("serve --stop from another directory: %v %s", err, out)
+	}
+}
