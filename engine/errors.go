@@ -19,6 +19,7 @@ var (
 	ErrCorrupt          = errors.New("hmo: corrupt record")
 	ErrInvalidInput     = errors.New("hmo: invalid input")
 	ErrSuperseded       = errors.New("hmo: record was superseded by a newer version")
+	ErrKeyReused        = errors.New("hmo: idempotency key was used for another write")
 	// ErrDamaged means the store file cannot be read as a store (bbolt
 	// found damaged pages); the message says what to do.
 	ErrDamaged = errors.New("hmo: store file is damaged")

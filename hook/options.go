@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/hmo-dev/hmo/capture"
 )
 
 // Defaults for Options.
@@ -39,6 +41,9 @@ type Options struct {
 	StaleLock time.Duration
 	// Clock gives the current time. Default time.Now.
 	Clock func() time.Time
+	// Distiller distils the facts of each ingested turn. Default the
+	// offline one, capture.New(); with a chat model, a *capture.LLM.
+	Distiller capture.Distiller
 	// TranscriptRoots are the directories transcripts must lie under
 	// (see DefaultTranscriptRoots and the rule in transcript.go).
 	// Default DefaultTranscriptRoots().
@@ -84,6 +89,9 @@ func withDefaults(opts *Options) (*Options, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Distiller == nil {
+		o.Distiller = capture.New()
 	}
 	if o.TranscriptRoots == nil {
 		o.TranscriptRoots = DefaultTranscriptRoots()

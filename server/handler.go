@@ -1,17 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"strings"
+	"net/url"
+	"time"
 
 	"github.com/hmo-dev/hmo/api"
 )
@@ -40,7 +38,7 @@ func (s *Server) routes() http.Handler {
 	svc := s.svc
 	handle(s, mux, "POST /v1/search", svc.Search)
 	handle(s, mux, "POST /v1/get", svc.Get)
-	handle(s, mux, "POST /v1/add", svc.Add)
+	handleRequest(s, mux, "POST /v1/add", withIdempotencyKey, svc.Add)
 	handle(s, mux, "POST /v1/update", svc.Update)
 	handle(s, mux, "POST /v1/delete", svc.Delete)
 	handle(s, mux, "POST /v1/list", svc.List)
@@ -49,6 +47,11 @@ func (s *Server) routes() http.Handler {
 		resp, err := svc.Stats(r.Context())
 		reply(w, resp, err)
 	})))
+	mux.Handle("POST /v1/ui/login", s.authorized(http.HandlerFunc(s.uiLogin)))
+	if s.opts.UI != nil {
+		mux.Handle("/ui/", s.opts.UI)
+		mux.Handle("/ui", http.RedirectHandler("/ui/", http.StatusSeeOther))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})
@@ -58,9 +61,19 @@ func (s *Server) routes() http.Handler {
 // handle serves one POST operation: decode the request strictly, call op,
 // encode the response.
 func handle[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, op func(context.Context, Req) (Resp, error)) {
+	handleRequest(s, mux, pattern, nil, op)
+}
+
+// handleRequest is handle with a step that completes the decoded request
+// from the HTTP request (headers), if not nil.
+func handleRequest[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, fill func(*http.Request, *Req) error, op func(context.Context, Req) (Resp, error)) {
 	mux.Handle(pattern, s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req Req
-		if err := decode(w, r, s.opts.MaxBodyBytes, &req); err != nil {
+		err := api.DecodeJSON(w, r, s.opts.MaxBodyBytes, &req)
+		if err == nil && fill != nil {
+			err = fill(r, &req)
+		}
+		if err != nil {
 			reply[Resp](w, *new(Resp), err)
 			return
 		}
@@ -69,40 +82,21 @@ func handle[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, op fun
 	})))
 }
 
-// decode reads one JSON object from the body, refusing unknown fields,
-// trailing data and bodies over limit bytes.
-func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return fmt.Errorf("%w: content type %q, want application/json", api.ErrInvalid, ct)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return fmt.Errorf("%w: body over %d bytes", api.ErrTooLarge, limit)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: reading the body: %v", api.ErrInvalid, err)
-	}
-	// encoding/json would turn invalid UTF-8 and lone surrogates into
-	// U+FFFD: refuse them as the CLI does.
-	if err := api.CheckRawJSON(body); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
-		err = errors.New("data after the JSON object")
-	}
+// IdempotencyKeyHeader may carry AddRequest.IdempotencyKey.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// withIdempotencyKey takes the key from the header; one given in both the
+// header and the body must agree.
+func withIdempotencyKey(r *http.Request, req *api.AddRequest) error {
+	h := r.Header.Get(IdempotencyKeyHeader)
 	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &mbe):
-		return fmt.Errorf("%w: body over %d bytes", api.ErrTooLarge, limit)
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: empty body", api.ErrInvalid)
+	case h == "":
+	case req.IdempotencyKey == "":
+		req.IdempotencyKey = h
+	case req.IdempotencyKey != h:
+		return fmt.Errorf("%w: %s header and idempotency_key differ", api.ErrInvalid, IdempotencyKeyHeader)
 	}
-	return fmt.Errorf("%w: %v", api.ErrInvalid, err)
+	return nil
 }
 
 // authorized requires the bearer token.
@@ -119,31 +113,40 @@ func (s *Server) authorized(h http.Handler) http.Handler {
 	})
 }
 
+// UILogin is the answer of POST /v1/ui/login: a one-time link into the
+// memory browser.
+type UILogin struct {
+	URL     string    `json:"url"`     // http://127.0.0.1:port/ui/login?code=…
+	Expires time.Time `json:"expires"` // the code is refused after this
+}
+
+// uiLogin issues a one-time login link for the memory browser.
+func (s *Server) uiLogin(w http.ResponseWriter, _ *http.Request) {
+	if s.opts.UI == nil {
+		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "hmo: this daemon serves no memory browser"})
+		return
+	}
+	addr := s.Addr()
+	if addr == "" {
+		writeError(w, http.StatusServiceUnavailable, &api.Error{Code: api.CodeUnavailable, Message: "hmo: the daemon has no TCP listener for a browser (it was started with --addr -)"})
+		return
+	}
+	code, exp, err := s.opts.UI.LoginCode()
+	if err != nil {
+		reply(w, UILogin{}, err)
+		return
+	}
+	u := url.URL{Scheme: "http", Host: addr, Path: "/ui/login", RawQuery: url.Values{"code": {code}}.Encode()}
+	writeJSON(w, http.StatusOK, UILogin{URL: u.String(), Expires: exp.UTC()})
+}
+
 func reply[Resp any](w http.ResponseWriter, resp Resp, err error) {
 	if err != nil {
 		code := api.Code(err)
-		writeError(w, statusOf(code), &api.Error{Code: code, Message: err.Error()})
+		writeError(w, api.HTTPStatus(code), &api.Error{Code: code, Message: err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-func statusOf(code string) int {
-	switch code {
-	case api.CodeInvalid:
-		return http.StatusBadRequest
-	case api.CodeNotFound:
-		return http.StatusNotFound
-	case api.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case api.CodeConflict:
-		return http.StatusConflict
-	case api.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case api.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 func writeError(w http.ResponseWriter, status int, e *api.Error) { writeJSON(w, status, e) }

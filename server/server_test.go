@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/internal/teststore"
 	"github.com/hmo-dev/hmo/server"
+	"github.com/hmo-dev/hmo/ui"
 )
 
 func newServer(t *testing.T, opts *server.Options) (*server.Server, string) {
@@ -63,7 +65,7 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"POST", "/v1/add", `{"memories":[{"text":"my bike is a red Gazelle","scope":"me"},{"text":"I bake sourdough on Sundays","scope":"me"}]}`, 200,
 			func(m map[string]any) bool { return len(m["ids"].([]any)) == 2 }},
-		{"POST", "/v1/search", `{"query":"bike","k":1}`, 200,
+		{"POST", "/v1/search", `{"query":"bike","k":1,"min_score":-1}`, 200,
 			func(m map[string]any) bool { r := m["results"].([]any); return len(r) == 1 && m["next_cursor"] != nil }},
 		{"POST", "/v1/get", `{"ids":[1,99]}`, 200,
 			func(m map[string]any) bool { return len(m["memories"].([]any)) == 1 && len(m["missing"].([]any)) == 1 }},
@@ -198,7 +200,7 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"/v1/search", "/v1/get", "/v1/add", "/v1/update", "/v1/delete", "/v1/list", "/v1/context", "/v1/stats", "/v1/health"} {
+	for _, p := range []string{"/v1/search", "/v1/get", "/v1/add", "/v1/update", "/v1/delete", "/v1/list", "/v1/context", "/v1/stats", "/v1/health", "/v1/ui/login"} {
 		if doc.Paths[p] == nil {
 			t.Errorf("openapi.json lacks %s", p)
 		}
@@ -209,7 +211,7 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 		"AddRequest": api.AddRequest{}, "AddResponse": api.AddResponse{}, "UpdateRequest": api.UpdateRequest{},
 		"UpdateResponse": api.UpdateResponse{}, "DeleteRequest": api.DeleteRequest{}, "DeleteResponse": api.DeleteResponse{},
 		"ListRequest": api.ListRequest{}, "ListResponse": api.ListResponse{}, "ContextRequest": api.ContextRequest{},
-		"ContextResponse": api.ContextResponse{}, "StatsResponse": api.StatsResponse{}, "Error": api.Error{},
+		"ContextResponse": api.ContextResponse{}, "StatsResponse": api.StatsResponse{}, "Error": api.Error{}, "UILogin": server.UILogin{},
 	}
 	for name, v := range types {
 		b, _ := json.Marshal(fill(reflect.ValueOf(&v).Elem().Elem().Type()))
@@ -259,4 +261,103 @@ func fill(t reflect.Type) any {
 		}
 	}
 	return v.Interface()
+}
+
+// TestAddRetryWithIdempotencyKey reproduces issue 14 finding 9: a client
+// that saw a reset retries /v1/add; with the key (header or field) the
+// retry stores nothing, and a plain re-add of the same text is a
+// duplicate, not a second record.
+func TestAddRetryWithIdempotencyKey(t *testing.T) {
+	s, _ := newServer(t, nil)
+	h, tok := s.Handler(), s.Token()
+	post := func(body, key string) (int, map[string]any) {
+		req := httptest.NewRequest("POST", "/v1/add", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var out map[string]any
+		json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec.Code, out
+	}
+	body := `{"memories":[{"text":"note one"},{"text":"note two"}]}`
+	c1, r1 := post(body, "k-1")
+	c2, r2 := post(body, "k-1")
+	if c1 != 200 || c2 != 200 || fmt.Sprint(r1["ids"]) != fmt.Sprint(r2["ids"]) || r2["added"] != 0.0 {
+		t.Fatalf("retry: %d %v then %d %v; want the same ids, nothing added", c1, r1, c2, r2)
+	}
+	if c, r := post(`{"memories":[{"text":"note three"}]}`, "k-1"); c != 409 || r["code"] != "conflict" {
+		t.Errorf("key reused for other memories: %d %v, want 409 conflict", c, r)
+	}
+	if c, r := post(`{"memories":[{"text":"x"}],"idempotency_key":"a"}`, "b"); c != 400 {
+		t.Errorf("header and field differ: %d %v, want 400", c, r)
+	}
+	if c, r := post(`{"memories":[{"text":"Note  one"}]}`, ""); c != 200 || r["note"] != "already stored: id 1" {
+		t.Errorf("re-add: %d %v, want already stored: id 1", c, r)
+	}
+	if _, st := call(t, h, tok, "GET", "/v1/stats", ""); st["records"] != 2.0 {
+		t.Errorf("%v records, want 2", st["records"])
+	}
+}
+
+// TestUILogin checks the memory browser's login links: behind the token,
+// only where a browser is mounted and a TCP port listens, and each link's
+// code working once.
+func TestUILogin(t *testing.T) {
+	plain, _ := newServer(t, nil)
+	if code, body := call(t, plain.Handler(), plain.Token(), "POST", "/v1/ui/login", ""); code != 404 || body["code"] != "not_found" {
+		t.Errorf("no browser mounted: %d %v, want 404", code, body)
+	}
+	if code, _ := call(t, plain.Handler(), plain.Token(), "GET", "/ui/", ""); code != 404 {
+		t.Errorf("GET /ui/ with no browser mounted: %d, want 404", code)
+	}
+	dir := t.TempDir()
+	svc := api.NewLocal(teststore.Open(t))
+	browser, err := ui.New(svc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(svc, &server.Options{Dir: dir, UI: browser, NoSocket: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if code, body := call(t, s.Handler(), s.Token(), "POST", "/v1/ui/login", ""); code != 503 || body["code"] != "unavailable" {
+		t.Errorf("before Start (no TCP address): %d %v, want 503", code, body)
+	}
+	info, err := s.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"", "wrong"} {
+		if code, _ := call(t, s.Handler(), tok, "POST", "/v1/ui/login", ""); code != 401 {
+			t.Errorf("token %q: %d, want 401", tok, code)
+		}
+	}
+	code, body := call(t, s.Handler(), s.Token(), "POST", "/v1/ui/login", "")
+	link, _ := body["url"].(string)
+	if code != 200 || !strings.HasPrefix(link, "http://"+info.Addr+"/ui/login?code=") || body["expires"] == nil {
+		t.Fatalf("login link: %d %v", code, body)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i, want := range []int{http.StatusSeeOther, http.StatusForbidden} {
+		resp, err := noRedirect.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("use %d of the link: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+	resp, err := noRedirect.Get("http://" + info.Addr + "/ui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("GET /ui: %d to %q, want 303 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
 }
