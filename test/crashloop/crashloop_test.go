@@ -27,7 +27,6 @@ type outcome struct {
 	duplicated  int // texts stored more than once after retries
 	unopenable  int // times the store could not be opened after a kill
 	retries     int
-	killedAfter int // kills that came after the write had committed (seen by its retry's duplicate)
 }
 
 func kills(t *testing.T) int {
