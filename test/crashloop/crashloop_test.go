@@ -20,13 +20,13 @@ import (
 
 // outcome is what one write path's crash loop found.
 type outcome struct {
-	path        string
-	kills       int // SIGKILLs delivered while the write ran
-	writes      int // writes acknowledged in the end (after retries)
-	lost        int // acknowledged texts missing from the store
-	duplicated  int // texts stored more than once after retries
-	unopenable  int // times the store could not be opened after a kill
-	retries     int
+	path       string
+	kills      int // SIGKILLs delivered while the write ran
+	writes     int // writes acknowledged in the end (after retries)
+	lost       int // acknowledged texts missing from the store
+	duplicated int // texts stored more than once after retries
+	unopenable int // times the store could not be opened after a kill
+	retries    int
 }
 
 func kills(t *testing.T) int {
