@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // ErrFormat marks a file that is not in the LongMemEval layout.
@@ -98,8 +97,9 @@ type rawTurn struct {
 // Read parses a LongMemEval JSON file: a list of questions. It refuses,
 // with an error matching ErrFormat that names the question, a file that
 // is not such a list, a question without an id or a haystack, an id used
-// twice, haystack lists of different lengths, a session id used twice in
-// one haystack, and text that is not UTF-8. Unreadable dates are kept as
+// twice, haystack lists of different lengths and a session id used twice
+// in one haystack. Bytes that are not UTF-8 read as U+FFFD (as
+// encoding/json decodes them). Unreadable dates are kept as
 // zero times; answer session ids that name no haystack session are
 // dropped.
 func Read(r io.Reader) ([]Question, error) {
@@ -128,7 +128,7 @@ func Read(r io.Reader) ([]Question, error) {
 }
 
 func idNote(id *string) string {
-	if id == nil || !utf8.ValidString(*id) {
+	if id == nil {
 		return ""
 	}
 	return fmt.Sprintf(" (%s)", *id)
@@ -152,17 +152,9 @@ func convert(rq rawQuestion) (Question, error) {
 		ID: *rq.QuestionID, Type: rq.QuestionType, Question: rq.Question,
 		Answer: answerText(rq.Answer), Date: ParseDate(rq.QuestionDate),
 	}
-	for _, s := range []string{q.ID, q.Type, q.Question, q.Answer} {
-		if !utf8.ValidString(s) {
-			return Question{}, errors.New("invalid UTF-8")
-		}
-	}
 	known := map[string]bool{}
 	for i, turns := range sessions {
 		id := rq.HaystackSessionIDs[i]
-		if !utf8.ValidString(id) {
-			return Question{}, fmt.Errorf("session %d: invalid UTF-8 in its id", i)
-		}
 		if known[id] {
 			return Question{}, fmt.Errorf("session id %q used twice", id)
 		}
@@ -172,9 +164,6 @@ func convert(rq rawQuestion) (Question, error) {
 			s.Date = ParseDate(rq.HaystackDates[i])
 		}
 		for j, t := range turns {
-			if !utf8.ValidString(t.Role) || !utf8.ValidString(t.Content) {
-				return Question{}, fmt.Errorf("session %q turn %d: invalid UTF-8", id, j+1)
-			}
 			if strings.TrimSpace(t.Content) == "" {
 				continue
 			}
@@ -196,11 +185,15 @@ func convert(rq rawQuestion) (Question, error) {
 
 // ParseDate reads a LongMemEval date ("2023/05/20 (Sat) 02:21"), also
 // without the weekday or the time; it returns the zero time for anything
-// else.
+// else, and for years outside 1800-2199 (records must be dated within
+// what the engine accepts).
 func ParseDate(s string) time.Time {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{DateLayout, "2006/01/02 15:04", "2006/01/02"} {
 		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() < 1800 || t.Year() > 2199 {
+				return time.Time{}
+			}
 			return t
 		}
 	}
