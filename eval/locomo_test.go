@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +94,23 @@ func TestLoCoMo(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
 		t.Errorf("work dir keeps %q after the run, want it empty", left)
+	}
+	// Per-question results, ids by sample and position in its qa list:
+	// conv-a's questions 4, 5 and 7 have no resolvable evidence and 8 is
+	// adversarial; conv-b's 2 names a turn of conv-a and 3 is adversarial.
+	var ids []string
+	for _, q := range rep.Questions {
+		ids = append(ids, q.ID)
+		if len(q.Metrics) != len(eval.MetricNames) || rep.ByCategory[q.Category] == nil {
+			t.Errorf("result %s (%s): metrics %v, want all %d", q.ID, q.Category, q.Metrics, len(eval.MetricNames))
+		}
+	}
+	if want := "conv-a:q0 conv-a:q1 conv-a:q2 conv-a:q3 conv-a:q6 conv-a:q9 conv-b:q0 conv-b:q1"; strings.Join(ids, " ") != want {
+		t.Errorf("question ids %v, want %s", ids, want)
+	}
+	if rep.Benchmark != "locomo" || rep.Overall.SessionQuestions != 8 || rep.Overall.TurnQuestions != 8 {
+		t.Errorf("benchmark %q, %d questions with sessions, %d with turns; want locomo, 8, 8",
+			rep.Benchmark, rep.Overall.SessionQuestions, rep.Overall.TurnQuestions)
 	}
 	if _, err := json.Marshal(rep); err != nil {
 		t.Errorf("report does not encode as JSON: %v", err)

@@ -72,10 +72,17 @@ type Evidence struct {
 	SessionOf func(turn string) string
 }
 
-// Score computes one question's metrics from the ranked turn ids (best
-// first). Turn metrics are absent when the evidence names no turn,
-// session metrics when it names no session. Repeated ids count once.
-func Score(ranked []string, ev Evidence) map[string]float64 {
+// Score computes one LoCoMo question's metrics from the ranked turn ids
+// (best first) and its evidence turns ("D3:7").
+func Score(ranked, evidence []string) Metrics {
+	return *aggregate([]*QuestionResult{{Metrics: ScoreRanking(ranked, LoCoMoEvidence(evidence))}})
+}
+
+// ScoreRanking computes one question's metrics from the ranked turn ids
+// (best first), by metric name. Turn metrics are absent when the evidence
+// names no turn, session metrics when it names no session. Repeated ids
+// count once.
+func ScoreRanking(ranked []string, ev Evidence) map[string]float64 {
 	m := map[string]float64{}
 	if len(ev.Turns) > 0 {
 		for _, d := range Depths {

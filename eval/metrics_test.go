@@ -86,7 +86,7 @@ func TestScore(t *testing.T) {
 	names := []string{eval.TurnR5, eval.TurnR10, eval.TurnR20, eval.AllHit, eval.SessionTop5Turns, eval.SessionAll5, eval.SessionNDCG5}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := eval.Score(tt.ranked, eval.LoCoMoEvidence(tt.evidence))
+			m := eval.ScoreRanking(tt.ranked, eval.LoCoMoEvidence(tt.evidence))
 			if len(m) != len(names) {
 				t.Errorf("Score returned %d metrics %v, want %d", len(m), m, len(names))
 			}
@@ -94,6 +94,16 @@ func TestScore(t *testing.T) {
 				got, ok := m[name]
 				if !ok || math.Abs(got-tt.want[i]) > 1e-9 {
 					t.Errorf("%s = %v (present %v), want %v", name, got, ok, tt.want[i])
+				}
+			}
+			// Score gives the same figures as one question's Metrics.
+			s := eval.Score(tt.ranked, tt.evidence)
+			if s.Questions != 1 || s.TurnQuestions != 1 || s.SessionQuestions != 1 {
+				t.Errorf("Score counts %d questions, %d with turns, %d with sessions; want 1, 1, 1", s.Questions, s.TurnQuestions, s.SessionQuestions)
+			}
+			for i, name := range names {
+				if got, ok := s.Value(name); !ok || math.Abs(got-tt.want[i]) > 1e-9 {
+					t.Errorf("Score: %s = %v (present %v), want %v", name, got, ok, tt.want[i])
 				}
 			}
 		})
@@ -115,7 +125,7 @@ func TestScoreUndefined(t *testing.T) {
 		{"nothing", eval.Evidence{SessionOf: sessionOf}, nil},
 	}
 	for _, tt := range tests {
-		m := eval.Score([]string{"s1_1", "s2_1", "s1_2"}, tt.ev)
+		m := eval.ScoreRanking([]string{"s1_1", "s2_1", "s1_2"}, tt.ev)
 		if len(m) != len(tt.want) {
 			t.Errorf("%s: metrics %v, want exactly %v", tt.name, m, tt.want)
 		}
@@ -126,7 +136,7 @@ func TestScoreUndefined(t *testing.T) {
 		}
 	}
 	// LongMemEval-style ids: s2 is the 2nd session, s1 the first.
-	m := eval.Score([]string{"s1_1", "s2_1", "s1_2"}, eval.Evidence{Turns: []string{"s1_2"}, Sessions: []string{"s2"}, SessionOf: sessionOf})
+	m := eval.ScoreRanking([]string{"s1_1", "s2_1", "s1_2"}, eval.Evidence{Turns: []string{"s1_2"}, Sessions: []string{"s2"}, SessionOf: sessionOf})
 	if m[eval.TurnR5] != 1 || m[eval.SessionAll5] != 1 || math.Abs(m[eval.SessionNDCG5]-l(2)) > 1e-12 {
 		t.Errorf("metrics %v, want R@5 1, all-sessions 1, NDCG %v", m, l(2))
 	}

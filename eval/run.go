@@ -184,7 +184,7 @@ func (rep *Report) ask(ctx context.Context, e *engine.Engine, scope string, q pr
 		ranked[i] = turnOf[r.Record.ID]
 	}
 	rep.Questions = append(rep.Questions, &QuestionResult{
-		ID: q.id, Category: q.category, Metrics: Score(ranked, q.ev), LatencyMS: ms(took),
+		ID: q.id, Category: q.category, Metrics: ScoreRanking(ranked, q.ev), LatencyMS: ms(took),
 	})
 	return nil
 }

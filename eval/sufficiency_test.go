@@ -99,9 +99,9 @@ func BenchmarkSufficiencySignals(b *testing.B) {
 			for _, r := range res[:min(10, len(res))] {
 				archive = append(archive, r.Record.ID)
 			}
-			want := eval.Score(turns(archive), eval.LoCoMoEvidence(q.Evidence))[eval.TurnR10]
+			want := eval.Score(turns(archive), q.Evidence).TurnRecall[10]
 			for _, call := range p.calls {
-				got := eval.Score(turns(call.ids), eval.LoCoMoEvidence(q.Evidence))[eval.TurnR10]
+				got := eval.Score(turns(call.ids), q.Evidence).TurnRecall[10]
 				byTier[call.tier] = append(byTier[call.tier], sample{ok: got >= want, signals: map[string]float64{
 					"coverage": call.coverage, "cosine": call.cosine, "bm25": call.bm25, "fused-margin": call.fusedMargin,
 				}})

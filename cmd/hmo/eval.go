@@ -23,13 +23,8 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	}
 	bench := args[0]
 	fs := newFlags(env, "eval "+bench, "FILE")
-	asJSON := fs.Bool("json", false, "print the report as JSON, with per-question results (usable as a --baseline later)")
-	baseline := fs.String("baseline", "", "a report written earlier by --json: compare with it question by question (paired bootstrap)")
-	resamples := fs.Int("resamples", eval.DefaultResamples, "bootstrap resamples for --baseline (at least 1000)")
-	seed := fs.Uint64("seed", eval.DefaultSeed, "seed of the bootstrap resampling for --baseline")
-	var o engine.Options
-	configure := registerEngineFlags(fs, &o)
-	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
+	var f evalFlags
+	f.register(fs)
 	files, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		return err
@@ -37,12 +32,80 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	if len(files) != 1 {
 		return usageError{fmt.Sprintf("eval %s needs one file", bench)}
 	}
-	if err := configure(); err != nil {
+	return runEvalBench(ctx, env, bench, files[0], &f)
+}
+
+// flagRegistry is what evalFlags needs of a flag set (the standard
+// library's or pflag's).
+type flagRegistry interface {
+	BoolVar(p *bool, name string, value bool, usage string)
+	StringVar(p *string, name string, value string, usage string)
+	IntVar(p *int, name string, value int, usage string)
+	Uint64Var(p *uint64, name string, value uint64, usage string)
+	Float64Var(p *float64, name string, value float64, usage string)
+}
+
+// evalFlags are the flags of hmo eval: the report, the comparison, and
+// the retrieval settings an evaluation can vary.
+type evalFlags struct {
+	asJSON, gateOff        bool
+	baseline, workDir      string
+	resamples, maxMatches  int
+	seed                   uint64
+	fusion, only, mode     string
+	minCoverage, minCosine float64
+	o                      engine.Options
+}
+
+func (f *evalFlags) register(fs flagRegistry) {
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON, with per-question results (usable as a --baseline later)")
+	fs.StringVar(&f.baseline, "baseline", "", "a report written earlier by --json: compare with it question by question (paired bootstrap)")
+	fs.IntVar(&f.resamples, "resamples", eval.DefaultResamples, "bootstrap resamples for --baseline (at least 1000)")
+	fs.Uint64Var(&f.seed, "seed", eval.DefaultSeed, "seed of the bootstrap resampling for --baseline")
+	fs.StringVar(&f.workDir, "workdir", "", "where the temporary stores go (default the system temp dir)")
+	fs.StringVar(&f.fusion, "fusion", string(engine.DefaultFusion), "fusion of lexical and vector results: linear or rrf")
+	fs.Float64Var(&f.o.TextWeight, "text-weight", engine.DefaultTextWeight, "weight of BM25 in linear fusion")
+	fs.IntVar(&f.o.IndexContext, "context", engine.DefaultIndexContext, "previous turns indexed with each turn (-1 for none)")
+	fs.IntVar(&f.o.Candidates, "candidates", engine.DefaultCandidates, "candidates drawn from each index")
+	fs.BoolVar(&f.o.NoIndexRole, "no-role", false, "leave the speaker out of the indexed text")
+	fs.StringVar(&f.only, "only", "hybrid", "hybrid, text or vector")
+	fs.StringVar(&f.mode, "mode", string(engine.DefaultMode), "tiered (HMO walk, in-situ stream) or flat (exhaustive)")
+	fs.IntVar(&f.o.Tiers.Tier1Cap, "tier1", 0, "Tier-1 cap in records (default: the tiers package default)")
+	fs.IntVar(&f.o.Tiers.Tier2Cap, "tier2", 0, "Tier-2 cap in records (default: the tiers package default)")
+	fs.Float64Var(&f.minCoverage, "min-coverage", engine.DefaultMinCoverage, "sufficiency: lexical coverage of the query by a tier's best hit that stops the walk, in (0, 1]; above 1 never stops")
+	fs.Float64Var(&f.minCosine, "min-cos", 0, "sufficiency: cosine of a tier's best hit also required to stop the walk (0: none)")
+	fs.IntVar(&f.maxMatches, "max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
+	fs.BoolVar(&f.gateOff, "gate-off", false, "re-score on every persona change (drift gate ablation)")
+}
+
+// options returns the engine options the flags ask for.
+func (f *evalFlags) options() (engine.Options, error) {
+	o := f.o
+	o.Fusion = engine.Fusion(f.fusion)
+	o.Mode = engine.Mode(f.mode)
+	o.Sufficiency = engine.ScoreTest{MinCoverage: f.minCoverage, MinCosine: f.minCosine, MaxMatches: f.maxMatches}
+	o.Persona.GateOff = f.gateOff
+	switch f.only {
+	case "hybrid":
+	case "text":
+		o.NoVector = true
+	case "vector":
+		o.NoText = true
+	default:
+		return o, usageError{fmt.Sprintf("--only %q: want hybrid, text or vector", f.only)}
+	}
+	return o, nil
+}
+
+// runEvalBench runs benchmark bench on file and prints the report.
+func runEvalBench(ctx context.Context, env *env, bench, file string, f *evalFlags) error {
+	o, err := f.options()
+	if err != nil {
 		return err
 	}
 	var base *eval.Report
-	if *baseline != "" {
-		if base, err = readBaseline(*baseline); err != nil {
+	if f.baseline != "" {
+		if base, err = readBaseline(f.baseline); err != nil {
 			return err
 		}
 	}
@@ -52,17 +115,17 @@ func runEval(ctx context.Context, env *env, args []string) error {
 		oc.Clock = clock
 		return hmo.Open(dir, &oc)
 	}
-	eo := eval.Options{WorkDir: *workDir, Progress: p.update}
+	eo := eval.Options{WorkDir: f.workDir, Progress: p.update}
 	var rep *eval.Report
 	switch bench {
 	case "locomo":
-		convs, err := readLoCoMo(files[0])
+		convs, err := readLoCoMo(file)
 		if err != nil {
 			return err
 		}
 		rep, err = eval.LoCoMo(ctx, convs, open, eo)
 	case "longmemeval":
-		qs, err := readLongMemEval(files[0])
+		qs, err := readLongMemEval(file)
 		if err != nil {
 			return err
 		}
@@ -75,14 +138,14 @@ func runEval(ctx context.Context, env *env, args []string) error {
 		return err
 	}
 	if base != nil {
-		c, err := eval.Compare(base, rep, eval.CompareOptions{Resamples: *resamples, Seed: *seed})
+		c, err := eval.Compare(base, rep, eval.CompareOptions{Resamples: f.resamples, Seed: f.seed})
 		if err != nil {
 			return err
 		}
-		c.Baseline = *baseline
+		c.Baseline = f.baseline
 		rep.Comparison = c
 	}
-	if *asJSON {
+	if f.asJSON {
 		return writeJSON(env, rep)
 	}
 	if err := eval.WriteTable(env.stdout, rep); err != nil {
@@ -93,40 +156,6 @@ func runEval(ctx context.Context, env *env, args []string) error {
 		return eval.WriteComparison(env.stdout, rep.Comparison)
 	}
 	return nil
-}
-
-// registerEngineFlags registers the retrieval settings an evaluation can
-// vary; the function it returns checks them and fills in o.
-func registerEngineFlags(fs *flag.FlagSet, o *engine.Options) func() error {
-	fusion := fs.String("fusion", string(engine.DefaultFusion), "fusion of lexical and vector results: linear or rrf")
-	fs.Float64Var(&o.TextWeight, "text-weight", engine.DefaultTextWeight, "weight of BM25 in linear fusion")
-	fs.IntVar(&o.IndexContext, "context", engine.DefaultIndexContext, "previous turns indexed with each turn (-1 for none)")
-	fs.IntVar(&o.Candidates, "candidates", engine.DefaultCandidates, "candidates drawn from each index")
-	fs.BoolVar(&o.NoIndexRole, "no-role", false, "leave the speaker out of the indexed text")
-	only := fs.String("only", "hybrid", "hybrid, text or vector")
-	mode := fs.String("mode", string(engine.DefaultMode), "tiered (HMO walk, in-situ stream) or flat (exhaustive)")
-	fs.IntVar(&o.Tiers.Tier1Cap, "tier1", 0, "Tier-1 cap in records (default: the tiers package default)")
-	fs.IntVar(&o.Tiers.Tier2Cap, "tier2", 0, "Tier-2 cap in records (default: the tiers package default)")
-	minCov := fs.Float64("min-coverage", engine.DefaultMinCoverage, "sufficiency: lexical coverage of the query by a tier's best hit that stops the walk, in (0, 1]; above 1 never stops")
-	minCos := fs.Float64("min-cos", 0, "sufficiency: cosine of a tier's best hit also required to stop the walk (0: none)")
-	maxMatches := fs.Int("max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
-	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
-	return func() error {
-		o.Fusion = engine.Fusion(*fusion)
-		o.Mode = engine.Mode(*mode)
-		o.Sufficiency = engine.ScoreTest{MinCoverage: *minCov, MinCosine: *minCos, MaxMatches: *maxMatches}
-		o.Persona.GateOff = *gateOff
-		switch *only {
-		case "hybrid":
-		case "text":
-			o.NoVector = true
-		case "vector":
-			o.NoText = true
-		default:
-			return usageError{fmt.Sprintf("--only %q: want hybrid, text or vector", *only)}
-		}
-		return nil
-	}
 }
 
 // parseInterspersed parses flags that may come before, between or after
