@@ -119,17 +119,17 @@ func runEvalBench(ctx context.Context, env *env, bench, file string, f *evalFlag
 	var rep *eval.Report
 	switch bench {
 	case "locomo":
-		convs, err := readLoCoMo(file)
-		if err != nil {
-			return err
+		var convs []locomo.Conversation
+		if convs, err = readLoCoMo(file); err == nil {
+			rep, err = eval.LoCoMo(ctx, convs, open, eo)
 		}
-		rep, err = eval.LoCoMo(ctx, convs, open, eo)
 	case "longmemeval":
-		qs, err := readLongMemEval(file)
-		if err != nil {
-			return err
+		var qs []longmemeval.Question
+		if qs, err = readLongMemEval(file); err == nil {
+			rep, err = eval.LongMemEval(ctx, qs, open, eo)
 		}
-		rep, err = eval.LongMemEval(ctx, qs, open, eo)
+	default:
+		return usageError{evalUsage}
 	}
 	if errors.Is(err, engine.ErrInvalidOption) {
 		return usageError{err.Error()} // a bad --fusion, --text-weight, ...
