@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 DEMO_DIR := $(CURDIR)/.demo
 LOCOMO   ?= ../shared/data/locomo-dev.json
 
-.PHONY: all build run test test-integrations test-short test-ollama check bench eval embeddings clean
+.PHONY: all build run test test-integrations test-short test-ollama check bench eval ablation embeddings clean
 
 all: build
 
@@ -64,6 +64,16 @@ bench: build
 
 eval: build
 	$(BIN) eval locomo $(LOCOMO)
+
+# The stage ablation of BENCHMARKS.md: each stage alone, the default and
+# everything on, in flat and tiered mode, compared with the candidate
+# stages alone (paired bootstrap); writes docs/ablation.{json,md} and a
+# chart per mode. ABLATION_FLAGS adds tools/ablation flags (-rounds 3,
+# -stages ..., -bench longmemeval -data FILE).
+ABLATION_FLAGS ?=
+ablation: build
+	$(GO) run ./tools/ablation -hmo $(BIN) -data $(LOCOMO) -out docs $(ABLATION_FLAGS)
+	for f in docs/ablation-*.plot.json; do $(GO) run ./tools/plot < $$f > $${f%.plot.json}.svg || exit 1; done
 
 # Regenerate the embedded word-vector table (see README).
 embeddings:

@@ -189,12 +189,17 @@ func (rep *Report) ask(ctx context.Context, e *engine.Engine, scope string, q pr
 	return nil
 }
 
-func (rep *Report) finish(ingest time.Duration) {
+// Aggregate computes Overall and ByCategory from Questions.
+func (rep *Report) Aggregate() {
 	rep.Overall = *aggregate(rep.Questions)
 	rep.ByCategory = map[string]*Metrics{}
 	for cat, rs := range byCategory(rep.Questions) {
 		rep.ByCategory[cat] = aggregate(rs)
 	}
+}
+
+func (rep *Report) finish(ingest time.Duration) {
+	rep.Aggregate()
 	rep.IngestSeconds = ingest.Seconds()
 	rep.ImportanceAUC = AUC(rep.importance, rep.evidence)
 	lat := rep.latencies
