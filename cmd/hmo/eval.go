@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -15,24 +16,44 @@ import (
 	"github.com/hmo-dev/hmo/longmemeval"
 )
 
-const evalUsage = "usage: hmo eval locomo|longmemeval [flags] FILE (flags may also follow FILE)"
+// evalUsage is the usage line of eval without a known benchmark.
+const evalUsage = "usage: hmo eval locomo|longmemeval [flags] FILE"
 
-func runEval(ctx context.Context, env *env, args []string) error {
-	if len(args) == 0 || (args[0] != "locomo" && args[0] != "longmemeval") {
-		return usageError{evalUsage}
+func newEvalCmd(env *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval <benchmark> [flags] FILE",
+		Short: "measure retrieval on a benchmark (locomo, longmemeval)",
+		Example: `  hmo eval locomo ../shared/data/locomo-dev.json
+  hmo eval locomo ../shared/data/locomo-dev.json --json --mode flat > base.json
+  hmo eval locomo ../shared/data/locomo-dev.json --mode tiered --baseline base.json
+  hmo eval longmemeval testdata/longmemeval-small.json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return usageError{evalUsage} },
 	}
-	bench := args[0]
-	fs := newFlags(env, "eval "+bench, "FILE")
+	cmd.AddCommand(newEvalBenchCmd(env, "locomo", "turn and session recall and latency on LoCoMo conversations",
+		`  hmo eval locomo ../shared/data/locomo-dev.json
+  hmo eval locomo locomo.json --json --only text --workdir /tmp`))
+	cmd.AddCommand(newEvalBenchCmd(env, "longmemeval", "turn and session recall, session NDCG and latency on LongMemEval questions (_s, _m or _oracle files)",
+		`  hmo eval longmemeval longmemeval_s.json --json
+  hmo eval longmemeval testdata/longmemeval-small.json --mode flat`))
+	return cmd
+}
+
+func newEvalBenchCmd(env *env, bench, short, example string) *cobra.Command {
 	var f evalFlags
-	f.register(fs)
-	files, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     bench + " [flags] FILE",
+		Short:   short,
+		Example: example,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError{fmt.Sprintf("eval %s needs one file", bench)}
+			}
+			return runEvalBench(cmd.Context(), env, bench, args[0], &f)
+		},
 	}
-	if len(files) != 1 {
-		return usageError{fmt.Sprintf("eval %s needs one file", bench)}
-	}
-	return runEvalBench(ctx, env, bench, files[0], &f)
+	f.register(cmd.Flags())
+	return cmd
 }
 
 // flagRegistry is what evalFlags needs of a flag set (the standard
@@ -156,26 +177,6 @@ func runEvalBench(ctx context.Context, env *env, bench, file string, f *evalFlag
 		return eval.WriteComparison(env.stdout, rep.Comparison)
 	}
 	return nil
-}
-
-// parseInterspersed parses flags that may come before, between or after
-// the positional arguments, which it returns; "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 func readLoCoMo(name string) ([]locomo.Conversation, error) {
