@@ -9,9 +9,10 @@
 //	                  Recall@10 against the first variant, and latency
 //	NAME-MODE.plot.json  a tools/plot spec per mode (Recall@10 per category)
 //
-// The default variants are the candidate stages alone and together
-// (the baseline), each other stage alone on top of that baseline, the
-// default pipeline, and every stage on:
+// The default variants are the candidate stages together (the baseline)
+// and alone, each other stage alone on top of that baseline, the default
+// pipeline, every stage on, and the default without each other stage
+// (compared with the default):
 //
 //	go build -o bin/hmo ./cmd/hmo
 //	go run ./tools/ablation -data ../shared/data/locomo-dev.json -out docs
@@ -19,7 +20,8 @@
 //
 // ("make ablation" does all three.) Other variants are given as
 // arguments NAME=FLAGS, FLAGS being hmo eval flags separated by spaces;
-// the first is the baseline. With -rounds N the variants run N times,
+// the first is the baseline, and NAME@OTHER=FLAGS compares with the
+// earlier variant OTHER instead. With -rounds N the variants run N times,
 // interleaved, and latency is the median of the runs' medians.
 package main
 
@@ -43,6 +45,9 @@ import (
 type variant struct {
 	Name  string   `json:"name"`
 	Flags []string `json:"flags"` // hmo eval flags
+	// Against names the earlier variant this one is compared with; empty
+	// means the first.
+	Against string `json:"against,omitempty"`
 }
 
 // Row is one variant's figures in one mode.
@@ -50,6 +55,7 @@ type Row struct {
 	Mode      string                        `json:"mode"`
 	Name      string                        `json:"name"`
 	Flags     string                        `json:"flags"`
+	Against   string                        `json:"against,omitempty"` // the variant Delta compares with
 	Questions int                           `json:"questions"`
 	Overall   map[string]float64            `json:"overall"`     // metric name -> mean
 	Category  map[string]map[string]float64 `json:"by_category"` // category -> metric name -> mean
@@ -59,8 +65,8 @@ type Row struct {
 	P99MS    float64   `json:"p99_latency_ms"`
 	RunsMS   []float64 `json:"run_medians_ms"`
 	// Delta holds, per group ("overall" and each category), the paired
-	// difference of Recall@10 against the mode's first variant; absent for
-	// that variant itself.
+	// difference of Recall@10 against the variant Against names (the
+	// mode's first variant when empty); absent for the first variant.
 	Delta map[string]eval.Interval `json:"delta_r10,omitempty"`
 	p99s  []float64
 }
@@ -96,6 +102,7 @@ func main() {
 	modes := flag.String("modes", "flat,tiered", "recall modes, comma-separated")
 	candidates := flag.String("candidates", "text,vector", "candidate stages: each alone, then together as the baseline")
 	stages := flag.String("stages", "speaker,time,session,segtree", "the other stages: each alone on top of the candidates")
+	without := flag.Bool("without", true, "also the default pipeline without each of -stages, compared with the default")
 	flag.IntVar(&c.rounds, "rounds", 1, "times each variant runs, interleaved (latency is the median)")
 	flag.Uint64Var(&c.seed, "seed", eval.DefaultSeed, "bootstrap seed")
 	flag.StringVar(&c.out, "out", "docs", "directory of the output files")
@@ -108,7 +115,7 @@ func main() {
 	if flag.NArg() > 0 {
 		c.variants, err = parseVariants(flag.Args())
 	} else {
-		c.variants = defaultVariants(split(*candidates), split(*stages))
+		c.variants = defaultVariants(split(*candidates), split(*stages), *without)
 	}
 	if err == nil {
 		err = c.run(func(args []string) ([]byte, error) {
@@ -138,38 +145,51 @@ func split(s string) []string {
 	return out
 }
 
-// defaultVariants: each candidate stage alone, the candidates together
-// (first: the baseline), each other stage on top of them, the default
-// pipeline and everything on.
-func defaultVariants(candidates, stages []string) []variant {
+// defaultVariants: the candidates together (first: the baseline), each
+// candidate stage alone, each other stage on top of the candidates, the
+// default pipeline, everything on and, with without, the default
+// without each other stage (compared with the default: what the stage
+// adds to the combination; a stage the default lacks gives the default).
+func defaultVariants(candidates, stages []string, without bool) []variant {
 	base := "none," + strings.Join(candidates, ",")
-	vs := []variant{{"candidates (" + strings.Join(candidates, "+") + ")", []string{"--stages", base}}}
+	vs := []variant{{"candidates (" + strings.Join(candidates, "+") + ")", []string{"--stages", base}, ""}}
 	for _, c := range candidates {
-		vs = append(vs, variant{c + " only", []string{"--stages", "none," + c}})
+		vs = append(vs, variant{c + " only", []string{"--stages", "none," + c}, ""})
 	}
 	for _, s := range stages {
-		vs = append(vs, variant{"+ " + s, []string{"--stages", base + "," + s}})
+		vs = append(vs, variant{"+ " + s, []string{"--stages", base + "," + s}, ""})
 	}
-	vs = append(vs, variant{"default", nil})
+	vs = append(vs, variant{"default", nil, ""})
 	if len(stages) > 0 {
-		vs = append(vs, variant{"all stages", []string{"--stages", base + "," + strings.Join(stages, ",")}})
+		vs = append(vs, variant{"all stages", []string{"--stages", base + "," + strings.Join(stages, ",")}, ""})
+	}
+	if without {
+		for _, s := range stages {
+			vs = append(vs, variant{"default − " + s, []string{"--stages", "-" + s}, "default"})
+		}
 	}
 	return vs
 }
 
+// parseVariants reads NAME=FLAGS, or NAME@OTHER=FLAGS to compare with
+// the earlier variant OTHER instead of the first.
 func parseVariants(args []string) ([]variant, error) {
 	var vs []variant
 	seen := map[string]bool{}
 	for _, a := range args {
 		name, flags, ok := strings.Cut(a, "=")
+		name, against, _ := strings.Cut(name, "@")
 		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("variant %q: want NAME=FLAGS", a)
+			return nil, fmt.Errorf("variant %q: want NAME=FLAGS or NAME@OTHER=FLAGS", a)
 		}
 		if seen[name] {
 			return nil, fmt.Errorf("variant %q named twice", name)
 		}
+		if against != "" && !seen[against] {
+			return nil, fmt.Errorf("variant %q: compared with %q, which is not an earlier variant", name, against)
+		}
 		seen[name] = true
-		vs = append(vs, variant{name, strings.Fields(flags)})
+		vs = append(vs, variant{name, strings.Fields(flags), against})
 	}
 	return vs, nil
 }
@@ -188,7 +208,11 @@ func (c *config) run(hmo runner) error {
 	total, done := len(c.modes)*c.rounds*len(c.variants), 0
 	for _, mode := range c.modes {
 		rows := make([]*Row, len(c.variants))
-		basePath := filepath.Join(tmp, mode+"-base.json")
+		index := map[string]int{}
+		for i, v := range c.variants {
+			index[v.Name] = i
+		}
+		reportPath := func(i int) string { return filepath.Join(tmp, fmt.Sprintf("%s-%d.json", mode, i)) }
 		for round := range c.rounds {
 			// Rotate the order each round so no variant always runs first.
 			for k := range c.variants {
@@ -202,7 +226,11 @@ func (c *config) run(hmo runner) error {
 					args = append(args, "--workdir", c.workDir)
 				}
 				if round == 0 && i > 0 {
-					args = append(args, "--baseline", basePath, "--seed", fmt.Sprint(c.seed))
+					against, ok := index[v.Against]
+					if !ok || against >= i {
+						against = 0
+					}
+					args = append(args, "--baseline", reportPath(against), "--seed", fmt.Sprint(c.seed))
 				}
 				out, err := hmo(args)
 				if err != nil {
@@ -212,8 +240,8 @@ func (c *config) run(hmo runner) error {
 				if err != nil {
 					return fmt.Errorf("%s, %s: %w", mode, v.Name, err)
 				}
-				if round == 0 && i == 0 {
-					if err := os.WriteFile(basePath, out, 0o600); err != nil {
+				if round == 0 {
+					if err := os.WriteFile(reportPath(i), out, 0o600); err != nil {
 						return err
 					}
 				}
@@ -237,7 +265,7 @@ func (c *config) run(hmo runner) error {
 // run (they do not change between runs), latency from every run.
 func addRun(r *Row, mode string, v variant, rep *eval.Report) *Row {
 	if r == nil {
-		r = &Row{Mode: mode, Name: v.Name, Flags: strings.Join(v.Flags, " "), Questions: rep.Overall.Questions,
+		r = &Row{Mode: mode, Name: v.Name, Flags: strings.Join(v.Flags, " "), Against: v.Against, Questions: rep.Overall.Questions,
 			Overall: means(&rep.Overall), Category: map[string]map[string]float64{}}
 		for cat, m := range rep.ByCategory {
 			r.Category[cat] = means(m)
@@ -332,7 +360,7 @@ func rowsOf(res *Result, mode string) []*Row {
 // markdown renders one table per mode.
 func markdown(res *Result) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Retrieval ablation on %s (%s): turn Recall@10 per category; Δ R@10 is the paired difference against %q with its 95%% bootstrap interval (seed %d); latency is the median per query", res.Data, res.Benchmark, res.Baseline, res.Seed)
+	fmt.Fprintf(&b, "Retrieval ablation on %s (%s): turn Recall@10 per category; Δ R@10 is the paired difference against %q (or the variant named after \"vs\") with its 95%% bootstrap interval (seed %d); latency is the median per query", res.Data, res.Benchmark, res.Baseline, res.Seed)
 	if res.Rounds > 1 {
 		fmt.Fprintf(&b, " (median of %d interleaved runs)", res.Rounds)
 	}
@@ -357,7 +385,11 @@ func markdown(res *Result) string {
 			}
 			fmt.Fprintf(&b, " %s |", cell(r.Overall, eval.TurnR10))
 			if iv, ok := r.Delta[eval.Overall]; ok {
-				fmt.Fprintf(&b, " %+.3f [%+.3f, %+.3f] |", iv.Delta, iv.Lo, iv.Hi)
+				fmt.Fprintf(&b, " %+.3f [%+.3f, %+.3f]", iv.Delta, iv.Lo, iv.Hi)
+				if r.Against != "" && r.Against != res.Baseline {
+					fmt.Fprintf(&b, " vs %s", r.Against)
+				}
+				b.WriteString(" |")
 			} else {
 				b.WriteString(" (baseline) |")
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,27 +20,33 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func TestDefaultVariants(t *testing.T) {
-	got := defaultVariants([]string{"text", "vector"}, []string{"speaker", "segtree"})
+	got := defaultVariants([]string{"text", "vector"}, []string{"speaker", "segtree"}, true)
 	want := []variant{
-		{"candidates (text+vector)", []string{"--stages", "none,text,vector"}},
-		{"text only", []string{"--stages", "none,text"}},
-		{"vector only", []string{"--stages", "none,vector"}},
-		{"+ speaker", []string{"--stages", "none,text,vector,speaker"}},
-		{"+ segtree", []string{"--stages", "none,text,vector,segtree"}},
-		{"default", nil},
-		{"all stages", []string{"--stages", "none,text,vector,speaker,segtree"}},
+		{"candidates (text+vector)", []string{"--stages", "none,text,vector"}, ""},
+		{"text only", []string{"--stages", "none,text"}, ""},
+		{"vector only", []string{"--stages", "none,vector"}, ""},
+		{"+ speaker", []string{"--stages", "none,text,vector,speaker"}, ""},
+		{"+ segtree", []string{"--stages", "none,text,vector,segtree"}, ""},
+		{"default", nil, ""},
+		{"all stages", []string{"--stages", "none,text,vector,speaker,segtree"}, ""},
+		{"default − speaker", []string{"--stages", "-speaker"}, "default"},
+		{"default − segtree", []string{"--stages", "-segtree"}, "default"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaultVariants\n got %q\nwant %q", got, want)
 	}
+	if got := defaultVariants([]string{"text"}, nil, false); len(got) != 3 {
+		t.Errorf("defaultVariants without other stages: %q, want the candidates, text alone and the default", got)
+	}
 }
 
 func TestParseVariants(t *testing.T) {
-	vs, err := parseVariants([]string{"bm25=--only text --context -1", "hybrid="})
-	if err != nil || !reflect.DeepEqual(vs, []variant{{"bm25", []string{"--only", "text", "--context", "-1"}}, {"hybrid", []string{}}}) {
-		t.Errorf("parseVariants = %q, %v", vs, err)
+	vs, err := parseVariants([]string{"bm25=--only text --context -1", "hybrid=", "rrf@hybrid=--fusion rrf"})
+	want := []variant{{"bm25", []string{"--only", "text", "--context", "-1"}, ""}, {"hybrid", []string{}, ""}, {"rrf", []string{"--fusion", "rrf"}, "hybrid"}}
+	if err != nil || !reflect.DeepEqual(vs, want) {
+		t.Errorf("parseVariants = %q, %v; want %q", vs, err, want)
 	}
-	for _, bad := range [][]string{{"no-equals"}, {"=--only text"}, {"a=", "a=--only text"}} {
+	for _, bad := range [][]string{{"no-equals"}, {"=--only text"}, {"a=", "a=--only text"}, {"a@b=", "b="}, {"a@a="}} {
 		if _, err := parseVariants(bad); err == nil {
 			t.Errorf("parseVariants(%q) succeeded, want an error", bad)
 		}
@@ -96,7 +103,7 @@ func fakeHMO(t *testing.T, order []string, calls *[][]string) runner {
 
 func TestRun(t *testing.T) {
 	out := t.TempDir()
-	vs := []variant{{"text", []string{"--only", "text"}}, {"vector", []string{"--only", "vector"}}, {"hybrid", nil}}
+	vs := []variant{{"text", []string{"--only", "text"}, ""}, {"vector", []string{"--only", "vector"}, ""}, {"hybrid", nil, "vector"}}
 	c := config{bench: "locomo", data: "dev.json", out: out, name: "abl", modes: []string{"flat", "tiered"},
 		rounds: 2, seed: 1, variants: vs, workDir: t.TempDir()}
 	var calls [][]string
@@ -115,6 +122,11 @@ func TestRun(t *testing.T) {
 	if !slices.Contains(calls[1], "--baseline") || slices.Contains(calls[3], "--baseline") || calls[3][6] != "--only" || calls[3][7] != "vector" {
 		t.Errorf("runs 2 and 4: %q, %q: want a comparison in round 1 only, and round 2 to start with the second variant", calls[1], calls[3])
 	}
+	// hybrid compares with vector's report, vector with text's.
+	baseOf := func(call []string) string { return filepath.Base(call[slices.Index(call, "--baseline")+1]) }
+	if baseOf(calls[1]) != "flat-0.json" || baseOf(calls[2]) != "flat-1.json" {
+		t.Errorf("baselines %s and %s, want flat-0.json and flat-1.json", baseOf(calls[1]), baseOf(calls[2]))
+	}
 	var res Result
 	data, err := os.ReadFile(filepath.Join(out, "abl.json"))
 	if err != nil {
@@ -123,7 +135,8 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 6 || res.Baseline != "text" || res.Rows[0].Delta != nil || len(res.Rows[1].Delta) != 3 || len(res.Rows[1].RunsMS) != 2 {
+	if len(res.Rows) != 6 || res.Baseline != "text" || res.Rows[0].Delta != nil || len(res.Rows[1].Delta) != 3 || len(res.Rows[1].RunsMS) != 2 ||
+		res.Rows[2].Against != "vector" || math.Abs(res.Rows[2].Delta[eval.Overall].Delta-0.09) > 1e-9 {
 		t.Errorf("result rows %d, baseline %q, first delta %v, second delta %v runs %v",
 			len(res.Rows), res.Baseline, res.Rows[0].Delta, res.Rows[1].Delta, res.Rows[1].RunsMS)
 	}
@@ -149,7 +162,7 @@ func TestRun(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	c := config{bench: "locomo", data: "x", out: t.TempDir(), name: "a", modes: []string{"flat"}, rounds: 1,
-		variants: []variant{{"a", nil}}}
+		variants: []variant{{"a", nil, ""}}}
 	fail := func([]string) ([]byte, error) { return nil, fmt.Errorf("exit status 2: unknown flag --stages") }
 	if err := c.run(fail); err == nil || !strings.Contains(err.Error(), "flat, a: exit status 2: unknown flag --stages") {
 		t.Errorf("run with a failing hmo: %v", err)
@@ -175,7 +188,7 @@ func TestRunBinary(t *testing.T) {
 	}
 	out := t.TempDir()
 	c := config{bench: "locomo", data: "../../locomo/testdata/small.json", out: out, name: "small", modes: []string{"flat", "tiered"},
-		rounds: 1, seed: 1, variants: []variant{{"text", []string{"--only", "text"}}, {"hybrid", nil}}, workDir: t.TempDir()}
+		rounds: 1, seed: 1, variants: []variant{{"text", []string{"--only", "text"}, ""}, {"hybrid", nil, ""}}, workDir: t.TempDir()}
 	err := c.run(func(args []string) ([]byte, error) {
 		var stderr bytes.Buffer
 		cmd := exec.Command(bin, args...)
