@@ -86,6 +86,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newServeCmd(env),
 		newMCPCmd(env),
 		newHookCmd(env),
+		newUICmd(env),
 	)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
