@@ -103,17 +103,23 @@ type rawTurn struct {
 // zero times; answer session ids that name no haystack session are
 // dropped.
 func Read(r io.Reader) ([]Question, error) {
-	var raw []rawQuestion
+	// Question by question, so that a large file (longmemeval_m is
+	// 2.7 GB) is not held twice, as bytes and as questions.
 	dec := json.NewDecoder(r)
-	if err := dec.Decode(&raw); err != nil {
+	tok, err := dec.Token()
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("%w: data after the list of questions", ErrFormat)
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("%w: want a list of questions, found %v", ErrFormat, tokenName(tok))
 	}
-	out := make([]Question, 0, len(raw))
+	var out []Question
 	seen := map[string]bool{}
-	for i, rq := range raw {
+	for i := 0; dec.More(); i++ {
+		var rq rawQuestion
+		if err := dec.Decode(&rq); err != nil {
+			return nil, fmt.Errorf("%w: question %d: %v", ErrFormat, i, err)
+		}
 		q, err := convert(rq)
 		if err != nil {
 			return nil, fmt.Errorf("%w: question %d%s: %v", ErrFormat, i, idNote(rq.QuestionID), err)
@@ -124,7 +130,29 @@ func Read(r io.Reader) ([]Question, error) {
 		seen[q.ID] = true
 		out = append(out, q)
 	}
+	if _, err := dec.Token(); err != nil { // the closing bracket
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: data after the list of questions", ErrFormat)
+	}
+	if out == nil {
+		out = []Question{}
+	}
 	return out, nil
+}
+
+// tokenName describes a JSON token for an error message.
+func tokenName(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		return "an object"
+	case string:
+		return "a string"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(tok)
 }
 
 func idNote(id *string) string {

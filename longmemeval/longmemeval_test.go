@@ -148,7 +148,11 @@ func TestReadErrors(t *testing.T) {
 	}{
 		{"not JSON", "question_id: q1", "invalid character"},
 		{"empty", "", "EOF"},
-		{"object, not a list", `{"question_id":"q1"}`, "cannot unmarshal object"},
+		{"object, not a list", `{"question_id":"q1"}`, "want a list of questions, found an object"},
+		{"null", `null`, "want a list of questions, found null"},
+		{"number", `7`, "want a list of questions, found 7"},
+		{"question not an object", `[7]`, "question 0: json: cannot unmarshal number"},
+		{"unclosed list", `[{"question_id":"q1","haystack_sessions":[]}`, "EOF"},
 		{"truncated", `[{"question_id":"q1","haystack_sessions":[[`, "EOF"},
 		{"data after the list", `[] []`, "data after the list"},
 		{"no id", `[{"haystack_sessions":[]}]`, "question 0: no question_id"},
