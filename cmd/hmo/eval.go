@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -56,16 +57,6 @@ func newEvalBenchCmd(env *env, bench, short, example string) *cobra.Command {
 	return cmd
 }
 
-// flagRegistry is what evalFlags needs of a flag set (the standard
-// library's or pflag's).
-type flagRegistry interface {
-	BoolVar(p *bool, name string, value bool, usage string)
-	StringVar(p *string, name string, value string, usage string)
-	IntVar(p *int, name string, value int, usage string)
-	Uint64Var(p *uint64, name string, value uint64, usage string)
-	Float64Var(p *float64, name string, value float64, usage string)
-}
-
 // evalFlags are the flags of hmo eval: the report, the comparison, and
 // the retrieval settings an evaluation can vary.
 type evalFlags struct {
@@ -78,7 +69,7 @@ type evalFlags struct {
 	o                      engine.Options
 }
 
-func (f *evalFlags) register(fs flagRegistry) {
+func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON, with per-question results (usable as a --baseline later)")
 	fs.StringVar(&f.baseline, "baseline", "", "a report written earlier by --json: compare with it question by question (paired bootstrap)")
 	fs.IntVar(&f.resamples, "resamples", eval.DefaultResamples, "bootstrap resamples for --baseline (at least 1000)")
