@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/hmo-dev/hmo/eval"
 	"github.com/hmo-dev/hmo/locomo"
 	"github.com/hmo-dev/hmo/longmemeval"
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 // evalUsage is the usage line of eval without a known benchmark.
@@ -88,6 +90,8 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&f.minCosine, "min-cos", 0, "sufficiency: cosine of a tier's best hit also required to stop the walk (0: none)")
 	fs.IntVar(&f.maxMatches, "max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
 	fs.BoolVar(&f.gateOff, "gate-off", false, "re-score on every persona change (drift gate ablation)")
+	fs.StringVar(&f.o.Stages, "stages", "", fmt.Sprintf(`retrieval pipeline stages, applied in order to the default set (%s): "name" or "+name" adds one, "-name" removes one, "none" empties the set, "default" restores it; e.g. "-segtree" or "none,text,vector,speaker"; stages: %s`,
+		retrieve.DefaultStages, strings.Join(retrieve.StageNames(), ", ")))
 }
 
 // options returns the engine options the flags ask for.
@@ -97,6 +101,9 @@ func (f *evalFlags) options() (engine.Options, error) {
 	o.Mode = engine.Mode(f.mode)
 	o.Sufficiency = engine.ScoreTest{MinCoverage: f.minCoverage, MinCosine: f.minCosine, MaxMatches: f.maxMatches}
 	o.Persona.GateOff = f.gateOff
+	if _, err := retrieve.ParseStages(f.o.Stages); err != nil {
+		return o, usageError{fmt.Sprintf("--stages %q: %v", f.o.Stages, err)}
+	}
 	switch f.only {
 	case "hybrid":
 	case "text":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,5 +133,35 @@ func TestEvalLongMemEvalBadInput(t *testing.T) {
 				t.Errorf("%v\nwant exit 1 and %q on stderr", r, tt.msg)
 			}
 		})
+	}
+}
+
+// TestEvalStages checks that --stages reaches the pipeline: the text
+// stage alone ranks as --only text does, and the vector stage alone
+// differently.
+func TestEvalStages(t *testing.T) {
+	work := t.TempDir()
+	run := func(args ...string) *eval.Report {
+		var rep eval.Report
+		decode(t, mustRun(t, "", append([]string{"eval", "locomo", locomoFixture, "--json", "--workdir", work, "--mode", "flat"}, args...)...), &rep)
+		return &rep
+	}
+	perQuestion := func(rep *eval.Report) string {
+		var b strings.Builder
+		for _, q := range rep.Questions {
+			fmt.Fprintf(&b, "%s %v\n", q.ID, q.Metrics)
+		}
+		return b.String()
+	}
+	textStage, onlyText := run("--stages", "none,text"), run("--only", "text")
+	if perQuestion(textStage) != perQuestion(onlyText) {
+		t.Errorf("--stages none,text and --only text rank differently:\n%s\n%s", perQuestion(textStage), perQuestion(onlyText))
+	}
+	if vector := run("--stages", "none,vector"); perQuestion(vector) == perQuestion(textStage) {
+		t.Errorf("--stages none,vector ranks as none,text: the flag does not reach the pipeline")
+	}
+	r := hmoRun(t, "", "eval", "locomo", locomoFixture, "--stages", "text,bogus", "--workdir", work)
+	if r.code != 2 || !strings.Contains(r.stderr, `--stages "text,bogus": retrieve: invalid stages: unknown stage "bogus"`) || r.stdout != "" {
+		t.Errorf("bad --stages: %v", r)
 	}
 }

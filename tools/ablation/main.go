@@ -35,10 +35,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hmo-dev/hmo/eval"
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 // variant is one configuration to measure.
@@ -101,7 +103,7 @@ func main() {
 	flag.StringVar(&c.data, "data", "../shared/data/locomo-dev.json", "the benchmark file")
 	modes := flag.String("modes", "flat,tiered", "recall modes, comma-separated")
 	candidates := flag.String("candidates", "text,vector", "candidate stages: each alone, then together as the baseline")
-	stages := flag.String("stages", "speaker,time,session,segtree", "the other stages: each alone on top of the candidates")
+	stages := flag.String("stages", strings.Join(otherStages([]string{"text", "vector"}), ","), "the other stages: each alone on top of the candidates (default: every stage of the retrieve package but the candidates)")
 	without := flag.Bool("without", true, "also the default pipeline without each of -stages, compared with the default")
 	flag.IntVar(&c.rounds, "rounds", 1, "times each variant runs, interleaved (latency is the median)")
 	flag.Uint64Var(&c.seed, "seed", eval.DefaultSeed, "bootstrap seed")
@@ -133,6 +135,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ablation:", err)
 		os.Exit(1)
 	}
+}
+
+// otherStages lists the retrieve package's stages that are not candidates.
+func otherStages(candidates []string) []string {
+	var out []string
+	for _, s := range retrieve.StageNames() {
+		if !slices.Contains(candidates, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func split(s string) []string {

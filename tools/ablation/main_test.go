@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/hmo-dev/hmo/eval"
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -37,6 +38,13 @@ func TestDefaultVariants(t *testing.T) {
 	}
 	if got := defaultVariants([]string{"text"}, nil, false); len(got) != 3 {
 		t.Errorf("defaultVariants without other stages: %q, want the candidates, text alone and the default", got)
+	}
+}
+
+func TestOtherStages(t *testing.T) {
+	got := otherStages([]string{"text", "vector"})
+	if len(got) != len(retrieve.StageNames())-2 || slices.Contains(got, "text") || !slices.Contains(got, "speaker") || !slices.Contains(got, "segtree") {
+		t.Errorf("otherStages = %v, want every stage of %v but text and vector", got, retrieve.StageNames())
 	}
 }
 
