@@ -160,6 +160,11 @@ func TestEvalStages(t *testing.T) {
 	if vector := run("--stages", "none,vector"); perQuestion(vector) == perQuestion(textStage) {
 		t.Errorf("--stages none,vector ranks as none,text: the flag does not reach the pipeline")
 	}
+	// A value that looks like another flag's single-dash name stays the
+	// value: "-context" removes the context stage, it is not --context.
+	if without, def := run("--stages", "-context"), run(); perQuestion(without) != perQuestion(def) {
+		t.Errorf("--stages -context ranks differently from the default, which lacks the context stage")
+	}
 	r := hmoRun(t, "", "eval", "locomo", locomoFixture, "--stages", "text,bogus", "--workdir", work)
 	if r.code != 2 || !strings.Contains(r.stderr, `--stages "text,bogus": retrieve: invalid stages: unknown stage "bogus"`) || r.stdout != "" {
 		t.Errorf("bad --stages: %v", r)

@@ -165,20 +165,20 @@ func split(s string) []string {
 // adds to the combination; a stage the default lacks gives the default).
 func defaultVariants(candidates, stages []string, without bool) []variant {
 	base := "none," + strings.Join(candidates, ",")
-	vs := []variant{{"candidates (" + strings.Join(candidates, "+") + ")", []string{"--stages", base}, ""}}
+	vs := []variant{{"candidates (" + strings.Join(candidates, "+") + ")", []string{"--stages=" + base}, ""}}
 	for _, c := range candidates {
-		vs = append(vs, variant{c + " only", []string{"--stages", "none," + c}, ""})
+		vs = append(vs, variant{c + " only", []string{"--stages=none," + c}, ""})
 	}
 	for _, s := range stages {
-		vs = append(vs, variant{"+ " + s, []string{"--stages", base + "," + s}, ""})
+		vs = append(vs, variant{"+ " + s, []string{"--stages=" + base + "," + s}, ""})
 	}
 	vs = append(vs, variant{"default", nil, ""})
 	if len(stages) > 0 {
-		vs = append(vs, variant{"all stages", []string{"--stages", base + "," + strings.Join(stages, ",")}, ""})
+		vs = append(vs, variant{"all stages", []string{"--stages=" + base + "," + strings.Join(stages, ",")}, ""})
 	}
 	if without {
 		for _, s := range stages {
-			vs = append(vs, variant{"default − " + s, []string{"--stages", "-" + s}, "default"})
+			vs = append(vs, variant{"default − " + s, []string{"--stages=-" + s}, "default"})
 		}
 	}
 	return vs

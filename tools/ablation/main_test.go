@@ -23,15 +23,15 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 func TestDefaultVariants(t *testing.T) {
 	got := defaultVariants([]string{"text", "vector"}, []string{"speaker", "segtree"}, true)
 	want := []variant{
-		{"candidates (text+vector)", []string{"--stages", "none,text,vector"}, ""},
-		{"text only", []string{"--stages", "none,text"}, ""},
-		{"vector only", []string{"--stages", "none,vector"}, ""},
-		{"+ speaker", []string{"--stages", "none,text,vector,speaker"}, ""},
-		{"+ segtree", []string{"--stages", "none,text,vector,segtree"}, ""},
+		{"candidates (text+vector)", []string{"--stages=none,text,vector"}, ""},
+		{"text only", []string{"--stages=none,text"}, ""},
+		{"vector only", []string{"--stages=none,vector"}, ""},
+		{"+ speaker", []string{"--stages=none,text,vector,speaker"}, ""},
+		{"+ segtree", []string{"--stages=none,text,vector,segtree"}, ""},
 		{"default", nil, ""},
-		{"all stages", []string{"--stages", "none,text,vector,speaker,segtree"}, ""},
-		{"default − speaker", []string{"--stages", "-speaker"}, "default"},
-		{"default − segtree", []string{"--stages", "-segtree"}, "default"},
+		{"all stages", []string{"--stages=none,text,vector,speaker,segtree"}, ""},
+		{"default − speaker", []string{"--stages=-speaker"}, "default"},
+		{"default − segtree", []string{"--stages=-segtree"}, "default"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaultVariants\n got %q\nwant %q", got, want)
