@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +123,33 @@ func TestMalformedLines(t *testing.T) {
 	st, err := svc.Stats(context.Background())
 	if err != nil || st.Records != 1 {
 		t.Fatalf("records %d (%v), want only the valid memory", st.Records, err)
+	}
+}
+
+// TestCheckBodies: on streamable HTTP, memory_add with a lone surrogate
+// or invalid UTF-8 is refused before the SDK decodes it (as U+FFFD).
+func TestCheckBodies(t *testing.T) {
+	reached := 0
+	h := mcp.CheckBodies(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ }), 1<<10)
+	for _, tc := range []struct {
+		body   string
+		status int
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_add","arguments":{"text":"pin \ud800"}}}`, 400},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"memory_add\",\"arguments\":{\"text\":\"\xff\"}}}", 400},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 2<<10) + `"}}`, 400},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, 200},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/", strings.NewReader(tc.body)))
+		if rec.Code != tc.status {
+			t.Errorf("%.60q: HTTP %d %s, want %d", tc.body, rec.Code, rec.Body, tc.status)
+		}
+		if tc.status == 400 && !strings.Contains(rec.Body.String(), `"jsonrpc":"2.0"`) {
+			t.Errorf("%.60q: reply %s is not a JSON-RPC error", tc.body, rec.Body)
+		}
+	}
+	if reached != 1 {
+		t.Errorf("the SDK handler was reached %d times, want only for the valid body", reached)
 	}
 }
