@@ -26,12 +26,21 @@ func (l *Local) Context(ctx context.Context, req ContextRequest) (ContextRespons
 	if tokens < 0 || tokens > MaxContextTokens {
 		return ContextResponse{}, fmt.Errorf("%w: max_tokens %d outside [1, %d]", ErrInvalid, tokens, MaxContextTokens)
 	}
-	recs, err := l.contextRecords(ctx, &req)
-	if err != nil {
-		return ContextResponse{}, err
-	}
-	resp := render(recs, tokens)
-	if strings.TrimSpace(req.Prompt) != "" {
+	var resp ContextResponse
+	if strings.TrimSpace(req.Prompt) == "" {
+		recs, err := l.contextRecords(ctx, &req)
+		if err != nil {
+			return ContextResponse{}, err
+		}
+		resp = render(recs, tokens)
+	} else {
+		var err error
+		if resp, err = l.assemble(ctx, &req, tokens); err != nil {
+			return ContextResponse{}, err
+		}
+		if l.noAccess {
+			return resp, nil
+		}
 		if err := l.e.Access(resp.IDs...); err != nil {
 			return ContextResponse{}, err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/hmo-dev/hmo/persona"
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/segtree"
+	"github.com/hmo-dev/hmo/xmemory"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -117,6 +118,9 @@ type Options struct {
 	// zero fields take the segtree package defaults. A store built with
 	// other values is rebuilt on Open.
 	SegTree segtree.Options
+	// Themes shapes xMemory's theme partition of each scope (Engine.Themes);
+	// zero values mean the xmemory package defaults (12 facts a theme).
+	Themes xmemory.Options
 	// Propagation configures relevance propagation over the segment
 	// tree (the segtree stage). Zero fields take the retrieve defaults.
 	Propagation retrieve.PropagationOptions
@@ -211,6 +215,9 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	c.Persona.Dims = c.Embedder.Dims()
 	if _, err := c.SegTree.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	if _, err := c.Themes.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
 	return &c, c.validate()

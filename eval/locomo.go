@@ -49,6 +49,12 @@ type LoCoMoOptions struct {
 	WorkDir string
 	// Progress, when set, is called after each conversation.
 	Progress func(done, total int)
+	// ContextBudget, when positive, also measures memory_context blocks
+	// of that many tokens for every question (Report.Context).
+	ContextBudget int
+	// ContextMinScore is the blocks' relevance floor (api.ContextRequest
+	// MinScore: 0 the default floor, negative none).
+	ContextMinScore float64
 }
 
 // Metrics are recall figures averaged over questions.
@@ -70,6 +76,7 @@ type Report struct {
 	P99LatencyMS    float64             `json:"p99_latency_ms"`
 	ImportanceAUC   float64             `json:"importance_auc"`  // ROC-AUC of I0 separating evidence turns from the rest
 	Tiers           *TierReport         `json:"tiers,omitempty"` // tiered mode only
+	Context         *ContextReport      `json:"context,omitempty"` // with LoCoMoOptions.ContextBudget
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
 	latencies       []time.Duration
@@ -93,6 +100,9 @@ func LoCoMo(ctx context.Context, convs []locomo.Conversation, open Opener, o LoC
 	}
 	defer os.RemoveAll(work)
 	rep := &Report{Conversations: len(convs), sums: map[string]*sums{}}
+	if o.ContextBudget > 0 {
+		rep.Context = newContextReport(o.ContextBudget, o.ContextMinScore)
+	}
 	var ingest time.Duration
 	for i, c := range convs {
 		d, err := rep.conversation(ctx, c, filepath.Join(work, strconv.Itoa(i)), open)
@@ -105,6 +115,9 @@ func LoCoMo(ctx context.Context, convs []locomo.Conversation, open Opener, o LoC
 		}
 	}
 	rep.finish(ingest)
+	if rep.Context != nil {
+		rep.Context.finish()
+	}
 	return rep, nil
 }
 
@@ -135,6 +148,11 @@ func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir 
 		}
 		if err := rep.ask(ctx, e, c.ID, q, turnOf); err != nil {
 			return took, err
+		}
+		if rep.Context != nil {
+			if err := rep.Context.ask(ctx, e, c.ID, q, turnOf); err != nil {
+				return took, err
+			}
 		}
 	}
 	rep.addTiers(e.TierStats())

@@ -55,6 +55,8 @@ func newEvalLoCoMoCmd(env *env) *cobra.Command {
 	maxMatches := fs.Int("max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
 	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
+	ctxBudget := fs.Int("context-budget", 0, "also measure memory_context blocks of this many tokens: all-evidence-in-context rate and mean tokens per assembly (0: off)")
+	ctxMin := fs.Float64("context-min-score", 0, "relevance floor of the measured blocks (0: memory_context's default, negative: none)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) != 1 {
 			return usageError{"eval locomo needs one file"}
@@ -84,7 +86,7 @@ func newEvalLoCoMoCmd(env *env) *cobra.Command {
 			return hmo.Open(dir, &oc)
 		}
 		rep, err := eval.LoCoMo(ctx, convs, open,
-			eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update})
+			eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update, ContextBudget: *ctxBudget, ContextMinScore: *ctxMin})
 		if errors.Is(err, engine.ErrInvalidOption) {
 			return usageError{err.Error()} // a bad --fusion, --text-weight, ...
 		}
@@ -129,6 +131,15 @@ func printReport(env *env, rep *eval.Report) {
 	row("overall", &rep.Overall)
 	fmt.Fprintf(w, "latency per query: median %.2f ms, p99 %.2f ms; ingest %.1f s\n", rep.MedianLatencyMS, rep.P99LatencyMS, rep.IngestSeconds)
 	fmt.Fprintf(w, "importance AUC (I0, evidence turns vs the rest): %.3f\n", rep.ImportanceAUC)
+	if c := rep.Context; c != nil {
+		fmt.Fprintf(w, "memory_context at %d tokens: %-8s %10s %8s %8s\n", c.Budget, "assembly", "all-evid", "tokens", "records")
+		for _, a := range c.Assemblies {
+			fmt.Fprintf(w, "memory_context at %d tokens: %-8s %10.3f %8.0f %8.1f\n", c.Budget, a.Assembly, a.AllEvidence, a.MeanTokens, a.MeanRecords)
+		}
+		for _, d := range c.Paired {
+			fmt.Fprintf(w, "paired %s - %s %s: %+.3f [%+.3f, %+.3f]\n", d.Run, d.Base, d.Metric, d.Diff, d.CI95[0], d.CI95[1])
+		}
+	}
 	if t := rep.Tiers; t != nil {
 		fmt.Fprintf(w, "tiers: %d queries served by tier 1/2/3: %d/%d/%d (tier-3 share %.2f); %.0f candidates scored per query; %d gate firings\n",
 			t.Queries, t.Served[1], t.Served[2], t.Served[3], t.Tier3Share, t.CandidatesPerQuery, t.GateFirings)

@@ -1,0 +1,163 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/locomo"
+)
+
+// ContextAssemblies are the memory_context assemblies a context-budget run
+// compares, the first being the baseline of the paired comparisons.
+var ContextAssemblies = []api.Assembly{api.AssemblyRanked, api.AssemblyTopK, api.AssemblyRankedFacts, api.AssemblyThemes}
+
+// ContextReport measures memory_context blocks at one token budget: for
+// each assembly the share of questions whose every evidence turn is in
+// the block (all-evidence-in-context) and the block's mean size, and each
+// assembly against the first by a paired bootstrap over questions.
+type ContextReport struct {
+	Budget     int                `json:"budget_tokens"`
+	MinScore   float64            `json:"min_score"`
+	Assemblies []AssemblyFigures  `json:"assemblies"`
+	Paired     []PairedDifference `json:"paired"`
+	perQ       map[string][]float64
+	tokens     map[string][]float64
+	cats       []string
+}
+
+// AssemblyFigures are one assembly's context figures.
+type AssemblyFigures struct {
+	Assembly    string             `json:"assembly"`
+	AllEvidence float64            `json:"all_evidence_in_context"` // share of questions
+	MeanTokens  float64            `json:"mean_tokens"`
+	MeanRecords float64            `json:"mean_records"`
+	ByCategory  map[string]float64 `json:"by_category"` // all-evidence share per category
+	records     []float64
+}
+
+// PairedDifference is run minus base over the same questions, with a 95%
+// percentile interval from a paired bootstrap.
+type PairedDifference struct {
+	Base   string     `json:"base"`
+	Run    string     `json:"run"`
+	Metric string     `json:"metric"`
+	Diff   float64    `json:"diff"`
+	CI95   [2]float64 `json:"ci95"`
+}
+
+// contextResamples is how many resamples pairedDiff draws.
+const contextResamples = 2000
+
+// pairedDiff returns mean(run-base) and the 2.5 and 97.5 percentiles
+// of that mean over resamples of the question indices drawn with rng.
+func pairedDiff(base, run []float64, resamples int, rng *rand.Rand) (float64, [2]float64) {
+	n := len(base)
+	if n == 0 || len(run) != n {
+		return 0, [2]float64{}
+	}
+	d := make([]float64, n)
+	var mean float64
+	for i := range d {
+		d[i] = run[i] - base[i]
+		mean += d[i]
+	}
+	mean /= float64(n)
+	means := make([]float64, resamples)
+	for r := range means {
+		var s float64
+		for range n {
+			s += d[rng.IntN(n)]
+		}
+		means[r] = s / float64(n)
+	}
+	sort.Float64s(means)
+	lo := means[int(0.025*float64(resamples))]
+	hi := means[min(resamples-1, int(0.975*float64(resamples)))]
+	return mean, [2]float64{lo, hi}
+}
+
+func newContextReport(budget int, minScore float64) *ContextReport {
+	return &ContextReport{Budget: budget, MinScore: minScore, perQ: map[string][]float64{}, tokens: map[string][]float64{}}
+}
+
+// ask measures one question's blocks under every assembly.
+func (cr *ContextReport) ask(ctx context.Context, e *engine.Engine, scope string, q locomo.Question, turnOf map[uint64]string) error {
+	l := api.NewLocal(e).WithoutAccess()
+	cr.cats = append(cr.cats, locomo.CategoryName(q.Category))
+	for _, a := range ContextAssemblies {
+		resp, err := l.WithAssembly(a).Context(ctx, api.ContextRequest{Prompt: q.Question, Scope: scope, MaxTokens: cr.Budget, MinScore: cr.MinScore})
+		if err != nil {
+			return fmt.Errorf("context %s: %w", a, err)
+		}
+		got := make([]string, len(resp.IDs))
+		for i, id := range resp.IDs {
+			got[i] = turnOf[id]
+		}
+		all := 0.0
+		if fraction(q.Evidence, got, func(s string) string { return s }) == 1 {
+			all = 1
+		}
+		name := a.String()
+		cr.perQ[name] = append(cr.perQ[name], all)
+		cr.tokens[name] = append(cr.tokens[name], float64(resp.Tokens))
+		cr.recordCount(name, len(resp.IDs))
+	}
+	return nil
+}
+
+func (cr *ContextReport) recordCount(name string, n int) {
+	for i := range cr.Assemblies {
+		if cr.Assemblies[i].Assembly == name {
+			cr.Assemblies[i].records = append(cr.Assemblies[i].records, float64(n))
+			return
+		}
+	}
+	cr.Assemblies = append(cr.Assemblies, AssemblyFigures{Assembly: name, records: []float64{float64(n)}})
+}
+
+func (cr *ContextReport) finish() {
+	for i := range cr.Assemblies {
+		a := &cr.Assemblies[i]
+		a.AllEvidence = meanOf(cr.perQ[a.Assembly])
+		a.MeanTokens = meanOf(cr.tokens[a.Assembly])
+		a.MeanRecords = meanOf(a.records)
+		a.ByCategory = map[string]float64{}
+		n := map[string]float64{}
+		for j, c := range cr.cats {
+			a.ByCategory[c] += cr.perQ[a.Assembly][j]
+			n[c]++
+		}
+		for c := range a.ByCategory {
+			a.ByCategory[c] /= n[c]
+		}
+	}
+	if len(cr.Assemblies) == 0 {
+		return
+	}
+	base := cr.Assemblies[0].Assembly
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, a := range cr.Assemblies[1:] {
+		for _, m := range []struct {
+			name string
+			v    map[string][]float64
+		}{{"all_evidence_in_context", cr.perQ}, {"tokens", cr.tokens}} {
+			d, ci := pairedDiff(m.v[base], m.v[a.Assembly], contextResamples, rng)
+			cr.Paired = append(cr.Paired, PairedDifference{Base: base, Run: a.Assembly, Metric: m.name, Diff: d, CI95: ci})
+		}
+	}
+}
+
+func meanOf(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
