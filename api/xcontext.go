@@ -332,4 +332,3 @@ func renderCompact(recs []engine.Record, tokens int) ContextResponse {
 	resp.Tokens = EstimateTokens(resp.Context)
 	return resp
 }
-

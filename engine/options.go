@@ -8,8 +8,8 @@ import (
 	"github.com/hmo-dev/hmo/persona"
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/segtree"
-	"github.com/hmo-dev/hmo/xmemory"
 	"github.com/hmo-dev/hmo/tiers"
+	"github.com/hmo-dev/hmo/xmemory"
 )
 
 // Defaults for Options. Sizes are in bytes unless stated.

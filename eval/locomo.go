@@ -74,8 +74,8 @@ type Report struct {
 	ByCategory      map[string]*Metrics `json:"by_category"`
 	MedianLatencyMS float64             `json:"median_latency_ms"`
 	P99LatencyMS    float64             `json:"p99_latency_ms"`
-	ImportanceAUC   float64             `json:"importance_auc"`  // ROC-AUC of I0 separating evidence turns from the rest
-	Tiers           *TierReport         `json:"tiers,omitempty"` // tiered mode only
+	ImportanceAUC   float64             `json:"importance_auc"`    // ROC-AUC of I0 separating evidence turns from the rest
+	Tiers           *TierReport         `json:"tiers,omitempty"`   // tiered mode only
 	Context         *ContextReport      `json:"context,omitempty"` // with LoCoMoOptions.ContextBudget
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
