@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"time"
 
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
@@ -35,8 +36,11 @@ type AssemblyFigures struct {
 	AllEvidence float64            `json:"all_evidence_in_context"` // share of questions
 	MeanTokens  float64            `json:"mean_tokens"`
 	MeanRecords float64            `json:"mean_records"`
+	MedianMS    float64            `json:"median_latency_ms"` // per block, recall included
+	MaxMS       float64            `json:"max_latency_ms"`    // the first block of a store builds its themes
 	ByCategory  map[string]float64 `json:"by_category"` // all-evidence share per category
 	records     []float64
+	lat         []float64
 }
 
 // PairedDifference is run minus base over the same questions, with a 95%
@@ -89,6 +93,7 @@ func (cr *ContextReport) ask(ctx context.Context, e *engine.Engine, scope string
 	l := api.NewLocal(e).WithoutAccess()
 	cr.cats = append(cr.cats, locomo.CategoryName(q.Category))
 	for _, a := range ContextAssemblies {
+		start := time.Now()
 		resp, err := l.WithAssembly(a).Context(ctx, api.ContextRequest{Prompt: q.Question, Scope: scope, MaxTokens: cr.Budget, MinScore: cr.MinScore})
 		if err != nil {
 			return fmt.Errorf("context %s: %w", a, err)
@@ -104,19 +109,19 @@ func (cr *ContextReport) ask(ctx context.Context, e *engine.Engine, scope string
 		name := a.String()
 		cr.perQ[name] = append(cr.perQ[name], all)
 		cr.tokens[name] = append(cr.tokens[name], float64(resp.Tokens))
-		cr.recordCount(name, len(resp.IDs))
+		cr.recordCount(name, len(resp.IDs), ms(time.Since(start)))
 	}
 	return nil
 }
 
-func (cr *ContextReport) recordCount(name string, n int) {
+func (cr *ContextReport) recordCount(name string, n int, lat float64) {
 	for i := range cr.Assemblies {
-		if cr.Assemblies[i].Assembly == name {
-			cr.Assemblies[i].records = append(cr.Assemblies[i].records, float64(n))
+		if a := &cr.Assemblies[i]; a.Assembly == name {
+			a.records, a.lat = append(a.records, float64(n)), append(a.lat, lat)
 			return
 		}
 	}
-	cr.Assemblies = append(cr.Assemblies, AssemblyFigures{Assembly: name, records: []float64{float64(n)}})
+	cr.Assemblies = append(cr.Assemblies, AssemblyFigures{Assembly: name, records: []float64{float64(n)}, lat: []float64{lat}})
 }
 
 func (cr *ContextReport) finish() {
@@ -125,6 +130,10 @@ func (cr *ContextReport) finish() {
 		a.AllEvidence = meanOf(cr.perQ[a.Assembly])
 		a.MeanTokens = meanOf(cr.tokens[a.Assembly])
 		a.MeanRecords = meanOf(a.records)
+		sort.Float64s(a.lat)
+		if len(a.lat) > 0 {
+			a.MedianMS, a.MaxMS = a.lat[len(a.lat)/2], a.lat[len(a.lat)-1]
+		}
 		a.ByCategory = map[string]float64{}
 		n := map[string]float64{}
 		for j, c := range cr.cats {

@@ -55,6 +55,9 @@ type LoCoMoOptions struct {
 	// ContextMinScore is the blocks' relevance floor (api.ContextRequest
 	// MinScore: 0 the default floor, negative none).
 	ContextMinScore float64
+	// HyMemSufficiency judges HyMem's light path; nil means the engine's
+	// Options.Sufficiency.
+	HyMemSufficiency engine.Sufficiency
 }
 
 // Metrics are recall figures averaged over questions.
@@ -77,6 +80,7 @@ type Report struct {
 	ImportanceAUC   float64             `json:"importance_auc"`    // ROC-AUC of I0 separating evidence turns from the rest
 	Tiers           *TierReport         `json:"tiers,omitempty"`   // tiered mode only
 	Context         *ContextReport      `json:"context,omitempty"` // with LoCoMoOptions.ContextBudget
+	HyMem           *HyMemReport        `json:"hymem,omitempty"`   // with LoCoMoOptions.ContextBudget
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
 	latencies       []time.Duration
@@ -102,6 +106,7 @@ func LoCoMo(ctx context.Context, convs []locomo.Conversation, open Opener, o LoC
 	rep := &Report{Conversations: len(convs), sums: map[string]*sums{}}
 	if o.ContextBudget > 0 {
 		rep.Context = newContextReport(o.ContextBudget, o.ContextMinScore)
+		rep.HyMem = &HyMemReport{suff: o.HyMemSufficiency}
 	}
 	var ingest time.Duration
 	for i, c := range convs {
@@ -117,6 +122,7 @@ func LoCoMo(ctx context.Context, convs []locomo.Conversation, open Opener, o LoC
 	rep.finish(ingest)
 	if rep.Context != nil {
 		rep.Context.finish()
+		rep.HyMem.finish()
 	}
 	return rep, nil
 }
@@ -151,6 +157,9 @@ func (rep *Report) conversation(ctx context.Context, c locomo.Conversation, dir 
 		}
 		if rep.Context != nil {
 			if err := rep.Context.ask(ctx, e, c.ID, q, turnOf); err != nil {
+				return took, err
+			}
+			if err := rep.HyMem.ask(ctx, e, c.ID, q, turnOf, rep.Context.Budget); err != nil {
 				return took, err
 			}
 		}

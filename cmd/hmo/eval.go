@@ -56,6 +56,7 @@ func newEvalLoCoMoCmd(env *env) *cobra.Command {
 	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
 	ctxBudget := fs.Int("context-budget", 0, "also measure memory_context blocks of this many tokens: all-evidence-in-context rate and mean tokens per assembly (0: off)")
+	hyCov := fs.Float64("hymem-min-coverage", 0, "HyMem light path: sufficient when a summary covers this share of the query's terms (score test, any number of matches); 0: the engine's sufficiency")
 	ctxMin := fs.Float64("context-min-score", 0, "relevance floor of the measured blocks (0: memory_context's default, negative: none)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) != 1 {
@@ -86,7 +87,7 @@ func newEvalLoCoMoCmd(env *env) *cobra.Command {
 			return hmo.Open(dir, &oc)
 		}
 		rep, err := eval.LoCoMo(ctx, convs, open,
-			eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update, ContextBudget: *ctxBudget, ContextMinScore: *ctxMin})
+			eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update, ContextBudget: *ctxBudget, ContextMinScore: *ctxMin, HyMemSufficiency: hyMemSufficiency(*hyCov)})
 		if errors.Is(err, engine.ErrInvalidOption) {
 			return usageError{err.Error()} // a bad --fusion, --text-weight, ...
 		}
@@ -100,6 +101,13 @@ func newEvalLoCoMoCmd(env *env) *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+func hyMemSufficiency(cov float64) engine.Sufficiency {
+	if cov == 0 {
+		return nil
+	}
+	return engine.ScoreTest{MinCoverage: cov, MaxMatches: -1}
 }
 
 func readLoCoMo(name string) ([]locomo.Conversation, error) {
@@ -132,13 +140,17 @@ func printReport(env *env, rep *eval.Report) {
 	fmt.Fprintf(w, "latency per query: median %.2f ms, p99 %.2f ms; ingest %.1f s\n", rep.MedianLatencyMS, rep.P99LatencyMS, rep.IngestSeconds)
 	fmt.Fprintf(w, "importance AUC (I0, evidence turns vs the rest): %.3f\n", rep.ImportanceAUC)
 	if c := rep.Context; c != nil {
-		fmt.Fprintf(w, "memory_context at %d tokens: %-8s %10s %8s %8s\n", c.Budget, "assembly", "all-evid", "tokens", "records")
+		fmt.Fprintf(w, "memory_context at %d tokens: %-8s %10s %8s %8s %8s %8s\n", c.Budget, "assembly", "all-evid", "tokens", "records", "p50 ms", "max ms")
 		for _, a := range c.Assemblies {
-			fmt.Fprintf(w, "memory_context at %d tokens: %-8s %10.3f %8.0f %8.1f\n", c.Budget, a.Assembly, a.AllEvidence, a.MeanTokens, a.MeanRecords)
+			fmt.Fprintf(w, "memory_context at %d tokens: %-8s %10.3f %8.0f %8.1f %8.2f %8.1f\n", c.Budget, a.Assembly, a.AllEvidence, a.MeanTokens, a.MeanRecords, a.MedianMS, a.MaxMS)
 		}
 		for _, d := range c.Paired {
 			fmt.Fprintf(w, "paired %s - %s %s: %+.3f [%+.3f, %+.3f]\n", d.Run, d.Base, d.Metric, d.Diff, d.CI95[0], d.CI95[1])
 		}
+	}
+	if h := rep.HyMem; h != nil {
+		fmt.Fprintf(w, "hymem: %.2f of %d questions stay on the light path (%.0f tokens, all-evidence %.3f); deep %.0f tokens, %.2f rounds, all-evidence %.3f; overall %.0f tokens, all-evidence %.3f\n",
+			h.LightShare, h.Questions, h.LightTokens, h.LightAllEvidence, h.DeepTokens, h.DeepRounds, h.DeepAllEvidence, h.MeanTokens, h.AllEvidence)
 	}
 	if t := rep.Tiers; t != nil {
 		fmt.Fprintf(w, "tiers: %d queries served by tier 1/2/3: %d/%d/%d (tier-3 share %.2f); %.0f candidates scored per query; %d gate firings\n",
