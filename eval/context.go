@@ -38,7 +38,7 @@ type AssemblyFigures struct {
 	MeanRecords float64            `json:"mean_records"`
 	MedianMS    float64            `json:"median_latency_ms"` // per block, recall included
 	MaxMS       float64            `json:"max_latency_ms"`    // the first block of a store builds its themes
-	ByCategory  map[string]float64 `json:"by_category"` // all-evidence share per category
+	ByCategory  map[string]float64 `json:"by_category"`       // all-evidence share per category
 	records     []float64
 	lat         []float64
 }
