@@ -313,7 +313,10 @@ func renderCompact(recs []engine.Record, tokens int) ContextResponse {
 		line.WriteString("\n")
 		s := line.String()
 		if len(s) > left {
-			if i > 0 || left < 2*minTextBytes {
+			if len(resp.IDs) == 0 && left < 2*minTextBytes {
+				break // not even the best memory, shortened, fits
+			}
+			if len(resp.IDs) > 0 {
 				continue // a shorter memory further down may still fit
 			}
 			s = shorten(s[:len(s)-1], left-len(ellipsis)-1) + "\n"
