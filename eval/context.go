@@ -13,7 +13,9 @@ import (
 )
 
 // ContextAssemblies are the memory_context assemblies a context-budget run
-// compares, the first being the baseline of the paired comparisons.
+// compares; each later one is compared with the first two (plain top-k
+// filling the budget, and the top-k block of ContextCandidates) by a
+// paired bootstrap.
 var ContextAssemblies = []api.Assembly{api.AssemblyRanked, api.AssemblyTopK, api.AssemblyRankedFacts, api.AssemblyThemes}
 
 // ContextReport measures memory_context blocks at one token budget: for
@@ -147,16 +149,22 @@ func (cr *ContextReport) finish() {
 	if len(cr.Assemblies) == 0 {
 		return
 	}
-	base := cr.Assemblies[0].Assembly
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, a := range cr.Assemblies[1:] {
-		for _, m := range []struct {
-			name string
-			v    map[string][]float64
-		}{{"all_evidence_in_context", cr.perQ}, {"tokens", cr.tokens}} {
-			d, ci := pairedDiff(m.v[base], m.v[a.Assembly], contextResamples, rng)
-			cr.Paired = append(cr.Paired, PairedDifference{Base: base, Run: a.Assembly, Metric: m.name, Diff: d, CI95: ci})
+	for i, a := range cr.Assemblies {
+		for _, b := range cr.Assemblies[:min(i, 2)] {
+			cr.pair(b.Assembly, a.Assembly, rng)
 		}
+	}
+}
+
+// pair adds run's paired differences from base.
+func (cr *ContextReport) pair(base, run string, rng *rand.Rand) {
+	for _, m := range []struct {
+		name string
+		v    map[string][]float64
+	}{{"all_evidence_in_context", cr.perQ}, {"tokens", cr.tokens}} {
+		d, ci := pairedDiff(m.v[base], m.v[run], contextResamples, rng)
+		cr.Paired = append(cr.Paired, PairedDifference{Base: base, Run: run, Metric: m.name, Diff: d, CI95: ci})
 	}
 }
 
