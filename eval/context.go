@@ -9,7 +9,6 @@ import (
 
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/locomo"
 )
 
 // ContextAssemblies are the memory_context assemblies a context-budget run
@@ -55,48 +54,22 @@ type PairedDifference struct {
 	CI95   [2]float64 `json:"ci95"`
 }
 
-// contextResamples is how many resamples pairedDiff draws.
+// contextResamples is how many resamples the paired bootstrap draws.
 const contextResamples = 2000
-
-// pairedDiff returns mean(run-base) and the 2.5 and 97.5 percentiles
-// of that mean over resamples of the question indices drawn with rng.
-func pairedDiff(base, run []float64, resamples int, rng *rand.Rand) (float64, [2]float64) {
-	n := len(base)
-	if n == 0 || len(run) != n {
-		return 0, [2]float64{}
-	}
-	d := make([]float64, n)
-	var mean float64
-	for i := range d {
-		d[i] = run[i] - base[i]
-		mean += d[i]
-	}
-	mean /= float64(n)
-	means := make([]float64, resamples)
-	for r := range means {
-		var s float64
-		for range n {
-			s += d[rng.IntN(n)]
-		}
-		means[r] = s / float64(n)
-	}
-	sort.Float64s(means)
-	lo := means[int(0.025*float64(resamples))]
-	hi := means[min(resamples-1, int(0.975*float64(resamples)))]
-	return mean, [2]float64{lo, hi}
-}
 
 func newContextReport(budget int, minScore float64) *ContextReport {
 	return &ContextReport{Budget: budget, MinScore: minScore, perQ: map[string][]float64{}, tokens: map[string][]float64{}}
 }
 
 // ask measures one question's blocks under every assembly.
-func (cr *ContextReport) ask(ctx context.Context, e *engine.Engine, scope string, q locomo.Question, turnOf map[uint64]string) error {
+// It also records them in qr.Metrics ("context_all_evidence_<assembly>",
+// "context_tokens_<assembly>"), so --baseline compares them too.
+func (cr *ContextReport) ask(ctx context.Context, e *engine.Engine, scope string, q probe, turnOf map[uint64]string, qr *QuestionResult) error {
 	l := api.NewLocal(e).WithoutAccess()
-	cr.cats = append(cr.cats, locomo.CategoryName(q.Category))
+	cr.cats = append(cr.cats, q.category)
 	for _, a := range ContextAssemblies {
 		start := time.Now()
-		resp, err := l.WithAssembly(a).Context(ctx, api.ContextRequest{Prompt: q.Question, Scope: scope, MaxTokens: cr.Budget, MinScore: cr.MinScore})
+		resp, err := l.WithAssembly(a).Context(ctx, api.ContextRequest{Prompt: q.text, Scope: scope, MaxTokens: cr.Budget, MinScore: cr.MinScore})
 		if err != nil {
 			return fmt.Errorf("context %s: %w", a, err)
 		}
@@ -105,10 +78,14 @@ func (cr *ContextReport) ask(ctx context.Context, e *engine.Engine, scope string
 			got[i] = turnOf[id]
 		}
 		all := 0.0
-		if fraction(q.Evidence, got, func(s string) string { return s }) == 1 {
+		if len(q.ev.Turns) > 0 && fraction(q.ev.Turns, got) == 1 {
 			all = 1
 		}
 		name := a.String()
+		if qr != nil && qr.Metrics != nil {
+			qr.Metrics["context_all_evidence_"+name] = all
+			qr.Metrics["context_tokens_"+name] = float64(resp.Tokens)
+		}
 		cr.perQ[name] = append(cr.perQ[name], all)
 		cr.tokens[name] = append(cr.tokens[name], float64(resp.Tokens))
 		cr.recordCount(name, len(resp.IDs), ms(time.Since(start)))
@@ -163,8 +140,8 @@ func (cr *ContextReport) pair(base, run string, rng *rand.Rand) {
 		name string
 		v    map[string][]float64
 	}{{"all_evidence_in_context", cr.perQ}, {"tokens", cr.tokens}} {
-		d, ci := pairedDiff(m.v[base], m.v[run], contextResamples, rng)
-		cr.Paired = append(cr.Paired, PairedDifference{Base: base, Run: run, Metric: m.name, Diff: d, CI95: ci})
+		iv := PairedBootstrap(m.v[base], m.v[run], contextResamples, rng)
+		cr.Paired = append(cr.Paired, PairedDifference{Base: base, Run: run, Metric: m.name, Diff: iv.Delta, CI95: [2]float64{iv.Lo, iv.Hi}})
 	}
 }
 

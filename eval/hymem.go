@@ -6,7 +6,6 @@ import (
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/hymem"
-	"github.com/hmo-dev/hmo/locomo"
 )
 
 // HyMemReport measures HyMem's two paths at the context budget: the
@@ -29,12 +28,12 @@ type HyMemReport struct {
 	suff             engine.Sufficiency // nil: the engine's
 }
 
-func (h *HyMemReport) ask(ctx context.Context, e *engine.Engine, scope string, q locomo.Question, turnOf map[uint64]string, budget int) error {
+func (h *HyMemReport) ask(ctx context.Context, e *engine.Engine, scope string, q probe, turnOf map[uint64]string, budget int) error {
 	suff := h.suff
 	if suff == nil {
 		suff = e.Options().Sufficiency
 	}
-	res, err := hymem.Retrieve(ctx, e, suff, engine.Query{Text: q.Question, Scope: scope}, nil)
+	res, err := hymem.Retrieve(ctx, e, suff, engine.Query{Text: q.text, Scope: scope}, nil)
 	if err != nil {
 		return err
 	}
@@ -44,7 +43,7 @@ func (h *HyMemReport) ask(ctx context.Context, e *engine.Engine, scope string, q
 		got[i] = turnOf[id]
 	}
 	all := 0.0
-	if fraction(q.Evidence, got, func(s string) string { return s }) == 1 {
+	if len(q.ev.Turns) > 0 && fraction(q.ev.Turns, got) == 1 {
 		all = 1
 	}
 	tok := float64(api.EstimateTokens(text))

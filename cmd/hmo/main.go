@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // env is what a subcommand may touch of the process.
@@ -89,18 +90,41 @@ func goStyleFlags(root *cobra.Command, args []string) []string {
 	if err != nil {
 		return args
 	}
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
 	out := make([]string, len(args))
 	copy(out, args)
-	for i, a := range out {
+	for i := 0; i < len(out); i++ {
+		a := out[i]
 		if a == "--" {
 			break
 		}
-		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		if len(a) < 2 || a[0] != '-' {
 			continue
 		}
-		name, _, _ := strings.Cut(a[1:], "=")
-		if len(name) > 1 && (cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil) {
-			out[i] = "-" + a
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		switch {
+		case a[1] == '-':
+			f = lookup(name)
+		case len(name) == 1:
+			f = cmd.Flags().ShorthandLookup(name)
+			if f == nil {
+				f = cmd.InheritedFlags().ShorthandLookup(name)
+			}
+		default:
+			if f = lookup(name); f != nil {
+				out[i] = "-" + a
+			}
+		}
+		// The next argument is this flag's value, not a flag: leave it
+		// as it is ("--stages -context" must not become "--context").
+		if f != nil && !hasValue && f.NoOptDefVal == "" {
+			i++
 		}
 	}
 	return out
