@@ -109,6 +109,7 @@ func (l *Local) assemble(ctx context.Context, req *ContextRequest, tokens int) (
 		for i := range kept {
 			recs[i] = kept[i].Record
 		}
+		recs = l.withAnswered(recs)
 		if l.assembly == AssemblyRankedFacts {
 			asFacts(recs, terms)
 		}
@@ -118,6 +119,7 @@ func (l *Local) assemble(ctx context.Context, req *ContextRequest, tokens int) (
 	if err != nil {
 		return ContextResponse{}, err
 	}
+	recs = l.withAnswered(recs)
 	asFacts(recs, terms)
 	return renderCompact(recs, tokens), nil
 }
@@ -214,6 +216,27 @@ func (l *Local) themed(req *ContextRequest, res []engine.Result) ([]engine.Recor
 		}
 	}
 	return out, nil
+}
+
+// withAnswered puts before an assistant's reply the turn it answers, by
+// another speaker, unless the block has it already (as contextRecords
+// does): "Noted: no shellfish." is read with "I'm allergic to shellfish".
+func (l *Local) withAnswered(recs []engine.Record) []engine.Record {
+	in := map[uint64]bool{}
+	for _, r := range recs {
+		in[r.ID] = true
+	}
+	out := make([]engine.Record, 0, len(recs))
+	for _, r := range recs {
+		if p := r.Prev; p != 0 && r.Role == roleAssistant && !in[p] {
+			if prev, err := l.e.Get(p); err == nil && prev.Role != roleAssistant && prev.SupersededBy == 0 {
+				in[p] = true
+				out = append(out, prev)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // asFacts replaces each record's text by its semantic fact, unless the
