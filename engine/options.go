@@ -121,6 +121,13 @@ type Options struct {
 	// Themes shapes xMemory's theme partition of each scope (Engine.Themes);
 	// zero values mean the xmemory package defaults (12 facts a theme).
 	Themes xmemory.Options
+	// ThemesMaxRecords is the most records of a scope that xMemory's
+	// themes are built for: the build costs O(records × themes), about
+	// 90 µs a record at LoCoMo's size and growing with the scope. A larger
+	// scope has no themes (Engine.Themes reports 0) and memory_context
+	// selects among its records alone. Default DefaultThemesMaxRecords;
+	// negative means no limit.
+	ThemesMaxRecords int
 	// Propagation configures relevance propagation over the segment
 	// tree (the segtree stage). Zero fields take the retrieve defaults.
 	Propagation retrieve.PropagationOptions
@@ -217,6 +224,9 @@ func (o *Options) withDefaults() (*Options, error) {
 	if _, err := c.SegTree.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
+	if c.ThemesMaxRecords == 0 {
+		c.ThemesMaxRecords = DefaultThemesMaxRecords
+	}
 	if _, err := c.Themes.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
@@ -275,6 +285,9 @@ func setDefault(v *int, def int) {
 		*v = def
 	}
 }
+
+// DefaultThemesMaxRecords is the default of Options.ThemesMaxRecords.
+const DefaultThemesMaxRecords = 10000
 
 // DefaultStandaloneRoles are the roles package capture gives distilled
 // facts and session summaries.

@@ -24,9 +24,11 @@ type themeCache struct {
 }
 
 type scopeThemes struct {
-	gen  uint64 // themeCache.gen it was built at
-	last uint64 // highest record id added
-	p    *xmemory.Partition
+	gen   uint64 // themeCache.gen it was built at
+	last  uint64 // highest record id added
+	n     int    // records added
+	large bool   // more than Options.ThemesMaxRecords: no themes
+	p     *xmemory.Partition
 }
 
 // invalidate drops every scope's partition; safe to call with any lock.
@@ -39,7 +41,8 @@ func (c *themeCache) invalidate() {
 
 // Themes returns the xMemory theme of each of ids (0 for a record that is
 // gone or not in scope) and each theme's centroid, for the records of
-// scope. It is safe for concurrent use.
+// scope. A scope of more than Options.ThemesMaxRecords records has no
+// themes. It is safe for concurrent use.
 func (e *Engine) Themes(scope string, ids []uint64) ([]uint64, map[uint64][]float32, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, nil, err
@@ -86,7 +89,13 @@ func (e *Engine) extendThemes(tx *bolt.Tx, scope string, st *scopeThemes) error 
 			return err
 		}
 		st.last = r.ID
-		if r.Scope != scope || r.SupersededBy != 0 {
+		if r.Scope != scope || r.SupersededBy != 0 || st.large {
+			continue
+		}
+		st.n++
+		if limit := e.opts.ThemesMaxRecords; limit >= 0 && st.n > limit {
+			st.large = true
+			st.p, _ = xmemory.New(e.dims, e.opts.Themes) // drop what was built
 			continue
 		}
 		vec, err := decodeVector(vb.Get(k), e.dims)

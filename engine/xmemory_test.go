@@ -119,3 +119,28 @@ func TestEpisodeAndVectors(t *testing.T) {
 		t.Errorf("Vectors = %v, %v", vs, err)
 	}
 }
+
+// TestThemesMaxRecords: a scope larger than the bound has no themes.
+func TestThemesMaxRecords(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+	for _, tc := range []struct {
+		limit int
+		want  bool
+	}{{5, false}, {40, true}, {-1, true}} {
+		o := testOptions(clock)
+		o.ThemesMaxRecords = tc.limit
+		e, err := engine.Open(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := remember(t, e, themeNotes()...)
+		th, _, err := e.Themes("u", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := th[0] != 0 && th[len(th)-1] != 0; got != tc.want {
+			t.Errorf("limit %d: themes %v, want themes %v", tc.limit, th, tc.want)
+		}
+		e.Close()
+	}
+}
