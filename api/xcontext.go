@@ -311,50 +311,24 @@ func normalised(res []engine.Result) []float64 {
 
 // renderCompact lays records out like render, but writes the date once
 // per change of date ("[2023-05-08]") and the speaker and id on each
-// line ("- [#12 Caroline] text"): more memories in the same budget.
+// line ("- [#12 Caroline] text"), and passes over a memory that does not
+// fit for a shorter one further down: more memories in the same budget.
 func renderCompact(recs []engine.Record, tokens int) ContextResponse {
-	resp := ContextResponse{IDs: []uint64{}}
-	if len(recs) == 0 {
-		return resp
-	}
-	var sb strings.Builder
-	sb.WriteString(ContextHeader)
-	left := tokens*BytesPerToken - len(ContextHeader)
 	day := ""
-	for i := range recs {
-		r := &recs[i]
-		var line strings.Builder
-		if d := r.Time.UTC().Format("2006-01-02"); d != day {
-			fmt.Fprintf(&line, "[%s]\n", d)
+	dayOf := func(r *engine.Record) string { return r.Time.UTC().Format("2006-01-02") }
+	line := func(r *engine.Record) string {
+		var sb strings.Builder
+		if d := dayOf(r); d != day {
+			fmt.Fprintf(&sb, "[%s]\n", d)
 		}
-		fmt.Fprintf(&line, "- [#%d", r.ID)
+		fmt.Fprintf(&sb, "- [#%d", r.ID)
 		if r.Role != "" {
-			line.WriteString(" " + r.Role)
+			sb.WriteString(" " + r.Role)
 		}
-		line.WriteString("] ")
-		line.WriteString(strings.Join(strings.Fields(r.Text), " "))
-		line.WriteString("\n")
-		s := line.String()
-		if len(s) > left {
-			if len(resp.IDs) == 0 && left < 2*minTextBytes {
-				break // not even the best memory, shortened, fits
-			}
-			if len(resp.IDs) > 0 {
-				continue // a shorter memory further down may still fit
-			}
-			s = shorten(s[:len(s)-1], left-len(ellipsis)-1) + "\n"
-		}
-		if strings.HasPrefix(s, "[") {
-			day = r.Time.UTC().Format("2006-01-02")
-		}
-		sb.WriteString(s)
-		left -= len(s)
-		resp.IDs = append(resp.IDs, r.ID)
+		sb.WriteString("] ")
+		sb.WriteString(strings.Join(strings.Fields(r.Text), " "))
+		sb.WriteString("\n")
+		return sb.String()
 	}
-	if len(resp.IDs) == 0 {
-		return resp
-	}
-	resp.Context = sb.String()
-	resp.Tokens = EstimateTokens(resp.Context)
-	return resp
+	return layout(recs, tokens, line, func(r *engine.Record) { day = dayOf(r) }, true)
 }
