@@ -67,18 +67,33 @@ func (e *Engine) applyEntities(err error) {
 
 // openEntities loads the graph from bbolt, re-extracting every record's
 // mentions first when the store was written by another extraction
-// version (or before the graph existed).
+// version (or before the graph existed). A read-only open re-extracts
+// into memory only and writes nothing.
 func (e *Engine) openEntities() error {
 	e.graph = entity.New(nil)
-	err := e.db.Update(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bucketMeta)
-		if string(m.Get(metaEntities)) == entitiesVersion {
-			return nil
-		}
-		return rebuildEntities(tx)
-	})
-	if err != nil {
+	current := false
+	if err := e.db.View(func(tx *bolt.Tx) error {
+		current = tx.Bucket(bucketEntities) != nil && string(tx.Bucket(bucketMeta).Get(metaEntities)) == entitiesVersion
+		return nil
+	}); err != nil {
 		return fmt.Errorf("hmo: entity graph: %w", err)
+	}
+	if !current && e.opts.ReadOnly {
+		return e.db.View(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+				r, err := decodeRecord(v)
+				if err != nil {
+					return fmt.Errorf("hmo: entity graph: %w", err)
+				}
+				e.graph.Add(r.ID, r.Scope, entity.Extract(r.Text, r.Time))
+				return nil
+			})
+		})
+	}
+	if !current {
+		if err := e.db.Update(rebuildEntities); err != nil {
+			return fmt.Errorf("hmo: entity graph: %w", err)
+		}
 	}
 	return e.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketEntities).ForEach(func(k, v []byte) error {
@@ -94,8 +109,10 @@ func (e *Engine) openEntities() error {
 
 // rebuildEntities re-extracts the mentions of every record in tx.
 func rebuildEntities(tx *bolt.Tx) error {
-	if err := tx.DeleteBucket(bucketEntities); err != nil {
-		return err
+	if tx.Bucket(bucketEntities) != nil {
+		if err := tx.DeleteBucket(bucketEntities); err != nil {
+			return err
+		}
 	}
 	eb, err := tx.CreateBucket(bucketEntities)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/segtree"
 	"github.com/hmo-dev/hmo/tiers"
+	"github.com/hmo-dev/hmo/xmemory"
 )
 
 // Defaults for Options. Sizes are in bytes unless stated.
@@ -126,6 +127,16 @@ type Options struct {
 	// zero fields take the segtree package defaults. A store built with
 	// other values is rebuilt on Open.
 	SegTree segtree.Options
+	// Themes shapes xMemory's theme partition of each scope (Engine.Themes);
+	// zero values mean the xmemory package defaults (12 facts a theme).
+	Themes xmemory.Options
+	// ThemesMaxRecords is the most records of a scope that xMemory's
+	// themes are built for: the build costs O(records × themes), about
+	// 90 µs a record at LoCoMo's size and growing with the scope. A larger
+	// scope has no themes (Engine.Themes reports 0) and memory_context
+	// selects among its records alone. Default DefaultThemesMaxRecords;
+	// negative means no limit.
+	ThemesMaxRecords int
 	// Propagation configures relevance propagation over the segment
 	// tree (the segtree stage). Zero fields take the retrieve defaults.
 	Propagation retrieve.PropagationOptions
@@ -137,6 +148,15 @@ type Options struct {
 	CheckpointLog int
 	// OpenTimeout bounds the wait for the store's file lock. Default 1s.
 	OpenTimeout time.Duration
+	// Create says whether Open may create a store where dir holds none.
+	// Default CreateAlways.
+	Create CreatePolicy
+	// ReadOnly opens the store for reading only (a shared lock): Open
+	// writes nothing, indexes are brought up to date in memory where
+	// they can be (a text index that cannot be written is used as it
+	// is), Close saves nothing, and writes fail with ErrReadOnly. It
+	// never creates a store. Default false.
+	ReadOnly bool
 
 	// Mode is how Recall searches. Default DefaultMode.
 	Mode Mode
@@ -175,6 +195,24 @@ type Options struct {
 	// Default DefaultSummarizeAbove.
 	SummarizeAbove int
 }
+
+// CreatePolicy says when Open may create a store.
+type CreatePolicy int
+
+// Create policies.
+const (
+	// CreateAlways creates a store where dir holds none (the directory
+	// too). The default.
+	CreateAlways CreatePolicy = iota
+	// CreateNever fails with ErrNoStore where dir holds no store.
+	CreateNever
+	// CreateIfNew creates a store unless the directory holds a store's
+	// indexes (text, vectors) without its store file: a store whose file
+	// was deleted or moved is refused with ErrNoStore rather than
+	// silently started afresh. A directory that does not exist, or holds
+	// only other files (a daemon's log), gets a new store.
+	CreateIfNew
+)
 
 // ImportanceScorer assigns the initial importance I0 in [1, 10] to a record.
 type ImportanceScorer interface {
@@ -223,6 +261,12 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	c.Persona.Dims = c.Embedder.Dims()
 	if _, err := c.SegTree.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	if c.ThemesMaxRecords == 0 {
+		c.ThemesMaxRecords = DefaultThemesMaxRecords
+	}
+	if _, err := c.Themes.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
 	return &c, c.validate()
@@ -285,6 +329,9 @@ func setDefault(v *int, def int) {
 		*v = def
 	}
 }
+
+// DefaultThemesMaxRecords is the default of Options.ThemesMaxRecords.
+const DefaultThemesMaxRecords = 10000
 
 // DefaultStandaloneRoles are the roles package capture gives distilled
 // facts and session summaries.

@@ -173,9 +173,13 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 	out := make([]retrieve.Doc, len(ids))
 	for i, id := range ids {
+		if d, ok := s.e.docCache.get(id); ok {
+			out[i] = d
+			continue
+		}
 		for _, v := range s.views {
 			if r, ok := v.recs[id]; ok {
-				out[i] = docOf(r)
+				out[i] = s.e.cacheDoc(r)
 				break
 			}
 		}

@@ -13,11 +13,13 @@ rows=(
   '+session=none,text,vector,session'
   '+segtree=none,text,vector,segtree'
   '+wordsim=none,text,vector,wordsim'
+  '+speechact=none,text,vector,speechact'
   'default='
   'default -prf=-prf'
   'default -speaker=-speaker'
   'default -time=-time'
   'default -session=-session'
+  'default -speechact=-speechact'
   'default +segtree=+segtree'
   'default +wordsim=+wordsim'
 )

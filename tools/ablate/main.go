@@ -84,6 +84,7 @@ func main() {
 	flag.Float64Var(&opts.SegTree.Threshold, "threshold", 0, "segment tree NONE threshold (0: default)")
 	flag.Float64Var(&opts.Propagation.Alpha, "alpha", 0, "propagation decay (0: default)")
 	flag.IntVar(&prfDocs, "prf-docs", 0, "feedback records (0: default)")
+	perq := flag.String("per-question", "", "write each run's per-question R@10 to FILE.NAME.json (paired comparisons across builds)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
 	if *dumpPath != "" {
@@ -127,6 +128,12 @@ func main() {
 		}
 		r.Delta, r.DeltaCI = bootstrap(base.per, r.per, *seed)
 		r.MultiHopDelta, r.MultiHopDeltaCI = bootstrap(base.perMH, r.perMH, *seed)
+		if *perq != "" {
+			b, _ := json.Marshal(r.per)
+			if err := os.WriteFile(*perq+"."+r.Mode+"."+strings.ReplaceAll(name, " ", "_")+".json", b, 0o600); err != nil {
+				fail(err)
+			}
+		}
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))
 		dump = nil
