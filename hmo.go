@@ -1,6 +1,7 @@
 // Package hmo opens a memory store wired with the embedded defaults: the
-// static word-vector embedder, the heuristic importance scorer, the HNSW
-// vector index and the Bleve full-text index; and, when configured, a
+// static word-vector embedder, the heuristic importance scorer, the exact
+// memory-mapped vector index (vecfile) and the Bleve full-text index;
+// and, when configured, a
 // local Ollama server for embeddings and the LLM steps. Programs that
 // want other adapters call engine.Open with their own Options.
 package hmo
@@ -17,8 +18,8 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
-	"github.com/hmo-dev/hmo/hnsw"
 	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/vecfile"
 )
 
 // EnvDir names the environment variable that overrides the store directory.
@@ -81,7 +82,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 	}
 	if o.OpenVectorIndex == nil {
 		o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
+			return vecfile.Open(dir, &vecfile.Options{Dims: dims})
 		}
 	}
 	if o.NewTierTextIndex == nil {

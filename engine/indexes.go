@@ -276,7 +276,11 @@ func (e *Engine) applyVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) error 
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
-		docs = append(docs, VectorDoc{ID: id, Vector: v})
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", id, err)
+		}
+		docs = append(docs, VectorDoc{ID: id, Vector: v, Scope: r.Scope, Session: r.Session, Time: r.Time})
 	}
 	return e.vec.Apply(docs, dels, wm)
 }

@@ -203,7 +203,7 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 // under the manager's lock and ts.mu.
 func (e *Engine) alignment(id uint64) float64 {
 	for t := 1; t <= 2; t++ {
-		if v, ok := e.tiers.views[t].vecs[id]; ok {
+		if v, ok := e.tiers.views[t].vec(id); ok {
 			return e.tiers.pers.Alignment(v)
 		}
 	}
