@@ -340,7 +340,7 @@ func (e *Engine) checkpoint() error {
 	if err := e.vec.Save(); err != nil {
 		return fmt.Errorf("hmo: save vector index: %w", err)
 	}
-	twm, err := e.text.Watermark()
+	twm, err := e.textDurable()
 	if err != nil {
 		return err
 	}
@@ -360,6 +360,14 @@ func (e *Engine) checkpoint() error {
 		}
 		return putU64(m, metaLogTrimmed, upto)
 	})
+}
+
+// textDurable is the text index's watermark that survives a crash.
+func (e *Engine) textDurable() (uint64, error) {
+	if d, ok := e.text.(DurableWatermarker); ok {
+		return d.DurableWatermark()
+	}
+	return e.text.Watermark()
 }
 
 // maybeCheckpoint runs a checkpoint once enough changes accumulated.

@@ -143,6 +143,15 @@ type TextIndex interface {
 	Close() error
 }
 
+// DurableWatermarker is implemented by a TextIndex whose Apply may return
+// before the changes are on disk. The engine trims its change log only up
+// to DurableWatermark, so that after a crash the index catches up from
+// the log.
+type DurableWatermarker interface {
+	// DurableWatermark is the highest watermark known to be on disk.
+	DurableWatermark() (uint64, error)
+}
+
 // Enricher is the language-model side of ingestion and persona upkeep (HMO
 // section 3.1 and 3.4). The engine calls it from its enrichment worker,
 // after a record is committed, never under its locks; any error makes the

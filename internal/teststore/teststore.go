@@ -20,7 +20,7 @@ func Options() *engine.Options {
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
 			return vecfile.Open(dir, &vecfile.Options{Dims: dims})
 		},
-		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
+		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, &fts.Options{AsyncPersist: true}) },
 		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },
 	}
 }
