@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/hnsw"
 	"github.com/hmo-dev/hmo/synth"
 )
 
@@ -38,6 +36,9 @@ const (
 type scaleJob struct {
 	Dir     string   `json:"dir"`
 	Mode    string   `json:"mode"` // tiered or flat (exhaustive)
+	// NoText and NoVector restrict flat mode to one side (engine.Options).
+	NoText   bool `json:"no_text,omitempty"`
+	NoVector bool `json:"no_vector,omitempty"`
 	Queries []string `json:"queries"`
 	Sources []uint64 `json:"sources"` // the record each query was made from
 	Out     string   `json:"out"`     // where the child writes its scaleResult
@@ -106,6 +107,12 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(tier.SourceHit, "tier-source-hit@10")
 			b.ReportMetric(exh.SourceHit, "exhaustive-source-hit@10")
 			b.ReportMetric(float64(engine.DiskBytes(dir))/(1<<20), "disk-MB")
+			b.ReportMetric(exh.AnonMB, "exhaustive-anon-MB")
+			vec := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), NoText: true, Queries: queries, Sources: sources})
+			txt := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), NoVector: true, Queries: queries, Sources: sources})
+			b.ReportMetric(vec.MedianMs, "vector-median-ms")
+			b.ReportMetric(txt.MedianMs, "text-median-ms")
+			archiveMetrics(b, dir, n)
 		})
 	}
 }
@@ -124,12 +131,6 @@ func scaleSizes() []int {
 	return out
 }
 
-// exactVectors opens the archive's vector index without a graph: every
-// search scores every vector, the exhaustive baseline.
-func exactVectors(dir string, dims int) (engine.VectorIndex, error) {
-	return hnsw.Open(dir, &hnsw.Options{Dims: dims, ExactBelow: math.MaxInt32})
-}
-
 // scaleStore returns the directory of a tiered store of n synthetic
 // records, building it unless a complete one is kept under HMO_BENCH_DIR.
 func scaleStore(b *testing.B, n int) (string, error) {
@@ -137,7 +138,7 @@ func scaleStore(b *testing.B, n int) (string, error) {
 	if base == "" {
 		base = workDir
 	}
-	dir := filepath.Join(base, fmt.Sprintf("scale-%d", n))
+	dir := filepath.Join(base, fmt.Sprintf("scale2-%d", n))
 	done := filepath.Join(dir, "complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir, nil
@@ -145,11 +146,11 @@ func scaleStore(b *testing.B, n int) (string, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
 	}
-	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeTiered, OpenVectorIndex: exactVectors})
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeTiered})
 	if err != nil {
 		return "", err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	stream := synth.New(synth.Options{Seed: 42, Records: n})
 	ingested := 0
 	for batch := stream.Next(ingestBatch); batch != nil; batch = stream.Next(ingestBatch) {
@@ -167,6 +168,8 @@ func scaleStore(b *testing.B, n int) (string, error) {
 		return "", err
 	}
 	b.ReportMetric(float64(n)/took.Seconds(), "ingest-rec/s")
+	// The machine is shared: CPU time per record is the steadier figure.
+	b.ReportMetric(1e6*(cpuTime()-cpu0).Seconds()/float64(n), "ingest-cpu-us/rec")
 	return dir, os.WriteFile(done, []byte(took.String()+"\n"), 0o600)
 }
 
@@ -176,7 +179,7 @@ func scaleStore(b *testing.B, n int) (string, error) {
 // so a few of their words match many records equally well, and the
 // sufficiency test sends such ambiguous queries on to the archive.
 func recentQueries(dir string, n int) ([]string, []uint64, error) {
-	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat, OpenVectorIndex: exactVectors})
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,7 +245,7 @@ func TestScaleChild(t *testing.T) {
 func serveQueries(job scaleJob) (scaleResult, error) {
 	var res scaleResult
 	ctx := context.Background()
-	e, err := hmo.Open(job.Dir, &engine.Options{Mode: engine.Mode(job.Mode), OpenVectorIndex: exactVectors})
+	e, err := hmo.Open(job.Dir, &engine.Options{Mode: engine.Mode(job.Mode), NoText: job.NoText, NoVector: job.NoVector})
 	if err != nil {
 		return res, err
 	}

@@ -791,3 +791,41 @@ func recoverTo(op string, err *error) {
 		*err = fmt.Errorf("vecfile: %s: %w: panic: %v", op, ErrCorrupt, r)
 	}
 }
+
+// Range calls fn with the id and unit vector of every live row, in row
+// order, until fn returns false. The vector is only valid during the call
+// (it points into the mapping); fn must not call the Index's writers.
+// Apply, Compact and Close wait until Range returns.
+func (x *Index) Range(fn func(id uint64, v []float32) bool) (err error) {
+	defer recoverTo("range", &err)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return ErrClosed
+	}
+	dims := x.opts.Dims
+	var buf []float32
+	for r := 0; r < x.n; r++ {
+		s := x.slotAt(r)
+		if slotFlags(s)&flagLive == 0 {
+			continue
+		}
+		var v []float32
+		if x.opts.Format == Int8 {
+			if buf == nil {
+				buf = make([]float32, dims)
+			}
+			scale := slotScale(s)
+			for i, b := range x.rowAt(r) {
+				buf[i] = float32(int8(b)) * scale
+			}
+			v = buf
+		} else {
+			v = unsafe.Slice((*float32)(unsafe.Pointer(&x.mat[pageSize+r*dims*4])), dims)
+		}
+		if !fn(slotID(s), v) {
+			return nil
+		}
+	}
+	return nil
+}
