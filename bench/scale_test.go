@@ -34,14 +34,14 @@ const (
 
 // scaleJob is what a child process runs.
 type scaleJob struct {
-	Dir     string   `json:"dir"`
-	Mode    string   `json:"mode"` // tiered or flat (exhaustive)
+	Dir  string `json:"dir"`
+	Mode string `json:"mode"` // tiered or flat (exhaustive)
 	// NoText and NoVector restrict flat mode to one side (engine.Options).
-	NoText   bool `json:"no_text,omitempty"`
-	NoVector bool `json:"no_vector,omitempty"`
-	Queries []string `json:"queries"`
-	Sources []uint64 `json:"sources"` // the record each query was made from
-	Out     string   `json:"out"`     // where the child writes its scaleResult
+	NoText   bool     `json:"no_text,omitempty"`
+	NoVector bool     `json:"no_vector,omitempty"`
+	Queries  []string `json:"queries"`
+	Sources  []uint64 `json:"sources"` // the record each query was made from
+	Out      string   `json:"out"`     // where the child writes its scaleResult
 }
 
 // scaleResult is what a child process measured.
