@@ -18,6 +18,7 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
+	"github.com/hmo-dev/hmo/hnsw"
 	"github.com/hmo-dev/hmo/localllm"
 	"github.com/hmo-dev/hmo/vecfile"
 )
@@ -81,9 +82,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		o.Importance = h
 	}
 	if o.OpenVectorIndex == nil {
-		o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-			return vecfile.Open(dir, &vecfile.Options{Dims: dims})
-		}
+		o.OpenVectorIndex = OpenVectorIndex
 	}
 	if o.NewTierTextIndex == nil {
 		o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemory("") }
@@ -92,6 +91,23 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, &fts.Options{AsyncPersist: true}) }
 	}
 	return engine.Open(dir, &o)
+}
+
+// OpenVectorIndex opens the default vector index of a store in dir: the
+// exact memory-mapped index (vecfile), with an HNSW graph in dir/graph
+// that a background builder adds once the archive passes
+// hnsw.DefaultGraphAbove vectors.
+func OpenVectorIndex(dir string, dims int) (engine.VectorIndex, error) {
+	x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims})
+	if err != nil {
+		return nil, err
+	}
+	a, err := hnsw.Accelerate(x, filepath.Join(dir, "graph"), &hnsw.AccelOptions{Graph: hnsw.Options{Dims: dims}})
+	if err != nil {
+		x.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // Models configures the local models OpenWith wires. Zero values mean the

@@ -617,7 +617,18 @@ func (x *Index) Search(q []float32, k int) ([]engine.VectorHit, error) {
 // SearchFilter is Search over the rows whose labels pass f: the scan skips
 // the others, so a selective filter still yields k hits. Scope and
 // session match by a 64-bit hash of the label.
-func (x *Index) SearchFilter(q []float32, k int, f engine.VectorFilter) (hits []engine.VectorHit, err error) {
+func (x *Index) SearchFilter(q []float32, k int, f engine.VectorFilter) ([]engine.VectorHit, error) {
+	return x.search(q, k, f, 0)
+}
+
+// SearchAfter is Search over the rows of ids above after: the rows a
+// graph built up to after does not hold yet. Rows are in id order, so it
+// scans only the tail of the file.
+func (x *Index) SearchAfter(q []float32, k int, after uint64) ([]engine.VectorHit, error) {
+	return x.search(q, k, engine.VectorFilter{}, after)
+}
+
+func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) (hits []engine.VectorHit, err error) {
 	defer recoverTo("search", &err)
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: got %d", ErrInvalidK, k)
@@ -640,8 +651,16 @@ func (x *Index) SearchFilter(q []float32, k int, f engine.VectorFilter) (hits []
 		return nil, nil
 	}
 	keep := x.filter(f)
+	first := 0 // rows before first hold no id above after
+	if after > 0 {
+		first = sort.Search(x.sorted, func(i int) bool { return slotID(x.slotAt(i)) > after })
+		inner := keep
+		keep = func(r int) bool {
+			return slotID(x.slotAt(first+r)) > after && (inner == nil || inner(first+r))
+		}
+	}
 	var rows []vecscan.Hit
-	dims, n := x.opts.Dims, x.n
+	dims, n := x.opts.Dims, x.n-first
 	switch x.opts.Format {
 	case Int8:
 		rows, err = vecscan.ScanFunc(n, k, keep, func(lo, hi int, h *vecscan.Heap) {
@@ -650,14 +669,17 @@ func (x *Index) SearchFilter(q []float32, k int, f engine.VectorFilter) (hits []
 				if keep != nil && !keep(r) {
 					continue
 				}
-				for i, b := range x.rowAt(r) {
+				for i, b := range x.rowAt(first + r) {
 					buf[i] = float32(int8(b))
 				}
-				h.Push(r, slotScale(x.slotAt(r))*vecscan.Dot(buf, uq))
+				h.Push(r, slotScale(x.slotAt(first+r))*vecscan.Dot(buf, uq))
 			}
 		})
 	default:
-		mat := unsafe.Slice((*float32)(unsafe.Pointer(&x.mat[pageSize])), n*dims)
+		if n <= 0 {
+			return nil, nil
+		}
+		mat := unsafe.Slice((*float32)(unsafe.Pointer(&x.mat[pageSize+first*dims*4])), n*dims)
 		rows, err = vecscan.Scan(mat, dims, uq, k, keep)
 	}
 	if err != nil {
@@ -665,9 +687,23 @@ func (x *Index) SearchFilter(q []float32, k int, f engine.VectorFilter) (hits []
 	}
 	hits = make([]engine.VectorHit, len(rows))
 	for i, h := range rows {
-		hits[i] = engine.VectorHit{ID: slotID(x.slotAt(h.Row)), Score: h.Score}
+		hits[i] = engine.VectorHit{ID: slotID(x.slotAt(first + h.Row)), Score: h.Score}
 	}
 	return hits, nil
+}
+
+// Live reports whether id has a live vector.
+func (x *Index) Live(id uint64) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.closed {
+		return false
+	}
+	r, ok := x.extra[id]
+	if !ok {
+		r, ok = x.findSorted(id)
+	}
+	return ok && slotFlags(x.slotAt(r))&flagLive != 0
 }
 
 // filter returns the row test of a search: live, and passing f; nil when
@@ -796,7 +832,12 @@ func recoverTo(op string, err *error) {
 // order, until fn returns false. The vector is only valid during the call
 // (it points into the mapping); fn must not call the Index's writers.
 // Apply, Compact and Close wait until Range returns.
-func (x *Index) Range(fn func(id uint64, v []float32) bool) (err error) {
+func (x *Index) Range(fn func(id uint64, v []float32) bool) error {
+	return x.RangeAfter(0, fn)
+}
+
+// RangeAfter is Range over the rows of ids above after.
+func (x *Index) RangeAfter(after uint64, fn func(id uint64, v []float32) bool) (err error) {
 	defer recoverTo("range", &err)
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -805,9 +846,13 @@ func (x *Index) Range(fn func(id uint64, v []float32) bool) (err error) {
 	}
 	dims := x.opts.Dims
 	var buf []float32
-	for r := 0; r < x.n; r++ {
+	first := 0
+	if after > 0 {
+		first = sort.Search(x.sorted, func(i int) bool { return slotID(x.slotAt(i)) > after })
+	}
+	for r := first; r < x.n; r++ {
 		s := x.slotAt(r)
-		if slotFlags(s)&flagLive == 0 {
+		if slotFlags(s)&flagLive == 0 || slotID(s) <= after {
 			continue
 		}
 		var v []float32

@@ -473,3 +473,35 @@ func TestConcurrent(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+func TestSearchAfterRangeAfterLive(t *testing.T) {
+	x := open(t, t.TempDir(), nil)
+	defer x.Close()
+	ds := docs(1, 500)
+	if err := x.Apply(ds, []uint64{450}, 1); err != nil {
+		t.Fatal(err)
+	}
+	tail := map[uint64]engine.VectorDoc{}
+	for _, d := range ds[400:] {
+		if d.ID != 450 {
+			tail[d.ID] = d
+		}
+	}
+	for _, q := range docs(2, 5) {
+		got, err := x.SearchAfter(q.Vector, 10, 400)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := brute(tail, q.Vector, 10, engine.VectorFilter{}); !slices.Equal(ids(got), want) {
+			t.Fatalf("SearchAfter: %v, want %v", ids(got), want)
+		}
+	}
+	var seen []uint64
+	x.RangeAfter(400, func(id uint64, _ []float32) bool { seen = append(seen, id); return true })
+	if len(seen) != 99 || seen[0] != 401 || slices.Contains(seen, 450) {
+		t.Fatalf("RangeAfter(400) saw %d ids from %d", len(seen), seen[0])
+	}
+	if !x.Live(1) || x.Live(450) || x.Live(501) {
+		t.Fatal("Live is wrong")
+	}
+}
