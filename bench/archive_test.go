@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
 	"github.com/hmo-dev/hmo/localllm"
@@ -54,16 +55,18 @@ func archiveMetrics(b *testing.B, dir string, n int) {
 		return
 	}
 	q := synth.Queries(5, coldRuns)
-	var cold []time.Duration
+	var cold, coldCPU []time.Duration
 	for i := range coldRuns {
-		d, err := cliRecall(bin, dir, q[i])
+		d, c, err := cliRecall(bin, dir, q[i])
 		if err != nil {
 			b.Fatalf("cold recall: %v", err)
 		}
-		cold = append(cold, d)
+		cold, coldCPU = append(cold, d), append(coldCPU, c)
 	}
 	slices.Sort(cold)
+	slices.Sort(coldCPU)
 	b.ReportMetric(ms(cold[len(cold)/2]), "cold-cli-recall-ms")
+	b.ReportMetric(ms(coldCPU[len(coldCPU)/2]), "cold-cli-recall-cpu-ms")
 	size := n
 	if v := os.Getenv(envImportSize); v != "" {
 		size, _ = strconv.Atoi(v)
@@ -90,13 +93,16 @@ func hmoBin() string {
 	return p
 }
 
-func cliRecall(bin, dir, query string) (time.Duration, error) {
+// cliRecall runs one hmo recall and returns its wall time and CPU time
+// (user and system): the machine is shared, the CPU time is steadier.
+func cliRecall(bin, dir, query string) (time.Duration, time.Duration, error) {
 	start := time.Now()
-	out, err := exec.Command(bin, "recall", "--dir", dir, "-k", "10", query).CombinedOutput()
+	cmd := exec.Command(bin, "recall", "--dir", dir, "-k", "10", query)
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, out)
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
 	}
-	return time.Since(start), nil
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // cliImport writes n synthetic records as JSONL, imports them into a new
@@ -136,7 +142,7 @@ func cliImport(b *testing.B, bin string, n int) (float64, time.Duration, error) 
 		return 0, 0, fmt.Errorf("%v: %s", err, out)
 	}
 	rate := float64(n) / time.Since(start).Seconds()
-	first, err := cliRecall(bin, store, synth.Queries(9, 1)[0])
+	first, _, err := cliRecall(bin, store, synth.Queries(9, 1)[0])
 	return rate, first, err
 }
 
@@ -224,4 +230,44 @@ func (h *idHeap) Pop() any {
 	v := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return v
+}
+
+// workload is the query set of the peers benchmark: 150 everyday queries
+// and the 50 first needles' queries, each with the id of its answer (0
+// for the everyday ones, which have none).
+func workload(n int) ([]string, []uint64) {
+	qs := synth.Queries(11, 150)
+	src := make([]uint64, len(qs))
+	for i, nd := range synth.New(synth.Options{Seed: 42, Records: n}).Needles() {
+		if i == 50 {
+			break
+		}
+		qs, src = append(qs, nd.Query), append(src, uint64(nd.Index)+1)
+	}
+	return qs, src
+}
+
+// flatIngest times the ingestion of n records into a new flat store
+// through the Go API (Remember batches of ingestBatch), the store
+// discarded: the ingest figure of the peers benchmark.
+func flatIngest(b *testing.B, n int) {
+	dir := filepath.Join(b.TempDir(), "flat")
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start, cpu0 := time.Now(), cpuTime()
+	stream := synth.New(synth.Options{Seed: 42, Records: n})
+	for batch := stream.Next(ingestBatch); batch != nil; batch = stream.Next(ingestBatch) {
+		if _, err := e.Remember(context.Background(), batch...); err != nil {
+			e.Close()
+			b.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "flat-ingest-rec/s")
+	b.ReportMetric(1e6*(cpuTime()-cpu0).Seconds()/float64(n), "flat-ingest-cpu-us/rec")
+	b.ReportMetric(float64(engine.DiskBytes(dir))/float64(n), "flat-disk-bytes/rec")
 }

@@ -112,6 +112,33 @@ func BenchmarkScale(b *testing.B) {
 			txt := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), NoVector: true, Queries: queries, Sources: sources})
 			b.ReportMetric(vec.MedianMs, "vector-median-ms")
 			b.ReportMetric(txt.MedianMs, "text-median-ms")
+			// The peers benchmark's workload (issue 11): everyday queries
+			// and the planted needles' queries, shorter than whole records.
+			wq, ws := workload(n)
+			for _, side := range []struct {
+				name string
+				job  scaleJob
+			}{
+				{"hybrid", scaleJob{Mode: string(engine.ModeFlat)}},
+				{"vector", scaleJob{Mode: string(engine.ModeFlat), NoText: true}},
+				{"text", scaleJob{Mode: string(engine.ModeFlat), NoVector: true}},
+				{"tiered", scaleJob{Mode: string(engine.ModeTiered)}},
+			} {
+				j := side.job
+				j.Dir, j.Queries, j.Sources = dir, wq, ws
+				r := runChild(b, j)
+				b.ReportMetric(r.MedianMs, "wl-"+side.name+"-median-ms")
+				b.ReportMetric(r.P99Ms, "wl-"+side.name+"-p99-ms")
+				if side.name == "hybrid" {
+					b.ReportMetric(r.RSSMB, "wl-hybrid-rss-MB")
+					b.ReportMetric(r.AnonMB, "wl-hybrid-anon-MB")
+					b.ReportMetric(r.SourceHit, "wl-needle-hit@10")
+				}
+				if side.name == "tiered" {
+					b.ReportMetric(r.TierShare, "wl-tier12-share")
+				}
+			}
+			flatIngest(b, n)
 			archiveMetrics(b, dir, n)
 		})
 	}
