@@ -231,8 +231,9 @@ func (x *Index) grow(rows int) error {
 	if len(x.slots) >= ns && len(x.mat) >= nm {
 		return nil
 	}
-	// Double, so that appends cost amortised constant remaps.
-	ns, nm = max(ns, 2*len(x.slots)), max(nm, 2*len(x.mat))
+	// Grow by an eighth at least, so that appends cost few remaps; Close
+	// cuts the files back to their rows.
+	ns, nm = max(ns, len(x.slots)+len(x.slots)/8), max(nm, len(x.mat)+len(x.mat)/8)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.mapFiles(ns, nm)
@@ -764,7 +765,13 @@ func (x *Index) Close() (err error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.closed = true
-	return errors.Join(err, x.release())
+	// The files grew ahead of their rows: give the space back.
+	errs := []error{err, unmap(x.slots), unmap(x.mat)}
+	x.slots, x.mat = nil, nil
+	if err == nil {
+		errs = append(errs, x.slotsF.Truncate(int64(pageSize+x.n*slotSize)), x.matF.Truncate(int64(pageSize+x.n*x.rowBytes())))
+	}
+	return errors.Join(append(errs, x.release())...)
 }
 
 // release unmaps and closes the files.

@@ -505,3 +505,29 @@ func TestSearchAfterRangeAfterLive(t *testing.T) {
 		t.Fatal("Live is wrong")
 	}
 }
+
+// TestCloseTrims checks that the files hold their rows only after Close.
+func TestCloseTrims(t *testing.T) {
+	dir := t.TempDir()
+	x := open(t, dir, nil)
+	if err := x.Apply(docs(1, 1000), nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int64{"slots": 4096 + 48*1000, "matrix": 4096 + 4*dims*1000} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Size() != want {
+			t.Fatalf("%s: %v bytes (%v), want %d", name, st.Size(), err, want)
+		}
+	}
+	y := open(t, dir, nil)
+	defer y.Close()
+	if y.Len() != 1000 {
+		t.Fatalf("reopened: %d rows", y.Len())
+	}
+	if err := y.Apply(docs(2, 1100)[1000:], nil, 2); err != nil {
+		t.Fatal(err)
+	}
+}
