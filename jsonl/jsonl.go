@@ -48,24 +48,33 @@ func (e *LineError) Unwrap() error { return e.Err }
 // Read parses every line of r. Blank lines are skipped. The first bad line
 // stops the read with a *LineError.
 func Read(r io.Reader) ([]engine.Input, error) {
+	ins, _, err := ReadNumbered(r)
+	return ins, err
+}
+
+// ReadNumbered is Read that also returns the line number (from 1) each
+// record was read from, so that a later check can point at its line.
+func ReadNumbered(r io.Reader) ([]engine.Input, []int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var out []engine.Input
+	var lines []int
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if err == io.EOF && len(line) == 0 {
-			return out, nil
+			return out, lines, nil
 		}
 		if err != nil && err != io.EOF {
-			return nil, &LineError{n, err}
+			return nil, nil, &LineError{n, err}
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		in, perr := Parse(line)
 		if perr != nil {
-			return nil, &LineError{n, perr}
+			return nil, nil, &LineError{n, perr}
 		}
 		out = append(out, in)
+		lines = append(lines, n)
 	}
 }
 
@@ -113,7 +122,7 @@ func Parse(line []byte) (engine.Input, error) {
 	if l.Time != "" {
 		t, err := time.Parse(time.RFC3339Nano, l.Time)
 		if err != nil {
-			return engine.Input{}, fmt.Errorf("%w: time: %v", ErrSyntax, err)
+			return engine.Input{}, fmt.Errorf("%w: time %q: want RFC 3339, such as 2024-05-01T15:04:05Z or 2024-05-01T17:04:05+02:00", ErrSyntax, l.Time)
 		}
 		// Writer writes UTC; an offset that pushes the year out of
 		// 0000-9999 would not read back.

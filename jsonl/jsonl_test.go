@@ -275,3 +275,16 @@ func sameInput(a, b engine.Input) bool {
 		a.Time.Equal(b.Time) && len(a.Sources) == len(b.Sources) &&
 		(len(a.Sources) == 0 || reflect.DeepEqual(a.Sources, b.Sources))
 }
+
+// TestReadNumbered checks the line numbers given with the records, blank
+// lines counted, and that a bad time is explained without Go's layout.
+func TestReadNumbered(t *testing.T) {
+	ins, lines, err := jsonl.ReadNumbered(strings.NewReader("\n{\"text\":\"a\"}\n\n  \n{\"text\":\"b\"}\n"))
+	if err != nil || len(ins) != 2 || len(lines) != 2 || lines[0] != 2 || lines[1] != 5 {
+		t.Fatalf("ReadNumbered = %v, lines %v, %v; want 2 records on lines 2 and 5", ins, lines, err)
+	}
+	_, err = jsonl.Parse([]byte(`{"text":"hi","time":"last Tuesday"}`))
+	if err == nil || strings.Contains(err.Error(), "2006") || !strings.Contains(err.Error(), `"last Tuesday"`) || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Errorf("bad time: %v; want the value and RFC 3339 named, not Go's layout", err)
+	}
+}

@@ -5,31 +5,55 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
-func runAdd(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "add", "TEXT... (or - to read stdin)")
-	var sf storeFlags
-	sf.register(fs)
-	var in engine.Input
-	var at string
-	fs.StringVar(&in.Scope, "scope", "", "scope (user, agent or project namespace)")
-	fs.StringVar(&in.Session, "session", "", "session id")
-	fs.StringVar(&in.Role, "role", "", "role or speaker")
-	fs.StringVar(&at, "time", "", "event time, RFC 3339 or date (default now)")
-	if err := parse(fs, args); err != nil {
-		return err
+// addFlags are the flags of add.
+type addFlags struct {
+	store  storeFlags
+	in     engine.Input
+	at     string
+	asJSON bool
+}
+
+func newAddCmd(env *env) *cobra.Command {
+	var f addFlags
+	cmd := &cobra.Command{
+		Use:   "add [flags] TEXT... | -",
+		Short: "remember one record",
+		Long:  "Remember one record: the arguments joined by spaces, or stdin when the only argument is -.",
+		Example: `  hmo add "I'm allergic to shellfish" --scope me --role user
+  echo "long text..." | hmo add - --scope me --session s1
+  hmo add "Flight to Porto on the 3rd" --time 2024-05-01`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runAdd(cmd.Context(), env, &f, args) },
 	}
-	if fs.NArg() == 0 {
+	fs := cmd.Flags()
+	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
+	fs.StringVar(&f.in.Scope, "scope", "", "scope (user, agent or project namespace)")
+	fs.StringVar(&f.in.Session, "session", "", "session id")
+	fs.StringVar(&f.in.Role, "role", "", "role or speaker")
+	fs.BoolVar(&f.asJSON, "json", false, "print the new record's id as JSON: {\"id\": N}")
+	fs.StringVar(&f.at, "time", "", "event time, RFC 3339 or date (default now)")
+	return cmd
+}
+
+func runAdd(ctx context.Context, env *env, f *addFlags, args []string) (err error) {
+	sf, in := &f.store, f.in
+	if len(args) == 0 {
 		return usageError{"add needs text (or - for stdin)"}
 	}
-	if in.Time, err = parseTime(at); err != nil {
+	if in.Time, err = parseTime(f.at); err != nil {
 		return err
 	}
-	if in.Text, err = textArg(env, fs.Args()); err != nil {
+	if in.Text, err = textArg(env, args); err != nil {
+		return err
+	}
+	if err := checkText(in.Text); err != nil {
 		return err
 	}
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {
@@ -40,29 +64,81 @@ func runAdd(ctx context.Context, env *env, args []string) (err error) {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, resp.IDs[0])
-		return nil
+		return f.print(env, resp.IDs[0])
 	}
 	e, err := sf.open(env)
 	if err != nil {
 		return err
 	}
 	defer closeStore(e, &err)
+	if err := e.Validate(&in); err != nil {
+		return err
+	}
 	ids, err := e.Remember(ctx, in)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(env.stdout, ids[0])
-	sf.models.settle(ctx, env, e)
+	defer sf.models.settle(ctx, env, e)
+	return f.print(env, ids[0])
+}
+
+// print prints the new record's id.
+func (f *addFlags) print(env *env, id uint64) error {
+	if f.asJSON {
+		return writeJSON(env, struct {
+			ID uint64 `json:"id"`
+		}{id})
+	}
+	_, err := fmt.Fprintln(env.stdout, id)
+	return err
+}
+
+// checkText refuses, before any store is reached, text that no store
+// takes: empty, not UTF-8 or over the size limit, naming its real size.
+func checkText(text string) error {
+	switch {
+	case len(text) > engine.DefaultMaxTextBytes:
+		return fmt.Errorf("%w: text is %s, limit %d bytes", engine.ErrTooLarge, byteSize(len(text)), engine.DefaultMaxTextBytes)
+	case strings.TrimSpace(text) == "":
+		return engine.ErrEmptyText
+	case !utf8.ValidString(text):
+		return engine.ErrInvalidUTF8
+	}
 	return nil
 }
+
+// byteSize is n bytes for a message: "70000 bytes", "10485760 bytes (10.0 MiB)".
+func byteSize(n int) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d bytes (%.1f MiB)", n, float64(n)/(1<<20))
+}
+
+// maxStdinCount bounds how far stdin is read past the text limit to tell
+// its size.
+const maxStdinCount = 1 << 30
 
 // textArg joins the arguments, or reads stdin when the only one is "-"
 // (without the line ending that echo and editors leave at the end).
 func textArg(env *env, args []string) (string, error) {
-	if len(args) == 1 && args[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(env.stdin, engine.DefaultMaxTextBytes+1))
-		return strings.TrimRight(string(b), "\r\n"), err
+	if len(args) != 1 || args[0] != "-" {
+		return strings.Join(args, " "), nil
 	}
-	return strings.Join(args, " "), nil
+	b, err := io.ReadAll(io.LimitReader(env.stdin, engine.DefaultMaxTextBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("read stdin: %w", err)
+	}
+	if len(b) > engine.DefaultMaxTextBytes {
+		// Too large: count the rest, so the message gives the real size.
+		n, err := io.Copy(io.Discard, io.LimitReader(env.stdin, maxStdinCount))
+		if err != nil {
+			return "", fmt.Errorf("read stdin: %w", err)
+		}
+		if n == maxStdinCount {
+			return "", fmt.Errorf("%w: stdin holds more than %s, limit %d bytes", engine.ErrTooLarge, byteSize(maxStdinCount), engine.DefaultMaxTextBytes)
+		}
+		return "", fmt.Errorf("%w: text is %s, limit %d bytes", engine.ErrTooLarge, byteSize(len(b)+int(n)), engine.DefaultMaxTextBytes)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }

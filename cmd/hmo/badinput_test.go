@@ -42,9 +42,13 @@ func TestBadInput(t *testing.T) {
 		{"invalid UTF-8", "", []string{"import", file("utf8.jsonl", good+"{\"text\":\"caf\xe9\"}\n")},
 			1, []string{"line 2:", "not valid UTF-8", "nothing imported"}},
 		{"empty text", "", []string{"import", file("empty.jsonl", good+`{"text":"   "}`+"\n")},
-			1, []string{"record 2:", "empty text", "nothing imported"}},
+			1, []string{"empty.jsonl: line 2: empty text", "nothing imported"}},
+		{"empty text after blank lines", "", []string{"import", file("blank.jsonl", good+"\n\n"+good+`{"text":"   "}`+"\n")},
+			1, []string{"blank.jsonl: line 5: empty text", "nothing imported"}},
 		{"oversize record", "", []string{"import", file("big.jsonl", good+`{"text":"`+big+`"}`+"\n")},
-			1, []string{"record 2:", "record too large", "limit 65536", "nothing imported"}},
+			1, []string{"line 2:", "record too large", "limit 65536", "nothing imported"}},
+		{"LoCoMo turn too large", "", []string{"import", file("turn.json", `[{"sample_id":"c1","conversation":{"speaker_a":"A","speaker_b":"B","session_1_date_time":"1:56 pm on 8 May, 2023","session_1":[{"speaker":"A","dia_id":"D1:1","text":"hi"},{"speaker":"B","dia_id":"D1:2","text":"`+big+`"}]},"qa":[]}]`)},
+			1, []string{"turn.json: turn D1:2: record too large", "nothing imported"}},
 		{"line too long", "", []string{"import", file("long.jsonl", good+good+strings.Repeat(" ", jsonl.MaxLineBytes+1)+"\n")},
 			1, []string{"line 3:", "line too long", "nothing imported"}},
 		{"unknown field", "", []string{"import", file("field.jsonl", `{"text":"hi","mood":"happy"}`+"\n")},
@@ -52,7 +56,7 @@ func TestBadInput(t *testing.T) {
 		{"bad time", "", []string{"import", file("time.jsonl", good+`{"text":"hi","time":"last Tuesday"}`+"\n")},
 			1, []string{"line 2:", "time", "last Tuesday"}},
 		{"time out of range", "", []string{"import", file("old.jsonl", `{"text":"hi","time":"1500-01-01T00:00:00Z"}`+"\n")},
-			1, []string{"record 1:", "outside years"}},
+			1, []string{"line 1:", "outside years"}},
 		{"trailing data", "", []string{"import", file("trail.jsonl", `{"text":"a"}}`+"\n")},
 			1, []string{"line 1:", "trailing data"}},
 		{"LoCoMo file that is not JSON", "", []string{"import", file("notjson.json", "sample_id: conv-1\n")},
@@ -63,13 +67,15 @@ func TestBadInput(t *testing.T) {
 			1, []string{"no such file"}},
 		{"add empty text", "", []string{"add", "  "}, 1, []string{"empty text"}},
 		{"add empty stdin", "", []string{"add", "-"}, 1, []string{"empty text"}},
-		{"add oversize stdin", big, []string{"add", "-"}, 1, []string{"record too large"}},
+		{"add oversize stdin", big, []string{"add", "-"}, 1, []string{"record too large: text is 65540 bytes, limit 65536 bytes"}},
+		{"add 10 MB stdin", strings.Repeat("x", 10<<20), []string{"add", "-"}, 1, []string{"text is 10485760 bytes (10.0 MiB), limit 65536 bytes"}},
+		{"add oversize text", "", []string{"add", big}, 1, []string{"text is 65540 bytes"}},
 		{"add invalid UTF-8", "", []string{"add", "caf\xe9"}, 1, []string{"not valid UTF-8"}},
 		{"forget unknown id", "", []string{"forget", "1", "999"}, 1, []string{"not found"}},
-		{"get unknown id", "", []string{"get", "999"}, 1, []string{"not found"}},
+		{"get unknown id", "", []string{"get", "999"}, 1, []string{"hmo get: not found: record 999\n"}},
 
 		// Bad command lines: exit 2.
-		{"unknown flag", "", []string{"stats", "--bogus"}, 2, []string{"flag provided but not defined: -bogus"}},
+		{"unknown flag", "", []string{"stats", "--bogus"}, 2, []string{"unknown flag: --bogus"}},
 		{"unknown import flag", "", []string{"import", "--bogus", conversation}, 2, []string{"-bogus"}},
 		{"unknown format", "", []string{"import", "--format", "xml", conversation}, 2, []string{`unknown format "xml"`}},
 		{"import without file", "", []string{"import"}, 2, []string{"import needs one file"}},
@@ -101,6 +107,9 @@ func TestBadInput(t *testing.T) {
 			if !strings.HasPrefix(r.stderr, "hmo "+tt.args[0]+": ") && !strings.Contains(r.stderr, "\nhmo "+tt.args[0]+": ") {
 				t.Errorf("stderr does not name the command:\n%s", r.stderr)
 			}
+			if strings.Contains(r.stderr, ": hmo: ") {
+				t.Errorf("stderr repeats the prefix: %s", r.stderr)
+			}
 			if r.stdout != "" {
 				t.Errorf("stdout %q, want nothing", r.stdout)
 			}
@@ -124,7 +133,7 @@ func TestUnknownCommand(t *testing.T) {
 // directory without a store, and do not create one.
 func TestMissingStore(t *testing.T) {
 	for _, args := range [][]string{
-		{"stats"}, {"export"}, {"recall", "cat"}, {"get", "1"}, {"forget", "1"},
+		{"stats"}, {"export"}, {"recall", "cat"}, {"get", "1"}, {"forget", "1"}, {"ui", "--no-open"},
 	} {
 		dir := filepath.Join(t.TempDir(), "typo")
 		r := hmoRun(t, "", append([]string{args[0], "--dir", dir}, args[1:]...)...)

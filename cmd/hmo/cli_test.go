@@ -337,20 +337,31 @@ func TestHelpAndVersion(t *testing.T) {
 	tests := []struct {
 		args   []string
 		code   int
-		stdout string // prefix
+		stdout string // substring
 		stderr string // substring
 	}{
 		{nil, 2, "", "usage: hmo <command>"},
-		{[]string{"help"}, 0, "", "commands:"},
-		{[]string{"--help"}, 0, "", "recall"},
-		{[]string{"add", "-h"}, 0, "", "usage: hmo add [flags] TEXT..."},
+		{[]string{"help"}, 0, "commands:", ""},
+		{[]string{"--help"}, 0, "recall", ""},
+		{[]string{"-h"}, 0, "examples:", ""},
+		{[]string{"add", "-h"}, 0, "usage: hmo add [flags] TEXT...", ""},
+		{[]string{"help", "add"}, 0, "usage: hmo add [flags] TEXT...", ""},
+		{[]string{"add", "--help"}, 0, "examples:\n  hmo add ", ""},
+		{[]string{"recall", "--help"}, 0, "--scope", ""},
 		{[]string{"version"}, 0, "hmo ", ""},
+		{[]string{"--version"}, 0, "hmo ", ""},
 	}
 	for _, tt := range tests {
 		r := hmoRun(t, "", tt.args...)
-		if r.code != tt.code || !strings.HasPrefix(r.stdout, tt.stdout) || !strings.Contains(r.stderr, tt.stderr) {
-			t.Errorf("hmo %v: %v\nwant exit %d, stdout starting %q, stderr with %q", tt.args, r, tt.code, tt.stdout, tt.stderr)
+		if r.code != tt.code || !strings.Contains(r.stdout, tt.stdout) || !strings.Contains(r.stderr, tt.stderr) {
+			t.Errorf("hmo %v: %v\nwant exit %d, stdout with %q, stderr with %q", tt.args, r, tt.code, tt.stdout, tt.stderr)
 		}
+		if tt.code == 0 && r.stderr != "" {
+			t.Errorf("hmo %v wrote on stderr: %q; help and version go to stdout", tt.args, r.stderr)
+		}
+	}
+	if v, want := hmoRun(t, "", "--version").stdout, hmoRun(t, "", "version").stdout; v != want {
+		t.Errorf("hmo --version printed %q, hmo version %q", v, want)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -13,20 +15,22 @@ const compactLockWait = 5 * time.Second
 
 // runCompact removes what deleted records left in the files: freed bbolt
 // pages, deleted documents in Bleve's segments, tombstoned vectors.
-func runCompact(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "compact", "")
+func newCompactCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:     "compact [flags]",
+		Short:   "rewrite the store and its indexes without what deleted records left in the files",
+		Example: "  hmo compact --dir ~/notes-store",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := compactIndexes(cmd.Context(), env, &sf); err != nil {
+				return err
+			}
+			return compactStore(env, &sf)
+		},
 	}
-	if fs.NArg() > 0 {
-		return usageError{"compact takes no arguments"}
-	}
-	if err := compactIndexes(ctx, env, &sf); err != nil {
-		return err
-	}
-	return compactStore(env, &sf)
+	sf.register(cmd.Flags(), withOllama)
+	return cmd
 }
 
 func compactIndexes(ctx context.Context, env *env, sf *storeFlags) (err error) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/localllm"
 )
@@ -32,20 +34,29 @@ func (c *checkup) note(format string, a ...any) {
 	fmt.Fprintf(c.env.stdout, "note  "+format+"\n", a...)
 }
 
-func runDoctor(ctx context.Context, env *env, args []string) error {
-	fs := newFlags(env, "doctor", "")
+func newDoctorCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "doctor [flags]",
+		Short: "check the store and the local models",
+		Long:  "Check the store and the local models, one line per finding (ok, FAIL, note); exit 1 when something fails.",
+		Example: `  hmo doctor
+  hmo doctor --chat-model qwen2.5:3b --ollama-host 127.0.0.1:11434`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runDoctor(cmd.Context(), env, &sf) },
 	}
+	sf.register(cmd.Flags(), withChat)
+	return cmd
+}
+
+func runDoctor(ctx context.Context, env *env, sf *storeFlags) error {
 	dir, err := sf.path(env)
 	if err != nil {
 		return err
 	}
 	c := &checkup{env: env}
 	models := sf.models.resolve(env)
-	id, storeOK := c.store(dir, &sf)
+	id, storeOK := c.store(dir, sf)
 	c.ollama(ctx, models.Host, models.ChatModel, id, storeOK)
 	if c.problems > 0 {
 		return fmt.Errorf("%d problem(s) found", c.problems)

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -14,11 +15,30 @@ import (
 	"github.com/hmo-dev/hmo/locomo"
 )
 
-func runEval(ctx context.Context, env *env, args []string) error {
-	if len(args) == 0 || args[0] != "locomo" {
-		return usageError{"usage: hmo eval locomo [flags] FILE"}
+// evalUsage is the usage line of eval without a known benchmark.
+const evalUsage = "usage: hmo eval locomo [flags] FILE"
+
+func newEvalCmd(env *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval <benchmark> [flags] FILE",
+		Short: "measure retrieval on a benchmark (locomo)",
+		Example: `  hmo eval locomo ../shared/data/locomo-dev.json
+  hmo eval locomo ../shared/data/locomo-dev.json --json --mode flat`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return usageError{evalUsage} },
 	}
-	fs := newFlags(env, "eval locomo", "FILE")
+	cmd.AddCommand(newEvalLoCoMoCmd(env))
+	return cmd
+}
+
+func newEvalLoCoMoCmd(env *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "locomo [flags] FILE",
+		Short: "turn recall, session recall and latency on LoCoMo conversations",
+		Example: `  hmo eval locomo ../shared/data/locomo-dev.json
+  hmo eval locomo locomo.json --json --only text --workdir /tmp`,
+	}
+	fs := cmd.Flags()
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var o engine.Options
 	fusion := fs.String("fusion", string(engine.DefaultFusion), "fusion of lexical and vector results: linear or rrf")
@@ -35,48 +55,49 @@ func runEval(ctx context.Context, env *env, args []string) error {
 	maxMatches := fs.Int("max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
 	gateOff := fs.Bool("gate-off", false, "re-score on every persona change (drift gate ablation)")
 	workDir := fs.String("workdir", "", "where the temporary stores go (default the system temp dir)")
-	if err := parse(fs, args[1:]); err != nil {
-		return err
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError{"eval locomo needs one file"}
+		}
+		ctx := cmd.Context()
+		o.Fusion = engine.Fusion(*fusion)
+		o.Mode = engine.Mode(*mode)
+		o.Sufficiency = engine.ScoreTest{MinCoverage: *minCov, MinCosine: *minCos, MaxMatches: *maxMatches}
+		o.Persona.GateOff = *gateOff
+		switch *only {
+		case "hybrid":
+		case "text":
+			o.NoVector = true
+		case "vector":
+			o.NoText = true
+		default:
+			return usageError{fmt.Sprintf("--only %q: want hybrid, text or vector", *only)}
+		}
+		convs, err := readLoCoMo(args[0])
+		if err != nil {
+			return err
+		}
+		p := newProgress(env, "eval")
+		open := func(dir string, clock func() time.Time) (*engine.Engine, error) {
+			oc := o
+			oc.Clock = clock
+			return hmo.Open(dir, &oc)
+		}
+		rep, err := eval.LoCoMo(ctx, convs, open,
+			eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update})
+		if errors.Is(err, engine.ErrInvalidOption) {
+			return usageError{err.Error()} // a bad --fusion, --text-weight, ...
+		}
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return writeJSON(env, rep)
+		}
+		printReport(env, rep)
+		return nil
 	}
-	if fs.NArg() != 1 {
-		return usageError{"eval locomo needs one file"}
-	}
-	o.Fusion = engine.Fusion(*fusion)
-	o.Mode = engine.Mode(*mode)
-	o.Sufficiency = engine.ScoreTest{MinCoverage: *minCov, MinCosine: *minCos, MaxMatches: *maxMatches}
-	o.Persona.GateOff = *gateOff
-	switch *only {
-	case "hybrid":
-	case "text":
-		o.NoVector = true
-	case "vector":
-		o.NoText = true
-	default:
-		return usageError{fmt.Sprintf("--only %q: want hybrid, text or vector", *only)}
-	}
-	convs, err := readLoCoMo(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	p := newProgress(env, "eval")
-	open := func(dir string, clock func() time.Time) (*engine.Engine, error) {
-		oc := o
-		oc.Clock = clock
-		return hmo.Open(dir, &oc)
-	}
-	rep, err := eval.LoCoMo(ctx, convs, open,
-		eval.LoCoMoOptions{WorkDir: *workDir, Progress: p.update})
-	if errors.Is(err, engine.ErrInvalidOption) {
-		return usageError{err.Error()} // a bad --fusion, --text-weight, ...
-	}
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return writeJSON(env, rep)
-	}
-	printReport(env, rep)
-	return nil
+	return cmd
 }
 
 func readLoCoMo(name string) ([]locomo.Conversation, error) {

@@ -2,23 +2,34 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"os"
+
+	"github.com/spf13/cobra"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
 	"github.com/hmo-dev/hmo/markdown"
 )
 
-func runExport(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "export", "")
+func newExportCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	out := fs.String("out", "", "write to this file (0600) instead of stdout")
-	format := fs.String("format", "jsonl", "jsonl (every field; import reads it back identically) or markdown (by scope and day, for reading and for agents' memory files)")
-	if err := parse(fs, args); err != nil {
-		return err
+	var out, format string
+	cmd := &cobra.Command{
+		Use:   "export [flags]",
+		Short: "write every record as JSONL or Markdown",
+		Example: `  hmo export > backup.jsonl
+  hmo export --format markdown --out memories.md`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runExport(env, &sf, &out, &format) },
 	}
+	fs := cmd.Flags()
+	sf.register(fs, withOllama)
+	fs.StringVarP(&out, "out", "o", "", "write to this file (0600) instead of stdout")
+	fs.StringVar(&format, "format", "jsonl", "jsonl (every field; import reads it back identically) or markdown (by scope and day, for reading and for agents' memory files)")
+	return cmd
+}
+
+func runExport(env *env, sf *storeFlags, out, format *string) (err error) {
 	if *format != "jsonl" && *format != "markdown" && *format != "md" {
 		return usageError{"--format " + *format + ": want jsonl or markdown"}
 	}

@@ -3,37 +3,25 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(env *env, name, args string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.stderr, "usage: hmo %s [flags] %s\n", name, args)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses args, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	return nil
-}
+// Flag groups a command may register besides --dir (see storeFlags.register).
+const (
+	withMode       = 1 << iota // --mode
+	withOllama                 // --ollama-host
+	withChat                   // --chat-model (and --ollama-host)
+	withEmbedder               // --embedder (and --ollama-host)
+	withEnrichWait             // --enrich-wait
+)
 
 // storeFlags are the flags of every command that opens a store.
 type storeFlags struct {
@@ -42,10 +30,16 @@ type storeFlags struct {
 	models modelFlags
 }
 
-func (s *storeFlags) register(fs *flag.FlagSet) {
+// register adds --dir and the flag groups in which to fs. Flags left out
+// keep their defaults.
+func (s *storeFlags) register(fs *pflag.FlagSet, which int) {
+	s.mode = string(engine.DefaultMode)
+	s.models.enrichWait = defaultEnrichWait
 	fs.StringVar(&s.dir, "dir", "", "store directory (default $HMO_DIR or the user's data directory)")
-	fs.StringVar(&s.mode, "mode", string(engine.DefaultMode), "recall mode: tiered (HMO tier walk: Tier 1, Tier 2, then the archive) or flat (search the whole archive)")
-	s.models.register(fs)
+	if which&withMode != 0 {
+		fs.StringVar(&s.mode, "mode", string(engine.DefaultMode), "recall mode: tiered (HMO tier walk: Tier 1, Tier 2, then the archive) or flat (search the whole archive)")
+	}
+	s.models.register(fs, which)
 }
 
 // path is the store directory: --dir, $HMO_DIR or the default.

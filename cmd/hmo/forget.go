@@ -3,30 +3,42 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/spf13/cobra"
 )
 
-func runForget(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "forget", "ID...")
+func newForgetCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	purge := fs.Bool("purge", false, "then compact the store and its indexes, so no byte of the forgotten records stays on disk (see 'hmo compact')")
-	if err := parse(fs, args); err != nil {
-		return err
+	var purge bool
+	cmd := &cobra.Command{
+		Use:   "forget [flags] ID...",
+		Short: "delete records for good (--purge: and compact, so no byte stays on disk)",
+		Example: `  hmo forget 42 43
+  hmo forget 9 --purge`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runForget(cmd.Context(), env, &sf, purge, args)
+		},
 	}
-	if fs.NArg() == 0 {
+	sf.register(cmd.Flags(), withOllama)
+	cmd.Flags().BoolVar(&purge, "purge", false, "then compact the store and its indexes, so no byte of the forgotten records stays on disk (see 'hmo compact')")
+	return cmd
+}
+
+func runForget(ctx context.Context, env *env, sf *storeFlags, purge bool, args []string) (err error) {
+	if len(args) == 0 {
 		return usageError{"forget needs at least one id"}
 	}
-	ids := make([]uint64, fs.NArg())
-	for i, a := range fs.Args() {
+	ids := make([]uint64, len(args))
+	for i, a := range args {
 		if ids[i], err = parseID(a); err != nil {
 			return err
 		}
 	}
-	if err := forget(ctx, env, &sf, ids, *purge); err != nil {
+	if err := forget(ctx, env, sf, ids, purge); err != nil {
 		return err
 	}
-	if *purge {
-		return compactStore(env, &sf)
+	if purge {
+		return compactStore(env, sf)
 	}
 	return nil
 }

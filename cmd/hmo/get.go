@@ -6,22 +6,32 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
-func runGet(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "get", "ID")
+func newGetCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "get [flags] ID",
+		Short: "show one record",
+		Example: `  hmo get 42
+  hmo get 42 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runGet(cmd.Context(), env, &sf, asJSON, args) },
 	}
-	if fs.NArg() != 1 {
+	sf.register(cmd.Flags(), withOllama)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runGet(ctx context.Context, env *env, sf *storeFlags, asJSON bool, args []string) (err error) {
+	if len(args) != 1 {
 		return usageError{"get needs one id"}
 	}
-	id, err := parseID(fs.Arg(0))
+	id, err := parseID(args[0])
 	if err != nil {
 		return err
 	}
@@ -40,7 +50,7 @@ func runGet(ctx context.Context, env *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(env, r)
 	}
 	header := fmt.Sprintf("I0=%.1f n=%d P=%.3f tier=%d", r.Header.I0, r.Header.N, r.Header.P, r.Header.Tier)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/hook"
 )
 
@@ -18,23 +20,33 @@ const (
 	hookStateDir     = "hook"                 // per-transcript ingestion state, under the store directory
 )
 
+func newHookCmd(env *env) *cobra.Command {
+	var sf storeFlags
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "hook [flags] claude EVENT",
+		Short: "agent hook: hmo hook claude <event> (always exits 0)",
+		Long: `Run an agent hook: read the host's JSON payload on stdin, answer on stdout.
+Events: ` + strings.Join(hook.Events, ", ") + `. It always exits 0: memory never blocks the agent, failures
+are only reported on stderr.`,
+		Example: `  hmo hook claude UserPromptSubmit < payload.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHook(cmd.Context(), env, &sf, timeout, args)
+		},
+	}
+	sf.register(cmd.Flags(), withMode)
+	cmd.Flags().DurationVar(&timeout, "timeout", hook.DefaultTimeout, "time budget of the whole hook")
+	// A bad flag is reported, but the hook still exits 0.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		fmt.Fprintf(env.stderr, "hmo hook: %v\n", err)
+		return exitError{0}
+	})
+	return cmd
+}
+
 // runHook runs an agent hook. It always succeeds (exit 0): memory must
 // never block the agent, so every failure is only reported on stderr.
-func runHook(ctx context.Context, env *env, args []string) error {
-	fs := newFlags(env, "hook", "claude EVENT")
-	var sf storeFlags
-	sf.register(fs)
-	timeout := fs.Duration("timeout", hook.DefaultTimeout, "time budget of the whole hook")
-	// Flags may come before or after "claude EVENT".
-	var pos []string
-	if len(args) >= 2 && !strings.HasPrefix(args[0], "-") {
-		pos, args = args[:2], args[2:]
-	}
-	if err := parse(fs, args); err != nil {
-		fmt.Fprintf(env.stderr, "hmo hook: %v\n", err)
-		return nil
-	}
-	pos = append(pos, fs.Args()...)
+func runHook(ctx context.Context, env *env, sf *storeFlags, timeout time.Duration, pos []string) error {
 	if len(pos) != 2 || pos[0] != "claude" {
 		fmt.Fprintf(env.stderr, "hmo hook: usage: hmo hook [flags] claude <%s>\n", strings.Join(hook.Events, "|"))
 		return nil
@@ -47,7 +59,7 @@ func runHook(ctx context.Context, env *env, args []string) error {
 	defer c.Close()
 	// The ingestion offsets belong to the store: a new or other store
 	// ingests the transcripts afresh, and removing the store removes them.
-	o := &hook.Options{Timeout: *timeout, StateDir: filepath.Join(dir, hookStateDir)}
+	o := &hook.Options{Timeout: timeout, StateDir: filepath.Join(dir, hookStateDir)}
 	if err := hook.Claude(ctx, pos[1], env.stdin, env.stdout, c, o); err != nil {
 		fmt.Fprintf(env.stderr, "hmo hook claude %s: %v\n", pos[1], err)
 	}

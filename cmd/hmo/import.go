@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
 	"github.com/hmo-dev/hmo/locomo"
@@ -18,20 +20,43 @@ const importBatch = 1000
 // importFormats are the formats import reads.
 const importFormats = "jsonl, locomo, claude-code or markdown"
 
-func runImport(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "import", "FILE (or - for stdin; for markdown also a directory)")
-	var sf storeFlags
-	sf.register(fs)
-	format := fs.String("format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
-	scope := fs.String("scope", "", "scope of the imported records (claude-code default: the project's git root; markdown default: its 'scope:' headings)")
-	if err := parse(fs, args); err != nil {
-		return err
+// importFlags are the flags of import.
+type importFlags struct {
+	store         storeFlags
+	format, scope string
+	asJSON        bool
+}
+
+func newImportCmd(env *env) *cobra.Command {
+	var f importFlags
+	cmd := &cobra.Command{
+		Use:   "import [flags] FILE | - | DIR",
+		Short: "import records (jsonl, locomo, claude-code, markdown)",
+		Long: `Import records from a file, stdin (-) or, for markdown, an agent's memory directory
+(MEMORY.md, CLAUDE.md, memory/*.md). Every record is checked before any is stored:
+bad input imports nothing.`,
+		Example: `  hmo import notes.jsonl
+  hmo export | hmo import - --dir other-store
+  hmo import locomo.json --format locomo
+  hmo import ~/.claude/projects/x/session.jsonl --format claude-code
+  hmo import ~/openclaw-workspace --scope ana`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd.Context(), env, &f, args) },
 	}
-	if fs.NArg() != 1 {
+	fs := cmd.Flags()
+	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
+	fs.StringVar(&f.format, "format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON: {imported, skipped, ids}")
+	fs.StringVar(&f.scope, "scope", "", "scope of every imported record (default: the file's own; claude-code: the project's git root; markdown: its 'scope:' headings)")
+	return cmd
+}
+
+func runImport(ctx context.Context, env *env, f *importFlags, args []string) (err error) {
+	sf := &f.store
+	if len(args) != 1 {
 		return usageError{"import needs one file"}
 	}
-	name := fs.Arg(0)
-	src := importSource{env: env, name: name, format: *format, scope: *scope}
+	name := args[0]
+	src := importSource{env: env, name: name, format: f.format, scope: f.scope}
 	ins, err := src.read()
 	if err != nil {
 		return err
@@ -43,7 +68,7 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 	defer closeStore(e, &err)
 	for i := range ins {
 		if err := e.Validate(&ins[i]); err != nil {
-			return fmt.Errorf("%s: record %d: %w (nothing imported)", name, i+1, err)
+			return fmt.Errorf("%s: %s: %w (nothing imported)", name, src.where(i), err)
 		}
 	}
 	skipped := 0
@@ -53,19 +78,32 @@ func runImport(ctx context.Context, env *env, args []string) (err error) {
 		}
 	}
 	p := newProgress(env, "import")
+	ids := make([]uint64, 0, len(ins))
 	for i := 0; i < len(ins); i += importBatch {
-		if _, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...); err != nil {
+		got, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...)
+		if err != nil {
 			return fmt.Errorf("%s: after %d records: %w", name, i, err)
 		}
+		ids = append(ids, got...)
 		p.update(min(i+importBatch, len(ins)), len(ins))
+	}
+	defer sf.models.settle(ctx, env, e)
+	if f.asJSON {
+		return writeJSON(env, importResult{Imported: len(ids), Skipped: skipped, IDs: ids})
 	}
 	fmt.Fprintf(env.stdout, "imported %d record(s)", len(ins))
 	if skipped > 0 {
 		fmt.Fprintf(env.stdout, ", skipped %d already stored", skipped)
 	}
 	fmt.Fprintln(env.stdout)
-	sf.models.settle(ctx, env, e)
 	return nil
+}
+
+// importResult is what import --json prints.
+type importResult struct {
+	Imported int      `json:"imported"`
+	Skipped  int      `json:"skipped"` // claude-code turns already stored
+	IDs      []uint64 `json:"ids"`     // of the imported records, in input order
 }
 
 // importSource is what import reads: a file (or stdin, or a directory of
@@ -75,11 +113,43 @@ type importSource struct {
 	name   string
 	format string // resolved by read
 	scope  string // --scope
+	isDir  bool
+	ins    []engine.Input
+	lines  []int // jsonl: the line of each record
 }
 
+// where locates input i for the user: its line, or the turn it was read
+// from.
+func (s *importSource) where(i int) string {
+	switch {
+	case i < len(s.lines):
+		return fmt.Sprintf("line %d", s.lines[i])
+	case s.format == "markdown" && len(s.ins[i].Sources) == 1:
+		// markdown:FILE:LINE
+		src := strings.TrimPrefix(s.ins[i].Sources[0], "markdown:")
+		if j := strings.LastIndexByte(src, ':'); j > 0 {
+			if s.isDir {
+				return src[:j] + " line " + src[j+1:]
+			}
+			return "line " + src[j+1:]
+		}
+	case len(s.ins[i].Sources) == 1:
+		return "turn " + s.ins[i].Sources[0]
+	}
+	return fmt.Sprintf("record %d", i+1)
+}
+
+// read reads the records, keeping them for where.
 func (s *importSource) read() ([]engine.Input, error) {
+	ins, err := s.readAll()
+	s.ins = ins
+	return ins, err
+}
+
+func (s *importSource) readAll() ([]engine.Input, error) {
 	fi, statErr := os.Stat(s.name)
 	isDir := statErr == nil && fi.IsDir()
+	s.isDir = isDir
 	if s.format == "" {
 		s.format = "jsonl"
 		switch {
@@ -109,16 +179,28 @@ func (s *importSource) read() ([]engine.Input, error) {
 	}
 	switch s.format {
 	case "jsonl":
-		return s.wrap(jsonl.Read(r))
+		ins, lines, err := jsonl.ReadNumbered(r)
+		s.lines = lines
+		return s.wrap(s.scoped(ins, err))
 	case "locomo":
 		convs, err := locomo.Read(r)
-		return s.wrap(locomoInputs(convs), err)
+		return s.wrap(s.scoped(locomoInputs(convs), err))
 	case "claude-code":
 		return s.wrap(claudeCodeInputs(r, s.scope))
 	case "markdown":
 		return s.wrap(markdownInputs(r, s.name, s.scope))
 	}
 	return nil, usageError{fmt.Sprintf("unknown format %q (want %s)", s.format, importFormats)}
+}
+
+// scoped puts the records in --scope, when given.
+func (s *importSource) scoped(ins []engine.Input, err error) ([]engine.Input, error) {
+	if s.scope != "" {
+		for i := range ins {
+			ins[i].Scope = s.scope
+		}
+	}
+	return ins, err
 }
 
 // wrap names the file in a read error.

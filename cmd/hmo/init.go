@@ -3,18 +3,26 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/spf13/cobra"
 )
 
-func runInit(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "init", "")
+func newInitCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "init [flags]",
+		Short: "create a store",
+		Long:  "Create a store (0700 directory, 0600 files). Running it on an existing store is harmless.",
+		Example: `  hmo init
+  hmo init --dir ~/work-memory --embedder ollama:nomic-embed-text`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runInit(cmd.Context(), env, &sf) },
 	}
-	if fs.NArg() > 0 {
-		return usageError{"init takes no arguments"}
-	}
+	sf.register(cmd.Flags(), withEmbedder)
+	return cmd
+}
+
+func runInit(_ context.Context, env *env, sf *storeFlags) (err error) {
 	e, err := sf.open(env)
 	if err != nil {
 		return err

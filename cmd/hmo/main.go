@@ -5,40 +5,15 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
-
-// command is one subcommand.
-type command struct {
-	summary string
-	run     func(ctx context.Context, env *env, args []string) error
-}
-
-var commands = map[string]command{
-	"init":    {"create a store", runInit},
-	"add":     {"remember one record", runAdd},
-	"import":  {"import records (jsonl, locomo, claude-code, markdown)", runImport},
-	"recall":  {"search memory", runRecall},
-	"get":     {"show one record", runGet},
-	"forget":  {"delete records for good (--purge: and compact, so no byte stays on disk)", runForget},
-	"compact": {"rewrite the store and its indexes without what deleted records left in the files", runCompact},
-	"stats":   {"describe the store", runStats},
-	"persona": {"show the persona profile and drift", runPersona},
-	"export":  {"write every record as JSONL or Markdown", runExport},
-	"eval":    {"measure retrieval on a benchmark (locomo)", runEval},
-	"version": {"print the version", runVersion},
-	"reindex": {"re-embed every record with another embedder", runReindex},
-	"doctor":  {"check the store and the local models", runDoctor},
-	"serve":   {"run the daemon: HTTP API on a socket and 127.0.0.1", runServe},
-	"mcp":     {"MCP server on stdio (or streamable HTTP)", runMCP},
-	"hook":    {"agent hook: hmo hook claude <event> (always exits 0)", runHook},
-}
 
 // env is what a subcommand may touch of the process.
 type env struct {
@@ -52,6 +27,12 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// exitError ends the command with an exit status, its message (if any)
+// already printed.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, &env{os.Stdin, os.Stdout, os.Stderr, os.Getenv}, os.Args[1:])
@@ -59,44 +40,68 @@ func main() {
 	os.Exit(code)
 }
 
+// run runs the command line args and returns the exit status: 0 on
+// success, 1 on an error, 2 on a bad command line.
 func run(ctx context.Context, env *env, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(env.stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	cmd, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(env.stderr, "hmo: unknown command %q\n", args[0])
-		usage(env.stderr)
-		return 2
-	}
-	err := cmd.run(ctx, env, args[1:])
+	root := newRoot(env)
+	root.SetArgs(goStyleFlags(root, args))
+	cmd, err := root.ExecuteContextC(ctx)
+	var ee exitError
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
+	case errors.As(err, &ee):
+		return ee.code
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(env.stderr, "hmo %s: %v\n", args[0], err)
+		fmt.Fprintf(env.stderr, "%s: %s\n", commandName(cmd), message(err))
 		return 2
 	default:
-		fmt.Fprintf(env.stderr, "hmo %s: %v\n", args[0], err)
+		fmt.Fprintf(env.stderr, "%s: %s\n", commandName(cmd), message(err))
 		return 1
 	}
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: hmo <command> [flags] [args]\n\ncommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+// commandName names cmd in messages: "hmo add", "hmo eval" (the
+// subcommand of hmo, not deeper), or "hmo".
+func commandName(cmd *cobra.Command) string {
+	if cmd == nil || !cmd.HasParent() {
+		return "hmo"
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	for cmd.Parent().HasParent() {
+		cmd = cmd.Parent()
 	}
-	fmt.Fprintln(w, "\nRun 'hmo <command> -h' for a command's flags. The store is in --dir, $HMO_DIR or the user's data directory.")
+	return "hmo " + cmd.Name()
+}
+
+// message is err's text with one prefix: the command's. The packages'
+// sentinel errors start with "hmo: ", which the command's name already
+// says.
+func message(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "hmo: ")
+	return strings.ReplaceAll(msg, ": hmo: ", ": ")
+}
+
+// goStyleFlags accepts the single-dash long flags of Go's flag package
+// (-dir, -json=true) that earlier versions took, by rewriting them to
+// --dir, --json=true when the command has a flag of that name.
+func goStyleFlags(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil {
+		return args
+	}
+	out := make([]string, len(args))
+	copy(out, args)
+	for i, a := range out {
+		if a == "--" {
+			break
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		name, _, _ := strings.Cut(a[1:], "=")
+		if len(name) > 1 && (cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil) {
+			out[i] = "-" + a
+		}
+	}
+	return out
 }

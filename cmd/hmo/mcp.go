@@ -10,37 +10,52 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
 
 	"github.com/hmo-dev/hmo/mcp"
 	"github.com/hmo-dev/hmo/server"
 )
 
-func runMCP(ctx context.Context, env *env, args []string) error {
-	fs := newFlags(env, "mcp", "")
+func newMCPCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	httpAddr := fs.String("http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio; needs the bearer token")
-	noDaemon := fs.Bool("no-daemon", false, "do not start the hmo daemon; open the store directly for each call")
-	if err := parse(fs, args); err != nil {
-		return err
+	var httpAddr string
+	var noDaemon bool
+	cmd := &cobra.Command{
+		Use:   "mcp [flags]",
+		Short: "MCP server on stdio (or streamable HTTP)",
+		Long: `Serve the memory tools over MCP: on stdio (what agent hosts run), or over streamable
+HTTP on a loopback address behind the store's bearer token. The hmo daemon is started
+on demand unless --no-daemon.`,
+		Example: `  hmo mcp
+  hmo mcp --http 127.0.0.1:8765
+  claude mcp add --scope user hmo -- hmo mcp`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCP(cmd.Context(), env, &sf, httpAddr, noDaemon)
+		},
 	}
-	if fs.NArg() != 0 {
-		return usageError{"mcp takes no arguments"}
-	}
-	c, dir, err := sf.connect(env, connectOptions{autostart: !*noDaemon, direct: true})
+	fs := cmd.Flags()
+	sf.register(fs, withMode)
+	fs.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio; needs the bearer token")
+	fs.BoolVar(&noDaemon, "no-daemon", false, "do not start the hmo daemon; open the store directly for each call")
+	return cmd
+}
+
+func runMCP(ctx context.Context, env *env, sf *storeFlags, httpAddr string, noDaemon bool) error {
+	c, dir, err := sf.connect(env, connectOptions{autostart: !noDaemon, direct: true})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	srv := mcp.NewServer(c, &mcp.Options{Version: buildVersion()})
-	if *httpAddr == "" {
+	if httpAddr == "" {
 		err := srv.Run(ctx, &sdk.StdioTransport{})
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
 		return err
 	}
-	return serveMCPHTTP(ctx, env, srv, dir, *httpAddr)
+	return serveMCPHTTP(ctx, env, srv, dir, httpAddr)
 }
 
 // serveMCPHTTP serves MCP over streamable HTTP on a loopback address,

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -31,11 +32,21 @@ type modelFlags struct {
 	enrichWait time.Duration
 }
 
-func (m *modelFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&m.host, "ollama-host", "", "Ollama server (default $OLLAMA_HOST or "+localllm.DefaultOllamaHost+")")
-	fs.StringVar(&m.chatModel, "chat-model", "", "Ollama chat model for the LLM steps, e.g. "+localllm.DefaultChatModel+" (default $"+envChatModel+"; none: embedded defaults)")
-	fs.StringVar(&m.embedder, "embedder", "", "embedder of a new store: static or ollama[:model] (default $"+envEmbedder+" or static; ollama alone means $"+envEmbedModel+" or "+localllm.DefaultEmbedModel+")")
-	fs.DurationVar(&m.enrichWait, "enrich-wait", defaultEnrichWait, "how long add and import wait for the LLM steps before leaving them to the next open")
+// register adds the model flags of the groups in which (see
+// storeFlags.register).
+func (m *modelFlags) register(fs *pflag.FlagSet, which int) {
+	if which&(withOllama|withChat|withEmbedder) != 0 {
+		fs.StringVar(&m.host, "ollama-host", "", "Ollama server (default $OLLAMA_HOST or "+localllm.DefaultOllamaHost+")")
+	}
+	if which&withChat != 0 {
+		fs.StringVar(&m.chatModel, "chat-model", "", "Ollama chat model for the LLM steps, e.g. "+localllm.DefaultChatModel+" (default $"+envChatModel+"; none: embedded defaults)")
+	}
+	if which&withEmbedder != 0 {
+		fs.StringVar(&m.embedder, "embedder", "", "embedder of a new store: static or ollama[:model] (default $"+envEmbedder+" or static; ollama alone means $"+envEmbedModel+" or "+localllm.DefaultEmbedModel+")")
+	}
+	if which&withEnrichWait != 0 {
+		fs.DurationVar(&m.enrichWait, "enrich-wait", defaultEnrichWait, "how long to wait for the LLM steps of what was stored before leaving them to the next open")
+	}
 }
 
 // resolve fills the flags' defaults from the environment.

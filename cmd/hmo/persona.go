@@ -1,19 +1,29 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
-func runPersona(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "persona", "")
+func newPersonaCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "persona [flags]",
+		Short: "show the persona profile and drift",
+		Example: `  hmo persona
+  hmo persona --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runPersona(env, &sf, asJSON) },
 	}
+	sf.register(cmd.Flags(), withChat)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runPersona(env *env, sf *storeFlags, asJSON bool) (err error) {
 	e, err := sf.open(env)
 	if err != nil {
 		return err
@@ -24,7 +34,7 @@ func runPersona(ctx context.Context, env *env, args []string) (err error) {
 		return fmt.Errorf("the store is open in flat mode: no persona")
 	}
 	prof := p.Profile()
-	if *asJSON {
+	if asJSON {
 		return writeJSON(env, map[string]any{
 			"profile": prof, "drift": p.Drift(), "gate_firings": p.Firings(), "updates": p.Updates(),
 			"anchor_time": p.AnchorTime(), "history": p.History(),

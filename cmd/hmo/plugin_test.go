@@ -33,6 +33,16 @@ func readJSON(t *testing.T, name string, v any) {
 	}
 }
 
+// isCommand reports whether name is a subcommand of hmo.
+func isCommand(name string) bool {
+	for _, c := range newRoot(&env{}).Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
 // checkCommand fails unless argv runs a real hmo subcommand.
 func checkCommand(t *testing.T, where string, argv []string) {
 	t.Helper()
@@ -40,7 +50,7 @@ func checkCommand(t *testing.T, where string, argv []string) {
 		t.Errorf("%s: command %q does not run hmo", where, argv)
 		return
 	}
-	if _, ok := commands[argv[1]]; !ok && !slices.Contains(pendingCommands, argv[1]) {
+	if !isCommand(argv[1]) && !slices.Contains(pendingCommands, argv[1]) {
 		t.Errorf("%s: %q is not an hmo subcommand", where, argv[1])
 	}
 	if argv[1] == "hook" && (len(argv) != 4 || argv[2] != "claude" || !slices.Contains(hook.Events, argv[3])) {

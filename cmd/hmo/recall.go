@@ -7,32 +7,51 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
-func runRecall(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "recall", "QUERY...")
-	var sf storeFlags
-	sf.register(fs)
-	var q engine.Query
-	var from, to string
-	asJSON := fs.Bool("json", false, "print JSON")
-	fs.IntVar(&q.K, "k", engine.DefaultK, "number of results")
-	fs.StringVar(&q.Scope, "scope", "", "only this scope")
-	fs.StringVar(&q.Session, "session", "", "only this session")
-	fs.StringVar(&from, "from", "", "only records at or after this time")
-	fs.StringVar(&to, "to", "", "only records before this time")
-	if err := parse(fs, args); err != nil {
-		return err
+// recallFlags are the flags of recall.
+type recallFlags struct {
+	store    storeFlags
+	q        engine.Query
+	from, to string
+	asJSON   bool
+}
+
+func newRecallCmd(env *env) *cobra.Command {
+	var f recallFlags
+	cmd := &cobra.Command{
+		Use:   "recall [flags] QUERY...",
+		Short: "search memory",
+		Long:  "Search memory: the records most relevant to the query, best first (id, score, tier, time, text).",
+		Example: `  hmo recall "what am I allergic to"
+  hmo recall "marathon training" -k 3 --session s3
+  hmo recall "flights" --from 2024-05-01 --to 2024-06-01 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRecall(cmd.Context(), env, &f, args) },
 	}
-	if q.Text = strings.Join(fs.Args(), " "); strings.TrimSpace(q.Text) == "" {
+	fs := cmd.Flags()
+	f.store.register(fs, withMode|withChat)
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
+	fs.IntVarP(&f.q.K, "k", "k", engine.DefaultK, "number of results")
+	fs.StringVar(&f.q.Scope, "scope", "", "only this scope")
+	fs.StringVar(&f.q.Session, "session", "", "only this session")
+	fs.StringVar(&f.from, "from", "", "only records at or after this time (RFC 3339 or a date)")
+	fs.StringVar(&f.to, "to", "", "only records before this time (RFC 3339 or a date)")
+	return cmd
+}
+
+func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (err error) {
+	sf, q := &f.store, f.q
+	if q.Text = strings.Join(args, " "); strings.TrimSpace(q.Text) == "" {
 		return usageError{"recall needs a query"}
 	}
-	if q.From, err = parseTime(from); err != nil {
+	if q.From, err = parseTime(f.from); err != nil {
 		return err
 	}
-	if q.To, err = parseTime(to); err != nil {
+	if q.To, err = parseTime(f.to); err != nil {
 		return err
 	}
 	var res []engine.Result
@@ -53,7 +72,7 @@ func runRecall(ctx context.Context, env *env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if f.asJSON {
 		return writeJSON(env, res)
 	}
 	for _, r := range res {

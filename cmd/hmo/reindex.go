@@ -4,19 +4,27 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo"
 )
 
-func runReindex(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "reindex", "--embedder static|ollama[:model]")
+func newReindexCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	if err := parse(fs, args); err != nil {
-		return err
+	cmd := &cobra.Command{
+		Use:   "reindex --embedder static|ollama[:model] [flags]",
+		Short: "re-embed every record with another embedder",
+		Long:  "Re-embed every record with another embedder. Progress is kept: an interrupted reindex resumes when run again.",
+		Example: `  hmo reindex --embedder ollama:nomic-embed-text
+  hmo reindex --embedder static`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runReindex(cmd.Context(), env, &sf) },
 	}
-	if fs.NArg() > 0 {
-		return usageError{"reindex takes no arguments"}
-	}
+	sf.register(cmd.Flags(), withEmbedder)
+	return cmd
+}
+
+func runReindex(ctx context.Context, env *env, sf *storeFlags) (err error) {
 	if sf.models.embedder == "" {
 		return usageError{"reindex needs --embedder static or --embedder ollama[:model]"}
 	}

@@ -6,44 +6,65 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/client"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/server"
+	"github.com/hmo-dev/hmo/ui"
 )
 
 // daemonLog is the daemon's log file in the store directory.
 const daemonLog = "serve.log"
 
-func runServe(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "serve", "")
-	var sf storeFlags
-	sf.register(fs)
-	addr := fs.String("addr", server.DefaultAddr, "loopback TCP address (port 0: any free port; '-': none)")
-	idle := fs.Duration("idle", 0, "stop after this long without a request (0: never)")
-	detach := fs.Bool("detach", false, "start the daemon in the background, logging to serve.log in the store, and return")
-	stop := fs.Bool("stop", false, "stop the daemon serving the store, and wait for it to exit")
-	if err := parse(fs, args); err != nil {
-		return err
+// serveFlags are the flags of serve.
+type serveFlags struct {
+	store        storeFlags
+	addr         string
+	idle         time.Duration
+	detach, stop bool
+}
+
+func newServeCmd(env *env) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "run the daemon: HTTP API on a socket and 127.0.0.1",
+		Long: `Run the daemon that owns the store and serves the HTTP API on the Unix socket hmo.sock in
+the store and on 127.0.0.1, behind the bearer token in the store's file "token".
+hmo mcp and hmo hook start it on demand.`,
+		Example: `  hmo serve                # in the foreground; Ctrl-C stops it
+  hmo serve --detach --idle 10m
+  hmo serve --stop`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), env, cmd, &f) },
 	}
-	if fs.NArg() != 0 {
-		return usageError{"serve takes no arguments"}
-	}
+	fs := cmd.Flags()
+	f.store.register(fs, withMode)
+	fs.StringVar(&f.addr, "addr", server.DefaultAddr, "loopback TCP address (port 0: any free port; '-': none)")
+	fs.DurationVar(&f.idle, "idle", 0, "stop after this long without a request (0: never)")
+	fs.BoolVar(&f.detach, "detach", false, "start the daemon in the background, logging to serve.log in the store, and return")
+	fs.BoolVar(&f.stop, "stop", false, "stop the daemon serving the store, and wait for it to exit")
+	return cmd
+}
+
+func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) (err error) {
+	sf, addr, idle := &f.store, &f.addr, &f.idle
 	dir, err := sf.path(env)
 	if err != nil {
 		return err
 	}
-	if *detach {
-		return detachServe(env, dir, args)
+	if f.detach {
+		return detachServe(env, dir, cmd)
 	}
-	if *stop {
-		return stopServe(ctx, env, &sf)
+	if f.stop {
+		return stopServe(ctx, env, sf)
 	}
 	m := engine.Mode(sf.mode)
 	if m != engine.ModeFlat && m != engine.ModeTiered {
@@ -51,13 +72,18 @@ func runServe(ctx context.Context, env *env, args []string) (err error) {
 	}
 	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout})
 	if errors.Is(err, engine.ErrLocked) {
-		return lostRace(ctx, env, &sf, err)
+		return lostRace(ctx, env, sf, err)
 	}
 	if err != nil {
 		return err
 	}
 	defer closeStore(e, &err)
-	srv, err := server.New(api.NewLocal(e), &server.Options{Dir: dir, Addr: *addr, Idle: *idle})
+	svc := api.NewLocal(e)
+	browser, err := ui.New(svc, &ui.Options{Persona: ui.EnginePersona(e)})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(svc, &server.Options{Dir: dir, Addr: *addr, Idle: *idle, UI: browser})
 	if err != nil {
 		return err
 	}
@@ -89,7 +115,7 @@ func lostRace(ctx context.Context, env *env, sf *storeFlags, err error) error {
 
 // detachServe launches "hmo serve" without --detach in a session of its
 // own and returns at once; the daemon is adopted by init.
-func detachServe(env *env, dir string, args []string) error {
+func detachServe(env *env, dir string, cmd *cobra.Command) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -97,13 +123,14 @@ func detachServe(env *env, dir string, args []string) error {
 	if err != nil {
 		return err
 	}
-	rest := slices.DeleteFunc(slices.Clone(args), func(a string) bool {
-		return strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-") == "detach"
+	// The daemon gets the flags given, but --detach, and the store's path.
+	args := []string{"serve", "--dir", dir}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name != "detach" && f.Name != "dir" {
+			args = append(args, "--"+f.Name+"="+f.Value.String())
+		}
 	})
-	if !slices.Contains(rest, "--dir") && !slices.Contains(rest, "-dir") {
-		rest = append(rest, "--dir", dir)
-	}
-	pid, err := client.Detach(exe, append([]string{"serve"}, rest...), filepath.Join(dir, daemonLog))
+	pid, err := client.Detach(exe, args, filepath.Join(dir, daemonLog))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
@@ -23,14 +25,24 @@ func printTiers(env *env, records int, ts engine.TierStats) {
 		ts.Queries, 100*share(ts.Served[1]), 100*share(ts.Served[2]), 100*share(ts.Served[3]), float64(ts.Scored)/float64(ts.Queries), ts.Firings)
 }
 
-func runStats(ctx context.Context, env *env, args []string) (err error) {
-	fs := newFlags(env, "stats", "")
+func newStatsCmd(env *env) *cobra.Command {
 	var sf storeFlags
-	sf.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
-		return err
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats [flags]",
+		Short: "describe the store",
+		Long:  "Describe the store: records, sessions, scopes, indexes, tiers and how the tier walk served queries, the LLM steps.",
+		Example: `  hmo stats
+  hmo stats --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runStats(cmd.Context(), env, &sf, asJSON) },
 	}
+	sf.register(cmd.Flags(), withChat)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func runStats(ctx context.Context, env *env, sf *storeFlags, asJSON bool) (err error) {
 	var s engine.Stats
 	var ts engine.TierStats
 	daemon := 0
@@ -52,7 +64,7 @@ func runStats(ctx context.Context, env *env, args []string) (err error) {
 		}
 		ts = e.TierStats()
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(env, api.StatsResponse{Stats: s, Tiers: ts})
 	}
 	fmt.Fprintf(env.stdout, "store:      %s (schema %d, %.1f MiB on disk)\n", s.Dir, s.Schema, float64(s.DiskBytes)/(1<<20))

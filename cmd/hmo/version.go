@@ -1,14 +1,22 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 )
 
-func runVersion(ctx context.Context, env *env, args []string) error {
-	fmt.Fprintf(env.stdout, "hmo %s\n", buildVersion())
-	return nil
+func newVersionCmd(env *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "print the version",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintf(env.stdout, "hmo %s\n", buildVersion())
+			return nil
+		},
+	}
 }
 
 // buildVersion is the module version hmo was built from.
