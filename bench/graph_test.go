@@ -119,3 +119,74 @@ func BenchmarkGraphParams(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInt8 compares the vecfile formats on the scale store's own
+// vectors: recall@10 of the int8 rows against the float32 rows over 200
+// queries, and the median scan time of each.
+//
+//	HMO_BENCH_DIR=... go test -run '^$' -bench Int8 -benchtime 1x ./bench/
+func BenchmarkInt8(b *testing.B) {
+	base := os.Getenv(envBenchDir)
+	matches, _ := filepath.Glob(filepath.Join(base, "scale2-*", engine.VectorDir))
+	if base == "" || len(matches) == 0 {
+		b.Skip("SKIPPED LOUDLY: set HMO_BENCH_DIR to the directory of a scale store (BenchmarkScale builds it)")
+	}
+	f32, err := vecfile.Open(matches[0], &vecfile.Options{Dims: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f32.Close()
+	i8, err := vecfile.Open(b.TempDir(), &vecfile.Options{Dims: 100, Format: vecfile.Int8})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer i8.Close()
+	var docs []engine.VectorDoc
+	f32.Range(func(id uint64, v []float32) bool {
+		docs = append(docs, engine.VectorDoc{ID: id, Vector: slices.Clone(v)})
+		return true
+	})
+	if err := i8.Apply(docs, nil, 1); err != nil {
+		b.Fatal(err)
+	}
+	emb, err := localllm.NewStatic(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs, err := emb.Embed(context.Background(), synth.Queries(23, 150))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 50 {
+		qs = append(qs, docs[(i*7919)%len(docs)].Vector)
+	}
+	var sum float64
+	var tf, ti []time.Duration
+	for _, q := range qs {
+		t0 := time.Now()
+		want, err := f32.Search(q, 10)
+		tf = append(tf, time.Since(t0))
+		if err != nil {
+			continue
+		}
+		t0 = time.Now()
+		got, err := i8.Search(q, 10)
+		ti = append(ti, time.Since(t0))
+		if err != nil {
+			b.Fatal(err)
+		}
+		hit := 0
+		for _, h := range got {
+			if slices.ContainsFunc(want, func(w engine.VectorHit) bool { return w.ID == h.ID }) {
+				hit++
+			}
+		}
+		sum += float64(hit) / float64(len(want))
+	}
+	slices.Sort(tf)
+	slices.Sort(ti)
+	b.ReportMetric(float64(len(docs)), "vectors")
+	b.ReportMetric(sum/float64(len(ti)), "int8-recall@10")
+	b.ReportMetric(ms(tf[len(tf)/2]), "float32-scan-median-ms")
+	b.ReportMetric(ms(ti[len(ti)/2]), "int8-scan-median-ms")
+}
