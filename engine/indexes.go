@@ -22,8 +22,15 @@ const (
 const syncChunk = 2048
 
 // vectorBacklog is how many checkpoints' worth of changes may wait for a
-// vector index that is not open before a checkpoint opens it.
-const vectorBacklog = 8
+// vector index that is not open before a checkpoint opens it. The index is
+// a memory-mapped file: keeping it current costs no heap, and spares the
+// first archive query a long catch-up after an import.
+const vectorBacklog = 1
+
+// closeBacklog is the number of changes a vector index that is not open
+// may miss when the store closes; above it, Close opens it and catches it
+// up, so that the next process's first archive query does not.
+const closeBacklog = 1024
 
 // openIndexes opens the text index. The vector index of the archive opens
 // on first use (openVector): a process that is served by the tiers never

@@ -199,7 +199,13 @@ func (e *Engine) Close() error {
 	e.stopEnricher()
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
-	err := e.syncIndexes()
+	var err error
+	if e.vec == nil && e.sinceCheckpoint > closeBacklog {
+		err = e.openVector()
+	}
+	if err == nil {
+		err = e.syncIndexes()
+	}
 	if err == nil {
 		err = e.checkpoint()
 	}
