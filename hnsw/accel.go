@@ -79,9 +79,9 @@ type Accelerated struct {
 	pendMu  sync.Mutex // guards pending
 	pending []uint64   // deletions not yet applied to ann
 
-	kick chan struct{} // wakes the builder
-	stop chan struct{} // closed by Close
-	done chan struct{} // closed when the builder returns
+	kick  chan struct{} // wakes the builder
+	stop  chan struct{} // closed by Close
+	done  chan struct{} // closed when the builder returns
 	errMu sync.Mutex
 	err   error // the builder's last error, for Close
 }
