@@ -104,13 +104,7 @@ func BenchmarkGraphParams(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				hit := 0
-				for _, h := range got {
-					if slices.ContainsFunc(want, func(w engine.VectorHit) bool { return w.ID == h.ID }) {
-						hit++
-					}
-				}
-				sum += float64(hit) / float64(len(want))
+				sum += overlap(got, want)
 			}
 			slices.Sort(lat)
 			b.ReportMetric(float64(len(docs))/build.Seconds(), "build-vec/s")
@@ -175,13 +169,7 @@ func BenchmarkInt8(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		hit := 0
-		for _, h := range got {
-			if slices.ContainsFunc(want, func(w engine.VectorHit) bool { return w.ID == h.ID }) {
-				hit++
-			}
-		}
-		sum += float64(hit) / float64(len(want))
+		sum += overlap(got, want)
 	}
 	slices.Sort(tf)
 	slices.Sort(ti)
@@ -189,4 +177,15 @@ func BenchmarkInt8(b *testing.B) {
 	b.ReportMetric(sum/float64(len(ti)), "int8-recall@10")
 	b.ReportMetric(ms(tf[len(tf)/2]), "float32-scan-median-ms")
 	b.ReportMetric(ms(ti[len(ti)/2]), "int8-scan-median-ms")
+}
+
+// overlap is the share of want's ids found in got.
+func overlap(got, want []engine.VectorHit) float64 {
+	hit := 0
+	for _, h := range got {
+		if slices.ContainsFunc(want, func(w engine.VectorHit) bool { return w.ID == h.ID }) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(max(len(want), 1))
 }
