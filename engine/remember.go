@@ -60,6 +60,7 @@ func (e *Engine) commitInputs(ctx context.Context, ins []Input) ([]uint64, error
 	}
 	var ids []uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
+		packAppends(tx)
 		var err error
 		ids, err = e.putInputs(ctx, tx, ins)
 		if err != nil {
@@ -74,6 +75,22 @@ func (e *Engine) commitInputs(ctx context.Context, ins []Input) ([]uint64, error
 		e.corpus.Forget(texts)
 	}
 	return ids, err
+}
+
+// appendFill is the page fill of the buckets new records append to, in
+// key order: records, vectors and the change log by id or sequence, the
+// time index by event time (mostly), next links by the previous id.
+// bbolt splits a full page in half by default (FillPercent 0.5), which
+// leaves every page of an append-only bucket half empty.
+const appendFill = 0.95
+
+// packAppends sets the page fill of the append-only buckets for tx.
+func packAppends(tx *bolt.Tx) {
+	for _, name := range [][]byte{bucketRecords, bucketVectors, bucketChanges, bucketByTime, bucketNext} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = appendFill
+		}
+	}
 }
 
 func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uint64, error) {
