@@ -38,7 +38,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 type viewDoc struct {
 	rec  Record
 	vec  []float32
-	text string // the indexed text (record with its context)
+	text TextDoc // the indexed document
 }
 
 // vec returns the vector of a record in the view.
@@ -68,7 +68,7 @@ func (v *view) add(docs []viewDoc) error {
 			v.ids = append(v.ids, d.rec.ID)
 			v.mat = append(v.mat, d.vec...)
 		}
-		tds[i] = TextDoc{ID: d.rec.ID, Text: d.text, Scope: d.rec.Scope, Session: d.rec.Session, Time: d.rec.Time}
+		tds[i] = d.text
 	}
 	if len(tds) < parallelViewDocs {
 		if v.also != nil {
