@@ -83,12 +83,20 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 	}
 	if o.OpenVectorIndex == nil {
 		o.OpenVectorIndex = OpenVectorIndex
+		if o.ReadOnly {
+			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+				return vecfile.Open(dir, &vecfile.Options{Dims: dims, ReadOnly: true})
+			}
+		}
 	}
 	if o.NewTierTextIndex == nil {
 		o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemory("") }
 	}
 	if o.OpenTextIndex == nil {
-		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, &fts.Options{AsyncPersist: true}) }
+		ro := o.ReadOnly
+		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) {
+			return fts.Open(dir, &fts.Options{ReadOnly: ro, AsyncPersist: false})
+		}
 	}
 	return engine.Open(dir, &o)
 }

@@ -99,7 +99,6 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64,
 	var observed []string
 	var created []uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
-		packAppends(tx)
 		observed, created = nil, nil
 		if b.Key != "" {
 			var err error
@@ -128,22 +127,6 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64,
 		return nil, nil, err
 	}
 	return out, created, nil
-}
-
-// appendFill is the page fill of the buckets new records append to, in
-// key order: records, vectors and the change log by id or sequence, the
-// time index by event time (mostly), next links by the previous id.
-// bbolt splits a full page in half by default (FillPercent 0.5), which
-// leaves every page of an append-only bucket half empty.
-const appendFill = 0.95
-
-// packAppends sets the page fill of the append-only buckets for tx.
-func packAppends(tx *bolt.Tx) {
-	for _, name := range [][]byte{bucketRecords, bucketVectors, bucketChanges, bucketByTime, bucketNext} {
-		if b := tx.Bucket(name); b != nil {
-			b.FillPercent = appendFill
-		}
-	}
 }
 
 // putInputs stores ins and returns the outcome per input, the ids

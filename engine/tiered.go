@@ -353,6 +353,9 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 // held.
 func (e *Engine) flushTiers() error {
 	ts := e.tiers
+	if e.opts.ReadOnly {
+		return nil // accesses of a read-only open stay in memory
+	}
 	if len(ts.dirty) == 0 && !ts.counted {
 		return nil
 	}
@@ -528,6 +531,9 @@ func (e *Engine) putPersona(tx *bolt.Tx) error {
 }
 
 func (e *Engine) persistPersona() error {
+	if e.opts.ReadOnly {
+		return nil
+	}
 	return e.db.Update(e.putPersona)
 }
 

@@ -12,4 +12,5 @@ var (
 	ErrZeroVector   = errors.New("vecfile: zero vector")
 	ErrInvalidK     = errors.New("vecfile: k must be positive")
 	ErrOptions      = errors.New("vecfile: invalid options")
+	ErrReadOnly     = errors.New("vecfile: index is open read-only")
 )

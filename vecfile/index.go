@@ -70,8 +70,10 @@ func Open(dir string, opts *Options) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("vecfile: open: %w", err)
+	if !o.ReadOnly {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("vecfile: open: %w", err)
+		}
 	}
 	x := &Index{dir: dir, opts: o, extra: map[uint64]int{}}
 	if err := x.open(); err != nil {
@@ -85,10 +87,18 @@ func (x *Index) rowBytes() int { return x.opts.Dims * x.opts.Format.elemSize() }
 
 func (x *Index) open() (err error) {
 	defer recoverTo("open", &err)
-	if x.slotsF, err = os.OpenFile(filepath.Join(x.dir, slotsName), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	flag := os.O_RDWR | os.O_CREATE
+	if x.opts.ReadOnly {
+		flag = os.O_RDONLY
+		if _, err := os.Stat(filepath.Join(x.dir, slotsName)); errors.Is(err, os.ErrNotExist) {
+			// Never written: an empty index, behind every record.
+			return nil
+		}
+	}
+	if x.slotsF, err = os.OpenFile(filepath.Join(x.dir, slotsName), flag, 0o600); err != nil {
 		return err
 	}
-	if x.matF, err = os.OpenFile(filepath.Join(x.dir, matrixName), os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	if x.matF, err = os.OpenFile(filepath.Join(x.dir, matrixName), flag, 0o600); err != nil {
 		return err
 	}
 	st, err := x.slotsF.Stat()
@@ -96,6 +106,9 @@ func (x *Index) open() (err error) {
 		return err
 	}
 	if st.Size() == 0 {
+		if x.opts.ReadOnly {
+			return fmt.Errorf("%w: empty slots file", ErrCorrupt)
+		}
 		return x.create()
 	}
 	page := make([]byte, pageSize)
@@ -206,7 +219,7 @@ func (x *Index) mapFiles(slotsSize, matSize int) error {
 			return err
 		}
 		size := int(st.Size())
-		if size < m.need {
+		if size < m.need && !x.opts.ReadOnly {
 			size = (m.need + growStep - 1) / growStep * growStep
 			if err := m.f.Truncate(int64(size)); err != nil {
 				return err
@@ -337,6 +350,9 @@ func (x *Index) Apply(adds []engine.VectorDoc, deletes []uint64, watermark uint6
 	if x.closed {
 		return ErrClosed
 	}
+	if x.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	type inPlace struct {
 		row int
 		e   *encoded
@@ -449,7 +465,7 @@ func (x *Index) Save() (err error) {
 }
 
 func (x *Index) save() error {
-	if x.version == x.saved {
+	if x.version == x.saved || x.opts.ReadOnly {
 		return nil
 	}
 	if err := x.matF.Sync(); err != nil {
@@ -490,6 +506,9 @@ func (x *Index) Compact(context.Context) (err error) {
 	defer x.applyMu.Unlock()
 	if x.closed {
 		return ErrClosed
+	}
+	if x.opts.ReadOnly {
+		return ErrReadOnly
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -768,7 +787,7 @@ func (x *Index) Close() (err error) {
 	// The files grew ahead of their rows: give the space back.
 	errs := []error{err, unmap(x.slots), unmap(x.mat)}
 	x.slots, x.mat = nil, nil
-	if err == nil {
+	if err == nil && !x.opts.ReadOnly {
 		errs = append(errs, x.slotsF.Truncate(int64(pageSize+x.n*slotSize)), x.matF.Truncate(int64(pageSize+x.n*x.rowBytes())))
 	}
 	return errors.Join(append(errs, x.release())...)

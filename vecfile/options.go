@@ -54,6 +54,10 @@ type Options struct {
 	// which Apply rewrites the files without them. Default
 	// DefaultCompactRatio; 1 never compacts.
 	CompactRatio float64
+	// ReadOnly opens the files for reading only: Apply and Compact fail
+	// with ErrReadOnly, Save and Close write nothing, and a missing index
+	// is an error instead of being created. Default false.
+	ReadOnly bool
 	// SkipVerify skips the checksum of the rows at Open (it reads both
 	// files once: about 4 ms per 100K 100-d rows from the page cache).
 	// Default false.
