@@ -531,3 +531,57 @@ func TestCloseTrims(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadOnly: a read-only index answers from the files, refuses
+// changes and writes nothing; a missing one is empty.
+func TestReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	x := open(t, dir, nil)
+	ds := docs(1, 100)
+	if err := x.Apply(ds, nil, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stat := func() string {
+		var s string
+		for _, n := range []string{"slots", "matrix"} {
+			fi, err := os.Stat(filepath.Join(dir, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s += fmt.Sprint(fi.Size(), fi.ModTime().UnixNano())
+		}
+		return s
+	}
+	before := stat()
+	ro := open(t, dir, &vecfile.Options{Dims: dims, ReadOnly: true})
+	if ro.Len() != 100 || ro.Watermark() != 7 {
+		t.Fatalf("read-only: len %d watermark %d", ro.Len(), ro.Watermark())
+	}
+	if got, err := ro.Search(ds[3].Vector, 1); err != nil || len(got) != 1 || got[0].ID != 4 {
+		t.Fatalf("read-only search: %v %v", got, err)
+	}
+	if err := ro.Apply(docs(2, 1), nil, 8); !errors.Is(err, vecfile.ErrReadOnly) {
+		t.Fatalf("Apply: %v, want ErrReadOnly", err)
+	}
+	if err := ro.Compact(context.Background()); !errors.Is(err, vecfile.ErrReadOnly) {
+		t.Fatalf("Compact: %v, want ErrReadOnly", err)
+	}
+	if err := ro.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := stat(); after != before {
+		t.Fatal("a read-only index changed its files")
+	}
+	missing := filepath.Join(t.TempDir(), "none")
+	empty := open(t, missing, &vecfile.Options{Dims: dims, ReadOnly: true})
+	defer empty.Close()
+	if empty.Len() != 0 || empty.Watermark() != 0 {
+		t.Fatal("missing read-only index is not empty")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a read-only open created %s", missing)
+	}
+}
