@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/eval"
 )
@@ -132,6 +134,13 @@ func TestFlagsAfterArguments(t *testing.T) {
 				t.Errorf("hook claude Stop --timeout soon: %v; want the bad flag reported, exit 0", r)
 			}
 		}},
+		{"list", "", []string{"list", "--session", "s2", "--role", "user", "--limit", "2", "--json", "--dir", dir}, 0, func(t *testing.T, r result) {
+			var page api.ListResponse
+			decode(t, r.stdout, &page)
+			if len(page.Memories) != 2 || page.Memories[0].Session != "s2" || page.Memories[1].Role != "user" || page.NextCursor == "" {
+				t.Errorf("list --session s2 --role user --limit 2 --json: %+v", page)
+			}
+		}},
 		{"version", "", []string{"version"}, 0, func(t *testing.T, r result) {
 			if !strings.HasPrefix(r.stdout, "hmo ") {
 				t.Errorf("version: %v", r)
@@ -240,5 +249,43 @@ func TestCompletion(t *testing.T) {
 	}
 	if r := hmoRun(t, "", "completion", "tcsh"); r.code != 2 {
 		t.Errorf("completion tcsh: %v; want exit 2", r)
+	}
+}
+
+// TestJSONEverywhere runs every command that reports something with
+// --json: its stdout must be one JSON value, and nothing else.
+func TestJSONEverywhere(t *testing.T) {
+	dir := newStore(t)
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	tests := [][]string{
+		{"init", "--dir", fresh},
+		{"add", "a note", "--dir", dir},
+		{"import", conversation, "--dir", fresh},
+		{"recall", "cat", "--dir", dir},
+		{"list", "--dir", dir},
+		{"get", "1", "--dir", dir},
+		{"forget", "2", "3", "--dir", dir},
+		{"forget", "4", "--purge", "--dir", dir},
+		{"compact", "--dir", dir},
+		{"stats", "--dir", dir},
+		{"persona", "--dir", dir},
+		{"reindex", "--embedder", "static", "--dir", dir},
+		{"doctor", "--dir", dir, "--ollama-host", "127.0.0.1:1"},
+		{"serve", "--stop", "--dir", dir},
+		{"version"},
+		{"eval", "locomo", "../../locomo/testdata/small.json", "--only", "text", "--workdir", t.TempDir()},
+	}
+	for _, args := range tests {
+		t.Run(args[0], func(t *testing.T) {
+			r := hmoRun(t, "", append(args, "--json")...)
+			if r.code != 0 {
+				t.Fatalf("hmo %s --json: %v", strings.Join(args, " "), r)
+			}
+			var v any
+			dec := json.NewDecoder(strings.NewReader(r.stdout))
+			if err := dec.Decode(&v); err != nil || dec.More() || v == nil {
+				t.Errorf("hmo %s --json: stdout is not one JSON value (%v):\n%s", strings.Join(args, " "), err, r.stdout)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,7 @@ func TestDaemonServesClients(t *testing.T) {
 		{[]string{"recall", "--dir", dir, "-k", "1", "where is the cache"}, "~/.cache/tides"},
 		{[]string{"get", "--dir", dir, "1"}, "NOAA harmonic"},
 		{[]string{"stats", "--dir", dir}, "hmo daemon, pid"},
+		{[]string{"list", "--dir", dir, "--reverse", "--limit", "1"}, "~/.cache/tides"},
 	}
 	for _, s := range steps {
 		start := time.Now()
@@ -224,5 +226,56 @@ func TestHookStateLivesInTheStore(t *testing.T) {
 		if strings.Contains(s, `"records": 0`) || !strings.Contains(s, `"records"`) {
 			t.Errorf("store %d after Stop: stats %s; want the transcript's turns", i+1, s)
 		}
+	}
+}
+
+// TestServeDetach checks that serve --detach returns once the daemon
+// answers, and that with a daemon already running it reports that
+// daemon's pid instead of starting one that exits at once.
+func TestServeDetach(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	r := execHMO(t, "", nil, "serve", "--detach", "--dir", dir, "--idle", "2m")
+	t.Cleanup(func() { stopDaemon(t, dir) })
+	pid, err := strconv.Atoi(strings.TrimSpace(r.stdout))
+	if r.code != 0 || err != nil {
+		t.Fatalf("serve --detach: %v", r)
+	}
+	// No wait: the daemon must already answer.
+	info, err := server.ReadInfo(dir)
+	if err != nil || info.PID != pid {
+		t.Fatalf("right after serve --detach: serve.json %+v, %v; want pid %d", info, err, pid)
+	}
+	if r := execHMO(t, "", nil, "stats", "--dir", dir); !strings.Contains(r.stdout, fmt.Sprintf("hmo daemon, pid %d", pid)) {
+		t.Errorf("stats right after serve --detach: %v; want it served by pid %d", r, pid)
+	}
+	// Again: the running daemon is reported, truthfully.
+	r = execHMO(t, "", nil, "serve", "--detach", "--dir", dir)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != strconv.Itoa(pid) || !strings.Contains(r.stderr, fmt.Sprintf("daemon pid %d already serves", pid)) {
+		t.Errorf("serve --detach with a daemon running: %v; want pid %d reported as already serving", r, pid)
+	}
+	var d struct {
+		PID     int  `json:"pid"`
+		Started bool `json:"started"`
+	}
+	r = execHMO(t, "", nil, "serve", "--detach", "--json", "--dir", dir)
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.PID != pid || d.Started {
+		t.Errorf("serve --detach --json with a daemon running: %v (%v); want pid %d, started false", r, err, pid)
+	}
+	if proctest.Supported() {
+		n := 0
+		for _, p := range proctest.Running(hmoBinary(t)) {
+			if strings.Contains(p.Cmdline, dir) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d hmo processes serve %s, want the one daemon", n, dir)
+		}
+	}
+	// A daemon that cannot start: the launcher says so, with its log.
+	bad := filepath.Join(t.TempDir(), "bad")
+	r = execHMO(t, "", nil, "serve", "--detach", "--dir", bad, "--addr", "192.0.2.1:0")
+	if r.code != 1 || !strings.Contains(r.stderr, "exited before it answered") || !strings.Contains(r.stderr, "loopback") {
+		t.Errorf("serve --detach of a daemon that fails: %v; want exit 1 with the daemon's log", r)
 	}
 }

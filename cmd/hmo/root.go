@@ -39,6 +39,7 @@ func newRoot(env *env) *cobra.Command {
 one store per user, tiered recall (HMO), local models through Ollama.`,
 		Example: `  hmo add "I'm allergic to shellfish" --scope me
   hmo recall "what am I allergic to" -k 3
+  hmo list --scope me --reverse --limit 10
   hmo import notes.jsonl
   hmo serve --detach`,
 		Version:       buildVersion(),
@@ -73,6 +74,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newAddCmd(env),
 		newImportCmd(env),
 		newRecallCmd(env),
+		newListCmd(env),
 		newGetCmd(env),
 		newForgetCmd(env),
 		newCompactCmd(env),
