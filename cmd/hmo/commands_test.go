@@ -182,12 +182,12 @@ func TestPerCommandFlags(t *testing.T) {
 		has  []string
 		lack []string
 	}{
-		{"init", []string{"--dir", "--embedder"}, []string{"--mode", "--enrich-wait", "--json", "--chat-model"}},
+		{"init", []string{"--dir", "--embedder", "--json"}, []string{"--mode", "--enrich-wait", "--chat-model"}},
 		{"get", []string{"--dir", "--json"}, []string{"--enrich-wait", "--mode", "--embedder"}},
 		{"add", []string{"--scope", "--enrich-wait", "--chat-model"}, []string{"--mode", "-k"}},
 		{"recall", []string{"--mode", "-k", "--from"}, []string{"--enrich-wait", "--embedder", "--purge"}},
 		{"forget", []string{"--purge"}, []string{"--mode", "--enrich-wait", "--chat-model"}},
-		{"serve", []string{"--detach", "--idle", "--mode"}, []string{"--enrich-wait", "--json"}},
+		{"serve", []string{"--detach", "--idle", "--mode"}, []string{"--enrich-wait", "--embedder"}},
 	}
 	for _, tt := range tests {
 		r := hmoRun(t, "", tt.cmd, "--help")
