@@ -248,6 +248,12 @@ func TestServeDetach(t *testing.T) {
 	if r := execHMO(t, "", nil, "stats", "--dir", dir); !strings.Contains(r.stdout, fmt.Sprintf("hmo daemon, pid %d", pid)) {
 		t.Errorf("stats right after serve --detach: %v; want it served by pid %d", r, pid)
 	}
+	// The daemon logs with slog to serve.log: info by default off a
+	// terminal, so no request lines.
+	logged, err := os.ReadFile(filepath.Join(dir, "serve.log"))
+	if err != nil || !strings.Contains(string(logged), fmt.Sprintf("level=INFO msg=serving pid=%d", pid)) || strings.Contains(string(logged), "msg=request") {
+		t.Errorf("serve.log (%v):\n%s\nwant the start at level INFO and no request lines", err, logged)
+	}
 	// Again: the running daemon is reported, truthfully.
 	r = execHMO(t, "", nil, "serve", "--detach", "--dir", dir)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != strconv.Itoa(pid) || !strings.Contains(r.stderr, fmt.Sprintf("daemon pid %d already serves", pid)) {
@@ -272,6 +278,9 @@ func TestServeDetach(t *testing.T) {
 			t.Errorf("%d hmo processes serve %s, want the one daemon", n, dir)
 		}
 	}
+	if r := execHMO(t, "", nil, "serve", "--dir", unusedDir(t), "--log-level", "loud"); r.code != 2 || !strings.Contains(r.stderr, `--log-level "loud"`) {
+		t.Errorf("serve --log-level loud: %v; want exit 2", r)
+	}
 	// A daemon that cannot start: the launcher says so, with its log.
 	bad := filepath.Join(t.TempDir(), "bad")
 	r = execHMO(t, "", nil, "serve", "--detach", "--dir", bad, "--addr", "192.0.2.1:0")
@@ -279,3 +288,6 @@ func TestServeDetach(t *testing.T) {
 		t.Errorf("serve --detach of a daemon that fails: %v; want exit 1 with the daemon's log", r)
 	}
 }
+
+// unusedDir is a store directory for a command that must fail before using it.
+func unusedDir(t *testing.T) string { return filepath.Join(t.TempDir(), "unused") }

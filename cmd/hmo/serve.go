@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -30,6 +31,8 @@ type serveFlags struct {
 	idle         time.Duration
 	detach, stop bool
 	asJSON       bool
+	logLevel     string
+	logFormat    string
 }
 
 func newServeCmd(env *env) *cobra.Command {
@@ -52,6 +55,8 @@ hmo mcp and hmo hook start it on demand.`,
 	fs.DurationVar(&f.idle, "idle", 0, "stop after this long without a request (0: never)")
 	fs.BoolVar(&f.detach, "detach", false, "start the daemon in the background, logging to serve.log in the store, and return")
 	fs.BoolVar(&f.asJSON, "json", false, "with --detach or --stop: print the result as JSON")
+	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug (every request), info, warn or error (default warn on a terminal, else info)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&f.stop, "stop", false, "stop the daemon serving the store, and wait for it to exit")
 	return cmd
 }
@@ -72,39 +77,66 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return usageError{fmt.Sprintf("--mode %q: want flat or tiered", sf.mode)}
 	}
+	log, err := f.logger(env)
+	if err != nil {
+		return err
+	}
 	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout})
 	if errors.Is(err, engine.ErrLocked) {
-		return lostRace(ctx, env, sf, err)
+		return lostRace(ctx, env, sf, log, err)
 	}
 	if err != nil {
 		return err
 	}
 	defer closeStore(e, &err)
-	srv, err := server.New(api.NewLocal(e), &server.Options{Dir: dir, Addr: *addr, Idle: *idle})
+	srv, err := server.New(api.NewLocal(e), &server.Options{Dir: dir, Addr: *addr, Idle: *idle, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, srv.Close()) }()
-	info, err := srv.Start()
-	if err != nil {
+	if _, err := srv.Start(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stderr, "hmo serve: pid %d, store %s, socket %s, http://%s (token in %s)\n",
-		info.PID, dir, info.Socket, info.Addr, filepath.Join(dir, server.TokenFile))
+	log.Info("token", "file", filepath.Join(dir, server.TokenFile))
 	select {
 	case <-ctx.Done():
-		fmt.Fprintln(env.stderr, "hmo serve: stopping")
+		log.Info("stopping", "reason", "signal")
 	case <-srv.Done():
-		fmt.Fprintf(env.stderr, "hmo serve: idle for %s, stopping\n", *idle)
+		log.Info("stopping", "reason", "idle", "idle", *idle)
 	}
 	return nil
 }
 
+// logger is the daemon's log on stderr (serve.log when detached): quiet
+// (warnings and errors) on a terminal, info elsewhere, unless --log-level.
+func (f *serveFlags) logger(env *env) (*slog.Logger, error) {
+	var level slog.Level
+	switch f.logLevel {
+	case "":
+		level = slog.LevelInfo
+		if isTerminal(env.stderr) {
+			level = slog.LevelWarn
+		}
+	case "debug", "info", "warn", "error":
+		level.UnmarshalText([]byte(f.logLevel))
+	default:
+		return nil, usageError{fmt.Sprintf("--log-level %q: want debug, info, warn or error", f.logLevel)}
+	}
+	o := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(env.stderr, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(env.stderr, o)), nil
+	}
+	return nil, usageError{fmt.Sprintf("--log-format %q: want text or json", f.logFormat)}
+}
+
 // lostRace handles a store held by another process: when that is a
 // daemon, this one is not needed and exits cleanly.
-func lostRace(ctx context.Context, env *env, sf *storeFlags, err error) error {
+func lostRace(ctx context.Context, env *env, sf *storeFlags, log *slog.Logger, err error) error {
 	if _, pid := sf.runningDaemon(ctx, env); pid != 0 {
-		fmt.Fprintf(env.stderr, "hmo serve: daemon pid %d already serves this store\n", pid)
+		log.Info("not needed: another daemon serves the store", "pid", pid)
 		return nil
 	}
 	return err
