@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -287,5 +288,23 @@ func TestJSONEverywhere(t *testing.T) {
 				t.Errorf("hmo %s --json: stdout is not one JSON value (%v):\n%s", strings.Join(args, " "), err, r.stdout)
 			}
 		})
+	}
+}
+
+// TestManPages checks that hmo man writes a page per command.
+func TestManPages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man")
+	mustRun(t, "", "man", dir)
+	for _, c := range newRoot(&env{}).Commands() {
+		if !c.IsAvailableCommand() {
+			continue // help
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "hmo-"+c.Name()+".1"))
+		if err != nil || !strings.Contains(string(b), `.TH "HMO" "1"`) || !strings.Contains(string(b), c.Short[:10]) {
+			t.Errorf("man page of %s: %v\n%.300s", c.Name(), err, b)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hmo-recall.1")); err != nil || !strings.Contains(string(b), `\fB--scope\fP`) {
+		t.Errorf("hmo-recall.1 lacks --scope: %v", err)
 	}
 }

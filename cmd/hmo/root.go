@@ -88,6 +88,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newServeCmd(env),
 		newMCPCmd(env),
 		newHookCmd(env),
+		newManCmd(env),
 	)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
