@@ -291,3 +291,34 @@ func TestServeDetach(t *testing.T) {
 
 // unusedDir is a store directory for a command that must fail before using it.
 func unusedDir(t *testing.T) string { return filepath.Join(t.TempDir(), "unused") }
+
+// TestRecallLimitsWithAndWithoutDaemon checks that recall has the same
+// limits whether it opens the store or asks the daemon, which pages
+// through the API (at most 50 results a page) to give -k results.
+func TestRecallLimitsWithAndWithoutDaemon(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	var lines strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&lines, "{\"text\":\"note %d: the cat sleeps on the warm laptop\"}\n", i)
+	}
+	if r := execHMO(t, lines.String(), nil, "import", "-", "--dir", dir); r.code != 0 {
+		t.Fatalf("import: %v", r)
+	}
+	check := func(how string) {
+		t.Helper()
+		r := execHMO(t, "", nil, "recall", "cat laptop", "-k", "70", "--json", "--dir", dir)
+		var res []json.RawMessage
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 || len(res) != 70 {
+			t.Errorf("recall -k 70 %s: %d results (%v), exit %d %s; want 70", how, len(res), err, r.code, r.stderr)
+		}
+		if r := execHMO(t, "", nil, "recall", "cat", "-k", "201", "--dir", dir); r.code != 2 || !strings.Contains(r.stderr, "k=201 outside [1, 200]") {
+			t.Errorf("recall -k 201 %s: %v; want exit 2", how, r)
+		}
+	}
+	check("on the store")
+	if r := execHMO(t, "", nil, "serve", "--detach", "--dir", dir); r.code != 0 {
+		t.Fatalf("serve --detach: %v", r)
+	}
+	t.Cleanup(func() { stopDaemon(t, dir) })
+	check("through the daemon")
+}
