@@ -248,6 +248,20 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("__complete recall -- lacks %s:\n%s", f, r.stdout)
 		}
 	}
+	// Flags with a fixed set of values complete to them.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "x", "--format", ""}, "jsonl\nlocomo\nclaude-code\nmarkdown\n"},
+		{[]string{"export", "--format", ""}, "jsonl\nmarkdown\n"},
+		{[]string{"recall", "x", "--mode", ""}, "tiered\nflat\n"},
+		{[]string{"serve", "--log-level", ""}, "debug\ninfo\nwarn\nerror\n"},
+	} {
+		if r := hmoRun(t, "", append([]string{"__complete"}, tt.args...)...); !strings.HasPrefix(r.stdout, tt.want) {
+			t.Errorf("__complete %q: %q, want %q", tt.args, r.stdout, tt.want)
+		}
+	}
 	if r := hmoRun(t, "", "completion", "tcsh"); r.code != 2 {
 		t.Errorf("completion tcsh: %v; want exit 2", r)
 	}

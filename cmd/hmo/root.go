@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usageTemplate is the help of every command, on stdout for --help and
@@ -90,6 +91,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newHookCmd(env),
 		newManCmd(env),
 	)
+	completeFlagValues(root)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
@@ -113,6 +115,35 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		}
 	}
 	return root
+}
+
+// flagValues are the values shell completion offers for a flag: by
+// "command flag" first, else by flag name.
+var flagValues = map[string][]string{
+	"mode":          {"tiered", "flat"},
+	"embedder":      {"static", "ollama"},
+	"log-level":     {"debug", "info", "warn", "error"},
+	"log-format":    {"text", "json"},
+	"import format": {"jsonl", "locomo", "claude-code", "markdown"},
+	"export format": {"jsonl", "markdown"},
+	"locomo only":   {"hybrid", "text", "vector"},
+	"locomo fusion": {"linear", "rrf"},
+}
+
+// completeFlagValues registers flagValues with every command under c.
+func completeFlagValues(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		vals, ok := flagValues[c.Name()+" "+f.Name]
+		if !ok {
+			vals, ok = flagValues[f.Name]
+		}
+		if ok && len(vals) > 0 {
+			c.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
+		}
+	})
+	for _, sub := range c.Commands() {
+		completeFlagValues(sub)
+	}
 }
 
 // noArgs refuses arguments: "NAME takes no arguments".
