@@ -14,11 +14,11 @@ import (
 
 // listFlags are the flags of list.
 type listFlags struct {
-	store    storeFlags
-	req      api.ListRequest
-	role     string
-	from, to string
-	asJSON   bool
+	store  storeFlags
+	filter filterFlags
+	req    api.ListRequest
+	role   string
+	asJSON bool
 }
 
 func newListCmd(env *env) *cobra.Command {
@@ -39,11 +39,8 @@ next_cursor). Superseded versions are not listed: 'hmo get' shows a record.`, ap
 	}
 	fs := cmd.Flags()
 	f.store.register(fs, withOllama)
-	fs.StringVar(&f.req.Scope, "scope", "", "only this scope")
-	fs.StringVar(&f.req.Session, "session", "", "only this session")
+	f.filter.register(fs)
 	fs.StringVar(&f.role, "role", "", "only this role or speaker")
-	fs.StringVar(&f.from, "from", "", "only records at or after this time (RFC 3339 or a date)")
-	fs.StringVar(&f.to, "to", "", "only records before this time (RFC 3339 or a date)")
 	fs.IntVarP(&f.req.Limit, "limit", "n", api.DefaultListSize, fmt.Sprintf("records per page, 1 to %d", api.MaxListSize))
 	fs.BoolVarP(&f.req.Reverse, "reverse", "r", false, "newest first")
 	fs.StringVar(&f.req.Cursor, "cursor", "", "continue after the previous page (its next_cursor)")
@@ -56,10 +53,7 @@ func runList(ctx context.Context, env *env, f *listFlags) (err error) {
 	if req.Limit < 1 || req.Limit > api.MaxListSize {
 		return usageError{fmt.Sprintf("--limit %d: want 1 to %d", req.Limit, api.MaxListSize)}
 	}
-	if req.From, err = parseTime(f.from); err != nil {
-		return err
-	}
-	if req.To, err = parseTime(f.to); err != nil {
+	if req.Filter, err = f.filter.filter(); err != nil {
 		return err
 	}
 	var svc api.Service
@@ -133,11 +127,11 @@ func (f *listFlags) command() string {
 		}
 	}
 	add("--dir", f.store.dir)
-	add("--scope", f.req.Scope)
-	add("--session", f.req.Session)
+	add("--scope", f.filter.scope)
+	add("--session", f.filter.session)
 	add("--role", f.role)
-	add("--from", f.from)
-	add("--to", f.to)
+	add("--from", f.filter.from)
+	add("--to", f.filter.to)
 	if f.req.Limit != api.DefaultListSize {
 		add("--limit", fmt.Sprint(f.req.Limit))
 	}

@@ -18,10 +18,10 @@ const maxRecallK = api.MaxSearchDepth
 
 // recallFlags are the flags of recall.
 type recallFlags struct {
-	store    storeFlags
-	q        engine.Query
-	from, to string
-	asJSON   bool
+	store  storeFlags
+	filter filterFlags
+	q      engine.Query
+	asJSON bool
 }
 
 func newRecallCmd(env *env) *cobra.Command {
@@ -39,10 +39,7 @@ func newRecallCmd(env *env) *cobra.Command {
 	f.store.register(fs, withMode|withChat)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.IntVarP(&f.q.K, "k", "k", engine.DefaultK, fmt.Sprintf("number of results, 1 to %d", maxRecallK))
-	fs.StringVar(&f.q.Scope, "scope", "", "only this scope")
-	fs.StringVar(&f.q.Session, "session", "", "only this session")
-	fs.StringVar(&f.from, "from", "", "only records at or after this time (RFC 3339 or a date)")
-	fs.StringVar(&f.to, "to", "", "only records before this time (RFC 3339 or a date)")
+	f.filter.register(fs)
 	return cmd
 }
 
@@ -55,12 +52,11 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 		// The same limit whether the daemon or the store answers.
 		return usageError{fmt.Sprintf("k=%d outside [1, %d]", q.K, maxRecallK)}
 	}
-	if q.From, err = parseTime(f.from); err != nil {
+	filter, err := f.filter.filter()
+	if err != nil {
 		return err
 	}
-	if q.To, err = parseTime(f.to); err != nil {
-		return err
-	}
+	q.Scope, q.Session, q.From, q.To = filter.Scope, filter.Session, filter.From, filter.To
 	var res []engine.Result
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {
 		defer c.Close()
