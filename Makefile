@@ -26,7 +26,9 @@ run: build
 		echo; echo "recall: $$q"; $(BIN) recall --dir $(DEMO_DIR) -k 3 "$$q"; done
 
 # The test suite, race detector on (the race detector needs cgo), then the integrations.
+# Debian's Chromium is installed first for the memory browser's headless test (ui/).
 test:
+	@bash scripts/chromium.sh >/dev/null || echo "make test: SKIPPED LOUDLY: Chromium cannot be installed here, so the memory browser (ui/) is NOT tested in a browser"
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 	$(MAKE) test-integrations
 

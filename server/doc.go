@@ -10,6 +10,9 @@
 //	hmo.sock    the Unix socket
 //	serve.json  the running daemon: pid, TCP address, socket path
 //
+// With Options.UI, the memory browser (package ui) is mounted under /ui/
+// and POST /v1/ui/login issues its one-time login links.
+//
 // The OpenAPI 3 description is served at /openapi.json (no token needed)
 // and kept in this package as openapi.json.
 package server

@@ -5,11 +5,9 @@ import (
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
+	"net/url"
+	"time"
 
 	"github.com/hmo-dev/hmo/api"
 )
@@ -42,6 +40,11 @@ func (s *Server) routes() http.Handler {
 		resp, err := svc.Stats(r.Context())
 		reply(w, resp, err)
 	})))
+	mux.Handle("POST /v1/ui/login", s.authorized(http.HandlerFunc(s.uiLogin)))
+	if s.opts.UI != nil {
+		mux.Handle("/ui/", s.opts.UI)
+		mux.Handle("/ui", http.RedirectHandler("/ui/", http.StatusSeeOther))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "no such endpoint: " + r.Method + " " + r.URL.Path})
 	})
@@ -53,37 +56,13 @@ func (s *Server) routes() http.Handler {
 func handle[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, op func(context.Context, Req) (Resp, error)) {
 	mux.Handle(pattern, s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req Req
-		if err := decode(w, r, s.opts.MaxBodyBytes, &req); err != nil {
+		if err := api.DecodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
 			reply[Resp](w, *new(Resp), err)
 			return
 		}
 		resp, err := op(r.Context(), req)
 		reply(w, resp, err)
 	})))
-}
-
-// decode reads one JSON object from the body, refusing unknown fields,
-// trailing data and bodies over limit bytes.
-func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return fmt.Errorf("%w: content type %q, want application/json", api.ErrInvalid, ct)
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
-		err = errors.New("data after the JSON object")
-	}
-	var mbe *http.MaxBytesError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &mbe):
-		return fmt.Errorf("%w: body over %d bytes", api.ErrTooLarge, limit)
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: empty body", api.ErrInvalid)
-	}
-	return fmt.Errorf("%w: %v", api.ErrInvalid, err)
 }
 
 // authorized requires the bearer token.
@@ -100,31 +79,40 @@ func (s *Server) authorized(h http.Handler) http.Handler {
 	})
 }
 
+// UILogin is the answer of POST /v1/ui/login: a one-time link into the
+// memory browser.
+type UILogin struct {
+	URL     string    `json:"url"`     // http://127.0.0.1:port/ui/login?code=…
+	Expires time.Time `json:"expires"` // the code is refused after this
+}
+
+// uiLogin issues a one-time login link for the memory browser.
+func (s *Server) uiLogin(w http.ResponseWriter, _ *http.Request) {
+	if s.opts.UI == nil {
+		writeError(w, http.StatusNotFound, &api.Error{Code: api.CodeNotFound, Message: "hmo: this daemon serves no memory browser"})
+		return
+	}
+	addr := s.Addr()
+	if addr == "" {
+		writeError(w, http.StatusServiceUnavailable, &api.Error{Code: api.CodeUnavailable, Message: "hmo: the daemon has no TCP listener for a browser (it was started with --addr -)"})
+		return
+	}
+	code, exp, err := s.opts.UI.LoginCode()
+	if err != nil {
+		reply(w, UILogin{}, err)
+		return
+	}
+	u := url.URL{Scheme: "http", Host: addr, Path: "/ui/login", RawQuery: url.Values{"code": {code}}.Encode()}
+	writeJSON(w, http.StatusOK, UILogin{URL: u.String(), Expires: exp.UTC()})
+}
+
 func reply[Resp any](w http.ResponseWriter, resp Resp, err error) {
 	if err != nil {
 		code := api.Code(err)
-		writeError(w, statusOf(code), &api.Error{Code: code, Message: err.Error()})
+		writeError(w, api.HTTPStatus(code), &api.Error{Code: code, Message: err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-func statusOf(code string) int {
-	switch code {
-	case api.CodeInvalid:
-		return http.StatusBadRequest
-	case api.CodeNotFound:
-		return http.StatusNotFound
-	case api.CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case api.CodeConflict:
-		return http.StatusConflict
-	case api.CodeUnauthorized:
-		return http.StatusUnauthorized
-	case api.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 func writeError(w http.ResponseWriter, status int, e *api.Error) { writeJSON(w, status, e) }

@@ -49,6 +49,19 @@ type Options struct {
 	// and stop at Info, errors of the HTTP server itself at Warn.
 	// Default: nothing is logged.
 	Logger *slog.Logger
+	// UI is the memory browser, mounted under /ui/ and reached with a
+	// one-time code from POST /v1/ui/login. Default nil: no browser.
+	UI UI
+}
+
+// UI is a browser front end (package ui) that the server mounts under
+// /ui/. It does its own authentication: the bearer token stays with the
+// CLI, which asks POST /v1/ui/login for a one-time code the page trades
+// for a session.
+type UI interface {
+	http.Handler
+	// LoginCode issues a single-use login code and says when it expires.
+	LoginCode() (code string, expires time.Time, err error)
 }
 
 func (o *Options) withDefaults() (*Options, error) {
@@ -144,6 +157,14 @@ func New(svc api.Service, opts *Options) (*Server, error) {
 
 // Handler is the API's HTTP handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
+
+// Addr is the TCP address listened on, empty before Start or without a
+// TCP listener.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.info.Addr
+}
 
 // Token is the bearer token.
 func (s *Server) Token() string { return s.token }

@@ -19,6 +19,7 @@ import (
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/internal/teststore"
 	"github.com/hmo-dev/hmo/server"
+	"github.com/hmo-dev/hmo/ui"
 )
 
 func newServer(t *testing.T, opts *server.Options) (*server.Server, string) {
@@ -198,7 +199,7 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"/v1/search", "/v1/get", "/v1/add", "/v1/update", "/v1/delete", "/v1/list", "/v1/context", "/v1/stats", "/v1/health"} {
+	for _, p := range []string{"/v1/search", "/v1/get", "/v1/add", "/v1/update", "/v1/delete", "/v1/list", "/v1/context", "/v1/stats", "/v1/health", "/v1/ui/login"} {
 		if doc.Paths[p] == nil {
 			t.Errorf("openapi.json lacks %s", p)
 		}
@@ -209,7 +210,7 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 		"AddRequest": api.AddRequest{}, "AddResponse": api.AddResponse{}, "UpdateRequest": api.UpdateRequest{},
 		"UpdateResponse": api.UpdateResponse{}, "DeleteRequest": api.DeleteRequest{}, "DeleteResponse": api.DeleteResponse{},
 		"ListRequest": api.ListRequest{}, "ListResponse": api.ListResponse{}, "ContextRequest": api.ContextRequest{},
-		"ContextResponse": api.ContextResponse{}, "StatsResponse": api.StatsResponse{}, "Error": api.Error{},
+		"ContextResponse": api.ContextResponse{}, "StatsResponse": api.StatsResponse{}, "Error": api.Error{}, "UILogin": server.UILogin{},
 	}
 	for name, v := range types {
 		b, _ := json.Marshal(fill(reflect.ValueOf(&v).Elem().Elem().Type()))
@@ -259,4 +260,64 @@ func fill(t reflect.Type) any {
 		}
 	}
 	return v.Interface()
+}
+
+// TestUILogin checks the memory browser's login links: behind the token,
+// only where a browser is mounted and a TCP port listens, and each link's
+// code working once.
+func TestUILogin(t *testing.T) {
+	plain, _ := newServer(t, nil)
+	if code, body := call(t, plain.Handler(), plain.Token(), "POST", "/v1/ui/login", ""); code != 404 || body["code"] != "not_found" {
+		t.Errorf("no browser mounted: %d %v, want 404", code, body)
+	}
+	if code, _ := call(t, plain.Handler(), plain.Token(), "GET", "/ui/", ""); code != 404 {
+		t.Errorf("GET /ui/ with no browser mounted: %d, want 404", code)
+	}
+	dir := t.TempDir()
+	svc := api.NewLocal(teststore.Open(t))
+	browser, err := ui.New(svc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(svc, &server.Options{Dir: dir, UI: browser, NoSocket: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if code, body := call(t, s.Handler(), s.Token(), "POST", "/v1/ui/login", ""); code != 503 || body["code"] != "unavailable" {
+		t.Errorf("before Start (no TCP address): %d %v, want 503", code, body)
+	}
+	info, err := s.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range []string{"", "wrong"} {
+		if code, _ := call(t, s.Handler(), tok, "POST", "/v1/ui/login", ""); code != 401 {
+			t.Errorf("token %q: %d, want 401", tok, code)
+		}
+	}
+	code, body := call(t, s.Handler(), s.Token(), "POST", "/v1/ui/login", "")
+	link, _ := body["url"].(string)
+	if code != 200 || !strings.HasPrefix(link, "http://"+info.Addr+"/ui/login?code=") || body["expires"] == nil {
+		t.Fatalf("login link: %d %v", code, body)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i, want := range []int{http.StatusSeeOther, http.StatusForbidden} {
+		resp, err := noRedirect.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("use %d of the link: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
+	resp, err := noRedirect.Get("http://" + info.Addr + "/ui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("GET /ui: %d to %q, want 303 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
 }

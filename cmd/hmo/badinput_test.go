@@ -133,7 +133,7 @@ func TestUnknownCommand(t *testing.T) {
 // directory without a store, and do not create one.
 func TestMissingStore(t *testing.T) {
 	for _, args := range [][]string{
-		{"stats"}, {"export"}, {"recall", "cat"}, {"get", "1"}, {"forget", "1"},
+		{"stats"}, {"export"}, {"recall", "cat"}, {"get", "1"}, {"forget", "1"}, {"ui", "--no-open"},
 	} {
 		dir := filepath.Join(t.TempDir(), "typo")
 		r := hmoRun(t, "", append([]string{args[0], "--dir", dir}, args[1:]...)...)

@@ -90,6 +90,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newMCPCmd(env),
 		newHookCmd(env),
 		newManCmd(env),
+		newUICmd(env),
 	)
 	completeFlagValues(root)
 	root.InitDefaultHelpCmd()

@@ -19,6 +19,7 @@ import (
 	"github.com/hmo-dev/hmo/client"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/server"
+	"github.com/hmo-dev/hmo/ui"
 )
 
 // daemonLog is the daemon's log file in the store directory.
@@ -89,7 +90,12 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 		return err
 	}
 	defer closeStore(e, &err)
-	srv, err := server.New(api.NewLocal(e), &server.Options{Dir: dir, Addr: *addr, Idle: *idle, Logger: log})
+	svc := api.NewLocal(e)
+	browser, err := ui.New(svc, &ui.Options{Persona: ui.EnginePersona(e)})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(svc, &server.Options{Dir: dir, Addr: *addr, Idle: *idle, UI: browser, Logger: log})
 	if err != nil {
 		return err
 	}
