@@ -152,6 +152,16 @@ func TestFlagsAfterArguments(t *testing.T) {
 				t.Errorf("completion fish --no-descriptions: %.300s", r.stdout)
 			}
 		}},
+		{"ui", "", []string{"ui", "--json", "--dir", filepath.Join(t.TempDir(), "typo")}, 1, func(t *testing.T, r result) {
+			if !strings.Contains(r.stderr, "no store in") || !strings.HasSuffix(strings.TrimSpace(r.stderr), "typo')") {
+				t.Errorf("ui --json --dir typo: %v", r)
+			}
+		}},
+		{"man", "", []string{"man", filepath.Join(t.TempDir(), "man")}, 0, func(t *testing.T, r result) {
+			if !strings.Contains(r.stdout, "manual pages written to") {
+				t.Errorf("man DIR: %v", r)
+			}
+		}},
 		{"go-style single-dash flags", "", []string{"recall", "-dir", other, "-json", "-k", "1", "x"}, 0, func(t *testing.T, r result) {
 			var res []engine.Result
 			decode(t, r.stdout, &res)
@@ -165,7 +175,9 @@ func TestFlagsAfterArguments(t *testing.T) {
 			}
 		}},
 	}
+	covered := map[string]bool{}
 	for _, tt := range tests {
+		covered[tt.args[0]] = true
 		t.Run(tt.name, func(t *testing.T) {
 			r := hmoRun(t, tt.stdin, tt.args...)
 			if r.code != tt.code {
@@ -173,6 +185,12 @@ func TestFlagsAfterArguments(t *testing.T) {
 			}
 			tt.check(t, r)
 		})
+	}
+	// Every command is in the table: a new one must be added here.
+	for _, c := range newRoot(&env{}).Commands() {
+		if c.IsAvailableCommand() && !covered[c.Name()] {
+			t.Errorf("command %s is not run with flags after its arguments here", c.Name())
+		}
 	}
 }
 
