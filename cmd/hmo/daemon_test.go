@@ -322,3 +322,37 @@ func TestRecallLimitsWithAndWithoutDaemon(t *testing.T) {
 	t.Cleanup(func() { stopDaemon(t, dir) })
 	check("through the daemon")
 }
+
+// TestDaemonUsesTheModels checks that the daemon opens the store with the
+// models it is given (flags, or the environment it inherits from the
+// command that starts it): the LLM steps run in the daemon too.
+func TestDaemonUsesTheModels(t *testing.T) {
+	host := fakeOllama(t)
+	for _, tt := range []struct {
+		name    string
+		environ []string
+		args    []string
+	}{
+		{"flags", nil, []string{"--ollama-host", host, "--chat-model", "fake-chat"}},
+		{"environment", []string{"OLLAMA_HOST=" + host, envChatModel + "=fake-chat"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if r := execHMO(t, "", nil, "init", "--dir", dir); r.code != 0 {
+				t.Fatalf("init: %v", r)
+			}
+			r := execHMO(t, "", tt.environ, append([]string{"serve", "--detach", "--dir", dir}, tt.args...)...)
+			t.Cleanup(func() { stopDaemon(t, dir) })
+			if r.code != 0 {
+				t.Fatalf("serve --detach: %v", r)
+			}
+			var s struct {
+				LLM bool `json:"llm"`
+			}
+			r = execHMO(t, "", nil, "stats", "--json", "--dir", dir)
+			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || !s.LLM {
+				t.Errorf("stats through the daemon: %v (%v); want the LLM steps on", r, err)
+			}
+		})
+	}
+}

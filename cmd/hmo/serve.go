@@ -51,7 +51,7 @@ hmo mcp and hmo hook start it on demand.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), env, cmd, &f) },
 	}
 	fs := cmd.Flags()
-	f.store.register(fs, withMode)
+	f.store.register(fs, withMode|withChat)
 	fs.StringVar(&f.addr, "addr", server.DefaultAddr, "loopback TCP address (port 0: any free port; '-': none)")
 	fs.DurationVar(&f.idle, "idle", 0, "stop after this long without a request (0: never)")
 	fs.BoolVar(&f.detach, "detach", false, "start the daemon in the background, logging to serve.log in the store, and return")
@@ -82,7 +82,7 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if err != nil {
 		return err
 	}
-	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout})
+	e, err := hmo.OpenWith(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout}, sf.models.resolve(env))
 	if errors.Is(err, engine.ErrLocked) {
 		return lostRace(ctx, env, sf, log, err)
 	}
