@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -99,6 +100,15 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		switch c.Name() {
 		case "help":
 			c.Short = "help about any command"
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				target, rest, err := root.Find(args)
+				if err != nil || len(rest) > 0 {
+					return usageError{fmt.Sprintf("no help for %q: no such command", strings.Join(args, " "))}
+				}
+				target.InitDefaultHelpFlag()
+				target.InitDefaultVersionFlag()
+				return target.Help()
+			}
 		case "completion":
 			c.Short = "print the shell completion script (bash, zsh, fish, powershell)"
 			c.Example = `  source <(hmo completion bash)
