@@ -28,6 +28,7 @@ Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{if 
 The store is in --dir, $HMO_DIR or the user's data directory.{{end}}{{end}}
 `
 
+// helpTemplate is --help: the description, then the usage.
 const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
 
 {{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
@@ -47,7 +48,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		Version:       buildVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		// Flags after the arguments are flags too; "--" ends them.
+		// An argument of hmo itself is an unknown command.
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
