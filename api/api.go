@@ -36,8 +36,12 @@ type Memory struct {
 	Sources      []string  `json:"sources,omitempty"`
 	Supersedes   uint64    `json:"supersedes,omitempty"`    // the older version this one replaced
 	SupersededBy uint64    `json:"superseded_by,omitempty"` // set on history versions
-	Score        float64   `json:"score,omitempty"`         // search only
-	Tier         uint8     `json:"tier,omitempty"`          // search only: the tier that served it
+	Score        float64   `json:"score,omitempty"`         // search only: rank score, comparable within one query only
+	// Relevance is the calibrated relevance on [0, 1] (search only): the
+	// probability that the memory is evidence for the query, comparable
+	// across queries and store sizes. min_score filters on it.
+	Relevance float64 `json:"relevance,omitempty"`
+	Tier      uint8   `json:"tier,omitempty"` // search only: the tier that served it
 }
 
 // Filter restricts searches and listings. Zero fields do not filter.
@@ -55,6 +59,10 @@ type SearchRequest struct {
 	Filter
 	MaxTokens int    `json:"max_tokens,omitempty"` // cap on the page's text, estimated; default 4000
 	Cursor    string `json:"cursor,omitempty"`     // from a previous page's NextCursor
+	// MinScore is the least relevance (Memory.Relevance) returned, on
+	// [0, 1]; 0 means DefaultMinScore, a negative value returns every
+	// result.
+	MinScore float64 `json:"min_score,omitempty"`
 }
 
 // SearchResponse is one page of search results, best first.
@@ -90,14 +98,31 @@ type NewMemory struct {
 	Sources []string  `json:"sources,omitempty"`
 }
 
-// AddRequest adds memories in one transaction: all or none.
+// AddRequest adds memories in one transaction: all or none. A memory
+// already stored (same scope and normalised text, or same scope, role and
+// sources) is not stored again: the response names the stored one.
 type AddRequest struct {
 	Memories []NewMemory `json:"memories"`
+	// IdempotencyKey, when set, makes a retried request harmless: a
+	// request with the same key and memories stores nothing and gets the
+	// first answer again; the same key with other memories fails
+	// (conflict). Over HTTP it may come as the Idempotency-Key header.
+	// At most 200 bytes.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
-// AddResponse gives the new ids in request order.
+// AddResponse gives the ids in request order: new records, or the stored
+// record a memory duplicates.
 type AddResponse struct {
 	IDs []uint64 `json:"ids"`
+	// Added counts the records created.
+	Added int `json:"added"`
+	// Duplicates lists the ids in IDs that were already stored: nothing
+	// was written for them ("already stored: id N").
+	Duplicates []uint64 `json:"duplicates,omitempty"`
+	// Note says so in words when there are duplicates, e.g.
+	// "already stored: id 5".
+	Note string `json:"note,omitempty"`
 }
 
 // UpdateRequest supersedes memory ID with new text; the old version stays
@@ -147,6 +172,10 @@ type ContextRequest struct {
 	Prompt    string `json:"prompt"`
 	Scope     string `json:"scope,omitempty"`
 	MaxTokens int    `json:"max_tokens,omitempty"` // default 1500, at most 8000
+	// MinScore is the least relevance of a memory in the block, on
+	// [0, 1]; 0 means DefaultMinScore, a negative value takes every
+	// candidate.
+	MinScore float64 `json:"min_score,omitempty"`
 }
 
 // ContextResponse is the rendered context (empty when nothing relevant)

@@ -13,10 +13,11 @@ import (
 const ContextHeader = "Relevant long-term memories (hmo), most relevant first. They may be outdated; ids can be passed to memory_get.\n"
 
 // Context renders the memories relevant to req.Prompt as a block of text
-// for a prompt, within req.MaxTokens. A memory is relevant when it matches
-// the prompt lexically or its vector similarity is at least
-// ContextMinCosine. With an empty prompt the block holds the scope's most
-// recent memories. The block is empty when nothing is relevant.
+// for a prompt, within req.MaxTokens, best first. A memory is relevant
+// when its calibrated relevance is at least req.MinScore (default
+// DefaultMinScore); an assistant's reply comes with the turn it answers.
+// With an empty prompt the block holds the scope's most recent memories.
+// The block is empty when nothing is relevant.
 func (l *Local) Context(ctx context.Context, req ContextRequest) (ContextResponse, error) {
 	tokens := req.MaxTokens
 	if tokens == 0 {
@@ -43,6 +44,10 @@ func (l *Local) contextRecords(ctx context.Context, req *ContextRequest) ([]engi
 		page, err := l.e.List(engine.ListQuery{Scope: req.Scope, Limit: ContextCandidates, Reverse: true})
 		return page.Records, err
 	}
+	floor, err := minScore(req.MinScore)
+	if err != nil {
+		return nil, err
+	}
 	// The rendered block is cut to the budget: render counts what it
 	// shows as recalled.
 	res, err := l.e.Recall(ctx, engine.Query{Text: req.Prompt, K: ContextCandidates, Scope: req.Scope, NoAccess: true})
@@ -50,13 +55,28 @@ func (l *Local) contextRecords(ctx context.Context, req *ContextRequest) ([]engi
 		return nil, err
 	}
 	var out []engine.Record
+	in := map[uint64]bool{}
 	for _, r := range res {
-		if r.TextScore > 0 || r.VectorScore >= ContextMinCosine {
-			out = append(out, r.Record)
+		if r.Relevance < floor || in[r.Record.ID] {
+			continue
 		}
+		// An assistant's reply comes with the turn it answers, by
+		// another speaker: "Noted: no shellfish." is read with "I'm
+		// allergic to shellfish", which it was indexed with.
+		if p := r.Record.Prev; p != 0 && r.Record.Role == roleAssistant && !in[p] {
+			if prev, err := l.e.Get(p); err == nil && prev.Role != roleAssistant && prev.SupersededBy == 0 {
+				in[p] = true
+				out = append(out, prev)
+			}
+		}
+		in[r.Record.ID] = true
+		out = append(out, r.Record)
 	}
 	return out, nil
 }
+
+// roleAssistant is the role of an agent's own turns.
+const roleAssistant = "assistant"
 
 // render lays records out one per line, "- [#id date role] text", until
 // the budget is spent; the first memory is shortened to fit if needed.

@@ -5,14 +5,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
 )
 
 // Cursors are opaque to clients: base64url of a kind byte, then for
-// searches a hash of the query and filter and the offset of the next
-// result, for listings a hash of the filter and direction and the engine's
+// searches a hash of the query and filter and the ids already shown, for listings a hash of the filter and direction and the engine's
 // time-index position.
 const (
 	cursorSearch byte = 's'
@@ -56,25 +56,54 @@ func decodeCursor(c string, kind byte, hash uint32) ([]byte, error) {
 	return b[5:], nil
 }
 
-func searchCursor(req *SearchRequest, offset int) string {
+// A search cursor pins what the earlier pages showed: the ids shown, sorted
+// and delta-coded. A page is the next results of the query's ranking
+// that were not shown, so pages never repeat a memory even when the
+// ranking moves between calls (writes, tier promotions), and paging ends
+// when the ranking has nothing new or MaxSearchDepth memories were shown.
+func searchCursor(req *SearchRequest, shown []uint64) string {
 	h := queryHash(append([]string{"search", req.Query}, filterParts(&req.Filter)...)...)
-	return encodeCursor(cursorSearch, h, binary.AppendUvarint(nil, uint64(offset)))
+	ids := slices.Clone(shown)
+	slices.Sort(ids)
+	p := binary.AppendUvarint(nil, uint64(len(ids)))
+	var last uint64
+	for _, id := range ids {
+		p = binary.AppendUvarint(p, id-last)
+		last = id
+	}
+	return encodeCursor(cursorSearch, h, p)
 }
 
-func searchOffset(req *SearchRequest) (int, error) {
+// searchShown decodes the ids a search cursor says were shown.
+func searchShown(req *SearchRequest) (map[uint64]bool, error) {
+	shown := map[uint64]bool{}
 	if req.Cursor == "" {
-		return 0, nil
+		return shown, nil
 	}
 	h := queryHash(append([]string{"search", req.Query}, filterParts(&req.Filter)...)...)
 	p, err := decodeCursor(req.Cursor, cursorSearch, h)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	off, n := binary.Uvarint(p)
-	if n != len(p) || off > MaxSearchDepth {
-		return 0, fmt.Errorf("%w: bad offset", ErrBadCursor)
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n == 0 || n > MaxSearchDepth {
+		return nil, fmt.Errorf("%w: bad count", ErrBadCursor)
 	}
-	return int(off), nil
+	p = p[k:]
+	var id uint64
+	for range n {
+		d, k := binary.Uvarint(p)
+		if k <= 0 || (d == 0 && len(shown) > 0) {
+			return nil, fmt.Errorf("%w: bad id list", ErrBadCursor)
+		}
+		id += d
+		shown[id] = true
+		p = p[k:]
+	}
+	if len(p) != 0 {
+		return nil, fmt.Errorf("%w: trailing bytes", ErrBadCursor)
+	}
+	return shown, nil
 }
 
 func listHash(req *ListRequest) uint32 {

@@ -19,7 +19,7 @@ const (
 	CodeInvalid      = "invalid"
 	CodeNotFound     = "not_found"
 	CodeTooLarge     = "too_large"
-	CodeConflict     = "conflict" // e.g. updating a superseded version
+	CodeConflict     = "conflict" // e.g. updating a superseded version, an idempotency key reused
 	CodeUnauthorized = "unauthorized"
 	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
@@ -45,7 +45,7 @@ func (e *Error) Is(target error) bool {
 	case CodeTooLarge:
 		return target == ErrTooLarge || target == engine.ErrTooLarge
 	case CodeConflict:
-		return target == engine.ErrSuperseded
+		return target == engine.ErrSuperseded || target == engine.ErrKeyReused
 	case CodeUnavailable:
 		return target == ErrUnavailable
 	}
@@ -62,7 +62,7 @@ func Code(err error) string {
 		return CodeNotFound
 	case errors.Is(err, engine.ErrTooLarge), errors.Is(err, ErrTooLarge):
 		return CodeTooLarge
-	case errors.Is(err, engine.ErrSuperseded):
+	case errors.Is(err, engine.ErrSuperseded), errors.Is(err, engine.ErrKeyReused):
 		return CodeConflict
 	case errors.Is(err, ErrInvalid), errors.Is(err, ErrBadCursor), errors.Is(err, engine.ErrInvalidQuery),
 		errors.Is(err, engine.ErrInvalidInput), errors.Is(err, engine.ErrEmptyText), errors.Is(err, engine.ErrInvalidUTF8):

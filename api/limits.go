@@ -1,5 +1,11 @@
 package api
 
+import (
+	"fmt"
+
+	"github.com/hmo-dev/hmo/retrieve"
+)
+
 // Limits and defaults of the operations. Token figures are estimates (see
 // EstimateTokens); every response is kept far under 25,000 tokens, the
 // largest tool output agents such as Claude Code accept.
@@ -22,10 +28,23 @@ const (
 	DefaultContextTokens = 1500 // ContextRequest.MaxTokens default
 	MaxContextTokens     = 8000 // largest ContextRequest.MaxTokens
 	ContextCandidates    = 20   // memories considered for a context block
-	// ContextMinCosine is the vector similarity that makes a memory with
-	// no lexical match relevant enough for a context block.
-	ContextMinCosine = 0.6
 )
+
+// DefaultMinScore is the relevance below which search and context drop a
+// result as the unrelated tail (retrieve.DefaultMinScore: a record with
+// none of the query's words, no more similar than an unrelated one).
+var DefaultMinScore = retrieve.DefaultMinScore
+
+// minScore resolves a request's min_score.
+func minScore(v float64) (float64, error) {
+	switch {
+	case v == 0:
+		return DefaultMinScore, nil
+	case v > 1 || v != v:
+		return 0, fmt.Errorf("%w: min_score %v above 1", ErrInvalid, v)
+	}
+	return v, nil // negative: no floor
+}
 
 // Token estimate. There is no tokenizer on the device: a token is taken as
 // BytesPerToken bytes of UTF-8, rounded up, which overestimates English

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hmo-dev/hmo/engine"
 )
@@ -24,46 +26,64 @@ func NewLocal(e *engine.Engine) *Local { return &Local{e: e} }
 func (l *Local) Engine() *engine.Engine { return l.e }
 
 // Search runs a hybrid recall and returns one page of it, within
-// req.MaxTokens. Pages are computed afresh: writes between pages may shift
-// results.
+// req.MaxTokens, without the results below req.MinScore. Every page ranks the query to MaxSearchDepth and shows
+// the best memories its cursor has not shown yet: pages never repeat a
+// memory, and the cursor ends when the ranking is exhausted or
+// MaxSearchDepth memories were shown. Writes between pages may add or
+// drop memories further down.
 func (l *Local) Search(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	k, tokens, err := searchLimits(&req)
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	off, err := searchOffset(&req)
+	shown, err := searchShown(&req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	floor, err := minScore(req.MinScore)
 	if err != nil {
 		return SearchResponse{}, err
 	}
 	resp := SearchResponse{Results: []Memory{}}
-	want := min(off+k, MaxSearchDepth)
-	if want <= off {
+	if len(shown) >= MaxSearchDepth {
 		return resp, nil
 	}
-	// Only the memories on this page count as recalled (HMO: every
-	// returned record is accessed), not those before it or the lookahead.
+	// One ranking as deep as paging reaches, whatever the page: the same
+	// query ranks the same way on every page. Only the memories on this
+	// page count as recalled (HMO: every returned record is accessed).
 	res, err := l.e.Recall(ctx, engine.Query{
-		Text: req.Query, K: want + 1, Scope: req.Scope, Session: req.Session, From: req.From, To: req.To, NoAccess: true,
+		Text: req.Query, K: MaxSearchDepth, Scope: req.Scope, Session: req.Session, From: req.From, To: req.To, NoAccess: true,
 	})
 	if err != nil {
 		return SearchResponse{}, err
 	}
 	b := budget{left: tokens}
-	next := off
-	for i := off; i < min(want, len(res)); i++ {
+	more := false
+	for i := range res {
+		if shown[res[i].Record.ID] || res[i].Relevance < floor {
+			continue
+		}
+		if len(resp.Results) == k || len(shown)+len(resp.Results) == MaxSearchDepth {
+			more = len(shown)+len(resp.Results) < MaxSearchDepth
+			break
+		}
 		m := fromResult(&res[i])
-		if !b.fit(&m, i == off) {
+		if !b.fit(&m, len(resp.Results) == 0) {
+			more = true
 			break
 		}
 		resp.Results = append(resp.Results, m)
-		next = i + 1
 	}
 	resp.Truncated = b.truncated
 	if err := l.e.Access(shownIDs(resp.Results)...); err != nil {
 		return SearchResponse{}, err
 	}
-	if next < len(res) && next < MaxSearchDepth {
-		resp.NextCursor = searchCursor(&req, next)
+	if more && len(resp.Results) > 0 {
+		all := shownIDs(resp.Results)
+		for id := range shown {
+			all = append(all, id)
+		}
+		resp.NextCursor = searchCursor(&req, all)
 	}
 	return resp, nil
 }
@@ -164,13 +184,38 @@ func (l *Local) Add(ctx context.Context, req AddRequest) (AddResponse, error) {
 	for i, m := range req.Memories {
 		ins[i] = engine.Input{Scope: m.Scope, Session: m.Session, Role: m.Role, Time: m.Time, Text: m.Text, Sources: m.Sources}
 	}
-	ids, err := l.e.Remember(ctx, ins...)
-	if err != nil && len(ids) == 0 {
+	out, err := l.e.RememberBatch(ctx, engine.Batch{Inputs: ins, Key: req.IdempotencyKey})
+	if err != nil && out == nil {
 		return AddResponse{}, err
 	}
-	// A non-nil error with ids means the records are stored and an index
-	// update was deferred to the next open: the write is acknowledged.
-	return AddResponse{IDs: ids}, nil
+	// A non-nil error with a result means the records are stored and an
+	// index update was deferred to the next open: the write is acknowledged.
+	return addResponse(out), nil
+}
+
+func addResponse(out []engine.Stored) AddResponse {
+	resp := AddResponse{IDs: make([]uint64, len(out))}
+	for i, s := range out {
+		resp.IDs[i] = s.ID
+		if s.Duplicate {
+			if !slices.Contains(resp.Duplicates, s.ID) {
+				resp.Duplicates = append(resp.Duplicates, s.ID)
+			}
+		} else {
+			resp.Added++
+		}
+	}
+	if n := len(resp.Duplicates); n > 0 {
+		ids := make([]string, n)
+		for i, id := range resp.Duplicates {
+			ids[i] = strconv.FormatUint(id, 10)
+		}
+		resp.Note = "already stored: id " + strings.Join(ids, ", ")
+		if n > 1 {
+			resp.Note = "already stored: ids " + strings.Join(ids, ", ")
+		}
+	}
+	return resp
 }
 
 // Update supersedes a memory with new text.
@@ -277,7 +322,7 @@ func fromRecord(r *engine.Record) Memory {
 
 func fromResult(r *engine.Result) Memory {
 	m := fromRecord(&r.Record)
-	m.Score, m.Tier = r.Score, r.Tier
+	m.Score, m.Relevance, m.Tier = r.Score, r.Relevance, r.Tier
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +82,8 @@ func TestResponsesStayWithinBudget(t *testing.T) {
 	s := newLocal(t)
 	big := strings.Repeat("elephant memory ", 4000) // 64,000 bytes
 	var ms []api.NewMemory
-	for range 20 {
-		ms = append(ms, api.NewMemory{Text: big})
+	for i := range 20 {
+		ms = append(ms, api.NewMemory{Text: big + strconv.Itoa(i)})
 	}
 	ids := add(t, s, ms...)
 	sr, err := s.Search(ctx, api.SearchRequest{Query: "elephant", K: 50, MaxTokens: 8000})
@@ -223,5 +224,67 @@ func TestBadRequestsAreInvalid(t *testing.T) {
 	}
 	if st, err := s.Stats(ctx); err != nil || st.Records != 0 {
 		t.Errorf("bad requests changed the store: %+v, %v", st, err)
+	}
+}
+
+// TestSearchPagesToTheEnd reproduces issue 12: on a store of a few
+// thousand records, memory_search pages 1-11 were fine, page 12 repeated
+// ids of pages 10 and 11 with rising scores, 40 pages held 200 results
+// but 170 distinct ids, and the cursor never ended. Pages must hold
+// distinct ids, scores must not rise, and the cursor must end.
+func TestSearchPagesToTheEnd(t *testing.T) {
+	for _, mode := range []engine.Mode{engine.ModeFlat, engine.ModeTiered} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := context.Background()
+			o := teststore.Options()
+			o.Mode = mode
+			e, err := engine.Open(t.TempDir(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			s := api.NewLocal(e)
+			words := []string{"garden", "tomatoes", "basil", "compost", "river", "train", "coffee", "guitar"}
+			for b := range 30 {
+				var ms []api.NewMemory
+				for i := range 100 {
+					n := b*100 + i
+					ms = append(ms, api.NewMemory{Scope: "p", Session: fmt.Sprint("s", n/50),
+						Text: fmt.Sprintf("note %d: %s and %s, %s", n, words[n%8], words[(n/8)%8], words[(n/64)%8])})
+				}
+				add(t, s, ms...)
+			}
+			req := api.SearchRequest{Query: "garden tomatoes compost", K: 5}
+			seen := map[uint64]int{}
+			total, pages, last := 0, 0, 2.0
+			for ; pages < 60; pages++ {
+				resp, err := s.Search(ctx, req)
+				if err != nil {
+					t.Fatalf("page %d: %v", pages+1, err)
+				}
+				for _, m := range resp.Results {
+					if p, ok := seen[m.ID]; ok {
+						t.Fatalf("page %d repeats id %d of page %d", pages+1, m.ID, p)
+					}
+					seen[m.ID] = pages + 1
+					total++
+					if mode == engine.ModeFlat && m.Score > last {
+						t.Errorf("page %d: score rises to %.3f after %.3f", pages+1, m.Score, last)
+					}
+					last = m.Score
+				}
+				if resp.NextCursor == "" {
+					pages++
+					break
+				}
+				req.Cursor = resp.NextCursor
+			}
+			if pages > api.MaxSearchDepth/5 {
+				t.Fatalf("cursor did not end after %d pages (%d results)", pages, total)
+			}
+			if total != len(seen) || total != api.MaxSearchDepth {
+				t.Errorf("%d results, %d distinct ids in %d pages; want %d distinct", total, len(seen), pages, api.MaxSearchDepth)
+			}
+		})
 	}
 }

@@ -64,6 +64,9 @@ func TestParseLine(t *testing.T) {
 		err        error
 	}{
 		{"string content", `{"type":"user","uuid":"u1","message":{"role":"user","content":"hello"}}`, true, "hello", nil},
+		// issue 12: "No response requested." was stored as a turn.
+		{"synthetic assistant line", `{"type":"assistant","uuid":"s1","message":{"role":"assistant","model":"<synthetic>","content":[{"type":"text","text":"No response requested."}]}}`, false, "", nil},
+		{"model assistant line", `{"type":"assistant","uuid":"s2","message":{"role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"No response requested."}]}}`, true, "No response requested.", nil},
 		{"text blocks joined", `{"type":"assistant","uuid":"u2","message":{"content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t","name":"Bash","input":{}},{"type":"text","text":"b"}]}}`, true, "a\n\nb", nil},
 		{"tool result only", `{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}}`, false, "", nil},
 		{"sidechain", `{"type":"user","isSidechain":true,"message":{"content":"sub"}}`, false, "", nil},

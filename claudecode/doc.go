@@ -7,7 +7,8 @@
 // string or an array of blocks. Only what a person or the model said in
 // prose becomes a Turn: text blocks of user and assistant messages. Tool
 // calls and results, thinking blocks, images, sub-agent (sidechain) and
-// meta lines, slash-command markup and bookkeeping lines (summary,
+// meta lines, lines Claude Code wrote itself (model "<synthetic>"),
+// slash-command markup and bookkeeping lines (summary,
 // file-history-snapshot, system, ...) are skipped. The format is not
 // documented as stable, so unknown fields and line types are ignored.
 package claudecode

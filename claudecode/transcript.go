@@ -66,8 +66,14 @@ type entry struct {
 
 type message struct {
 	Role    string          `json:"role"`
+	Model   string          `json:"model"`
 	Content json.RawMessage `json:"content"`
 }
+
+// SyntheticModel is the model Claude Code names on assistant lines it
+// writes itself, not the model ("No response requested.", API error
+// notices): they are not prose of the session.
+const SyntheticModel = "<synthetic>"
 
 type block struct {
 	Type string `json:"type"`
@@ -97,7 +103,7 @@ func ParseLine(line []byte) (t Turn, ok bool, err error) {
 		return Turn{}, false, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	if (e.Type != RoleUser && e.Type != RoleAssistant) || e.Message == nil ||
-		e.IsSidechain || e.IsMeta || e.IsCompactSummary {
+		e.IsSidechain || e.IsMeta || e.IsCompactSummary || e.Message.Model == SyntheticModel {
 		return Turn{}, false, nil
 	}
 	texts, err := contentTexts(e.Message.Content)

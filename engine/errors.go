@@ -19,6 +19,7 @@ var (
 	ErrCorrupt          = errors.New("hmo: corrupt record")
 	ErrInvalidInput     = errors.New("hmo: invalid input")
 	ErrSuperseded       = errors.New("hmo: record was superseded by a newer version")
+	ErrKeyReused        = errors.New("hmo: idempotency key was used for another write")
 
 	// Language-model failures. Enricher and Sufficiency implementations
 	// wrap them so the engine can count why it fell back.

@@ -50,7 +50,10 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err != nil {
 		return err
 	}
+	e.null.invalidate()
 	e.records.Add(-int64(len(heads)))
+	e.docCache.drop(heads...)
+	e.docCache.drop(touched...)
 	if err := e.syncIndexes(); err != nil {
 		return fmt.Errorf("hmo: records deleted, index update deferred to next open: %w", err)
 	}
@@ -70,6 +73,9 @@ func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]str
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := e.treeRemove(tx, &r); err != nil {
+			return nil, nil, err
+		}
 		next, err := e.unlink(tx, &r)
 		if err != nil {
 			return nil, nil, err
@@ -78,6 +84,9 @@ func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]str
 		texts = append(texts, r.Text)
 	}
 	if err := logChanges(tx, opDel, ids); err != nil {
+		return nil, nil, err
+	}
+	if err := dropKeys(tx, ids); err != nil {
 		return nil, nil, err
 	}
 	return texts, touched, e.reembed(ctx, tx, touched)
@@ -134,12 +143,16 @@ func relinkPrev(tx *bolt.Tx, id, prev uint64, compressAbove int) error {
 }
 
 // successors lists id and the records after it whose indexed context can
-// reach back to a forgotten record.
+// reach back to a forgotten record: the next contextTurns turns, and the
+// derived records between them (which indexText steps over).
 func (e *Engine) successors(tx *bolt.Tx, id uint64) []uint64 {
 	var out []uint64
 	nb := tx.Bucket(bucketNext)
-	for i := 0; id != 0 && i < e.opts.contextTurns(); i++ {
+	for turns, hops := 0, 0; id != 0 && turns < e.opts.contextTurns() && hops < maxContextHops; hops++ {
 		out = append(out, id)
+		if r, err := getRecord(tx, id); err != nil || !e.opts.standalone(&r) {
+			turns++
+		}
 		id = keyU64(nb.Get(u64key(id)))
 	}
 	return out
@@ -167,6 +180,14 @@ func (e *Engine) reembed(ctx context.Context, tx *bolt.Tx, ids []uint64) error {
 	vecs, err := e.opts.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return fmt.Errorf("hmo: embed: %w", err)
+	}
+	for i, id := range live {
+		old, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		if err == nil && len(vecs[i]) == e.dims {
+			if err := e.treeMove(tx, id, old, vecs[i]); err != nil {
+				return err
+			}
+		}
 	}
 	if err := e.putVectors(tx, live, vecs); err != nil {
 		return err

@@ -288,29 +288,62 @@ func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
-		docs = append(docs, TextDoc{
-			ID: id, Text: e.indexText(tx, &r), Scope: r.Scope, Session: r.Session, Time: r.Time,
-		})
+		docs = append(docs, e.textDoc(tx, &r))
 	}
 	return e.text.Apply(docs, dels, wm)
 }
 
-// indexText is the text indexed for a record: its previous turns in the
+// textDoc is the full-text document of a record: its own text, the text
+// of its previous turns in the same session (IndexContext of them) and
+// its role unless NoIndexRole, each in a field of its own.
+func (e *Engine) textDoc(tx *bolt.Tx, r *Record) TextDoc {
+	var ctx []string
+	for _, p := range e.contextOf(tx, r) {
+		ctx = append(ctx, p.Text)
+	}
+	d := TextDoc{ID: r.ID, Text: r.Text, Context: strings.Join(ctx, "\n"), Scope: r.Scope, Session: r.Session, Time: r.Time}
+	if !e.opts.NoIndexRole {
+		d.Role = r.Role
+	}
+	return d
+}
+
+// indexText is the text embedded for a record: its previous turns in the
 // same session (IndexContext of them), then its own text, each as
 // "role: text" unless NoIndexRole.
 func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {
-	parts := []string{e.turnText(r)}
-	for prev, n := r.Prev, e.opts.contextTurns(); prev != 0 && len(parts) <= n; {
+	var parts []string
+	for _, p := range e.contextOf(tx, r) {
+		parts = append(parts, e.turnText(&p))
+	}
+	return strings.Join(append(parts, e.turnText(r)), "\n")
+}
+
+// contextOf returns the turns indexed with r as its context, oldest
+// first: its IndexContext previous turns in the session. Derived records
+// (StandaloneRoles) have no context and are nobody's context.
+func (e *Engine) contextOf(tx *bolt.Tx, r *Record) []Record {
+	if e.opts.standalone(r) {
+		return nil
+	}
+	var out []Record
+	for prev, n, hops := r.Prev, e.opts.contextTurns(), 0; prev != 0 && len(out) < n && hops < maxContextHops; hops++ {
 		p, err := getRecord(tx, prev)
 		if err != nil {
 			break
 		}
-		parts = append(parts, e.turnText(&p))
+		if !e.opts.standalone(&p) {
+			out = append(out, p)
+		}
 		prev = p.Prev
 	}
-	slices.Reverse(parts)
-	return strings.Join(parts, "\n")
+	slices.Reverse(out)
+	return out
 }
+
+// maxContextHops bounds the records indexText steps over to find its
+// context turns (derived records between turns are skipped).
+const maxContextHops = 64
 
 func (e *Engine) turnText(r *Record) string {
 	if e.opts.NoIndexRole || r.Role == "" {

@@ -69,10 +69,14 @@ type VectorDoc struct {
 	Vector []float32
 }
 
-// TextDoc is one document for the full-text index.
+// TextDoc is one document for the full-text index. Its three text
+// fields are scored as fields of one document (BM25F): the record's own
+// text, the context turns indexed with it, and its speaker.
 type TextDoc struct {
 	ID      uint64
-	Text    string // the text to index (may include context, e.g. the previous turn)
+	Text    string // the record's own text
+	Context string // the previous turns of the same session indexed with it (Options.IndexContext); may be empty
+	Role    string // the record's speaker or role; may be empty
 	Scope   string
 	Session string
 	Time    time.Time

@@ -2,9 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hmo-dev/hmo/persona"
+	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/segtree"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -15,10 +18,10 @@ const (
 	DefaultMaxLabelBytes  = 256     // scope, session and role
 	DefaultIndexContext   = 1       // previous turns of the same session indexed with a record
 	DefaultFusion         = FusionLinear
-	DefaultTextWeight     = 0.8 // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
-	DefaultRRFK           = 60  // reciprocal-rank fusion constant
-	DefaultCandidates     = 50  // candidates drawn from each index per query (at least k)
-	DefaultK              = 10  // results per query when the query says 0
+	DefaultTextWeight     = retrieve.DefaultTextWeight // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
+	DefaultRRFK           = retrieve.DefaultRRFK       // reciprocal-rank fusion constant
+	DefaultCandidates     = 50                         // candidates drawn from each index per query (at least k)
+	DefaultK              = 10                         // results per query when the query says 0
 	DefaultMaxK           = 1000
 	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
 	DefaultCheckpointLog  = 8192             // change-log entries after which indexes are saved and the log trimmed
@@ -42,13 +45,13 @@ const (
 )
 
 // Fusion names how lexical and vector results are combined.
-type Fusion string
+type Fusion = retrieve.Fusion
 
 // Fusion methods.
 const (
-	FusionLinear Fusion = "linear" // min-max normalised scores, weighted sum
-	FusionRRF    Fusion = "rrf"    // reciprocal-rank fusion
-	FusionScale  Fusion = "scale"  // BM25 divided by its maximum, cosine as is, weighted sum
+	FusionLinear = retrieve.FusionLinear // min-max normalised scores, weighted sum
+	FusionRRF    = retrieve.FusionRRF    // reciprocal-rank fusion
+	FusionScale  = retrieve.FusionScale  // BM25 divided by its maximum, cosine as is, weighted sum
 )
 
 // Options configure an Engine. A nil *Options is not enough on its own:
@@ -77,6 +80,12 @@ type Options struct {
 	// indexed together with a record (text and vector). Fixed when the
 	// store is created. Default DefaultIndexContext; -1 means none.
 	IndexContext int
+	// StandaloneRoles are the roles of derived records (facts distilled
+	// from a turn, session summaries): they are indexed without the
+	// turns before them and are never indexed as another record's
+	// context, since they are not turns of the conversation. Default
+	// DefaultStandaloneRoles; an empty non-nil slice means none.
+	StandaloneRoles []string
 	// NoIndexRole leaves the role (speaker) out of the indexed text. By
 	// default each indexed turn reads "role: text", so a query naming a
 	// speaker matches what that speaker said. Fixed when the store is
@@ -93,8 +102,24 @@ type Options struct {
 	// before fusion (raised to k when k is larger). Default DefaultCandidates.
 	Candidates int
 	// NoText and NoVector switch one side of hybrid recall off (for
-	// evaluation). Default false.
+	// evaluation); they remove the text or vector stage from Stages.
+	// Default false.
 	NoText, NoVector bool
+	// Stages switches the stages of the retrieval pipeline on and off,
+	// as retrieve.ParseStages reads it: "-segtree" is the default without
+	// the segment tree, "none,text,speaker" exactly those stages.
+	// Default "" (retrieve.DefaultStages).
+	Stages string
+	// Priors weighs the pipeline's prior stages (speaker, time,
+	// session). Zero fields take the retrieve package defaults.
+	Priors retrieve.PriorOptions
+	// SegTree shapes the segment tree kept for every scope (SegTreeMem);
+	// zero fields take the segtree package defaults. A store built with
+	// other values is rebuilt on Open.
+	SegTree segtree.Options
+	// Propagation configures relevance propagation over the segment
+	// tree (the segtree stage). Zero fields take the retrieve defaults.
+	Propagation retrieve.PropagationOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -158,6 +183,9 @@ func (o *Options) withDefaults() (*Options, error) {
 	setDefault(&c.CompressAbove, DefaultCompressAbove)
 	setDefault(&c.MaxTextBytes, DefaultMaxTextBytes)
 	setDefault(&c.IndexContext, DefaultIndexContext)
+	if c.StandaloneRoles == nil {
+		c.StandaloneRoles = DefaultStandaloneRoles
+	}
 	setDefault(&c.RRFK, DefaultRRFK)
 	setDefault(&c.Candidates, DefaultCandidates)
 	setDefault(&c.CheckpointLog, DefaultCheckpointLog)
@@ -182,7 +210,34 @@ func (o *Options) withDefaults() (*Options, error) {
 		c.EnrichTimeout = DefaultEnrichTimeout
 	}
 	c.Persona.Dims = c.Embedder.Dims()
+	if _, err := c.SegTree.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
 	return &c, c.validate()
+}
+
+// pipeline builds the retrieval pipeline the options describe.
+func (c *Options) pipeline() (*retrieve.Pipeline, error) {
+	st, err := retrieve.ParseStages(c.Stages)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	if c.NoText {
+		st &^= retrieve.StageText
+	}
+	if c.NoVector {
+		st &^= retrieve.StageVector
+	}
+	p, err := retrieve.New(&retrieve.Options{
+		Stages:      st,
+		Fusion:      retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
+		Priors:      c.Priors,
+		Propagation: c.Propagation,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return p, nil
 }
 
 func (c *Options) validate() error {
@@ -212,6 +267,15 @@ func setDefault(v *int, def int) {
 	if *v == 0 {
 		*v = def
 	}
+}
+
+// DefaultStandaloneRoles are the roles package capture gives distilled
+// facts and session summaries.
+var DefaultStandaloneRoles = []string{"fact", "summary"}
+
+// standalone reports whether r is a derived record (StandaloneRoles).
+func (c *Options) standalone(r *Record) bool {
+	return r.Role != "" && slices.Contains(c.StandaloneRoles, r.Role)
 }
 
 // contextTurns is IndexContext with -1 mapped to 0.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 	secret := []byte("zebraquokka")
 	var ins []engine.Input
 	for i := range 200 {
-		ins = append(ins, engine.Input{Session: "s", Text: "an ordinary note about the garden " + string(rune('a'+i%26))})
+		ins = append(ins, engine.Input{Session: "s", Text: fmt.Sprintf("an ordinary note about the garden %c %d", 'a'+i%26, i)})
 	}
 	ins = append(ins, engine.Input{Session: "s", Text: "my bank pin is zebraquokka, never tell"})
 	ids := remember(t, e, ins...)

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 // Query is a recall request. Zero filter fields do not filter.
@@ -24,6 +25,8 @@ type Query struct {
 	// of them and counts those with Engine.Access. The query itself is
 	// still counted in the tier statistics.
 	NoAccess bool
+
+	null nullStats // the query's similarity to unrelated records, set by Recall
 }
 
 // Result is one recalled record with its provenance.
@@ -35,7 +38,14 @@ type Result struct {
 	// Coverage is the IDF-weighted share of the query's terms the record
 	// contains (TextHit.Coverage); computed for tier-served results only.
 	Coverage float64 `json:"coverage,omitempty"`
-	Tier     uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
+	// Relevance is the calibrated relevance on [0, 1]
+	// (retrieve.Relevance): unlike Score it means the same across
+	// queries and store sizes, so a threshold on it drops the unrelated.
+	Relevance float64 `json:"relevance"`
+	// VectorZ is VectorScore in standard deviations above the query's
+	// similarity to unrelated records of the store; 0 without a vector.
+	VectorZ float64 `json:"vector_z,omitempty"`
+	Tier    uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
 }
 
 func (q *Query) validate() error {
@@ -94,6 +104,7 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 			// index alone rather than not at all.
 			return e.recallLexical(ctx, &q)
 		}
+		q.null = e.vectorNull(qv)
 	}
 	return e.recallArchive(ctx, &q, qv)
 }
@@ -105,36 +116,64 @@ func modelDown(err error) bool {
 
 // recallLexical is recall from the full-text index alone.
 func (e *Engine) recallLexical(ctx context.Context, q *Query) ([]Result, error) {
-	text, err := e.textCandidates(ctx, q, max(e.opts.Candidates, q.K))
+	return e.recallArchive(ctx, q, nil)
+}
+
+// recallArchive is the exhaustive search of every record: the retrieval
+// pipeline over the archive's indexes. A nil qv leaves the vector stage
+// out.
+func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]Result, error) {
+	rq := e.pipeQuery(q, qv)
+	cands, err := e.pipe.Run(ctx, rq, &archiveSource{e: e, q: q})
 	if err != nil {
 		return nil, err
 	}
-	return e.results(e.fuse(text, nil), q.K)
+	return e.results(cands, q.K)
 }
 
-// recallArchive is the exhaustive hybrid search of every record.
-func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]Result, error) {
-	c := max(e.opts.Candidates, q.K)
-	var text, vec []scored
-	var textErr, vecErr error
-	var wg sync.WaitGroup
-	if !e.opts.NoText {
-		// The two searches are independent: run the lexical one
-		// alongside the vector one.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			text, textErr = e.textCandidates(ctx, q, c)
-		}()
+// pipeQuery is what the pipeline needs of q.
+func (e *Engine) pipeQuery(q *Query, qv []float32) *retrieve.Query {
+	return &retrieve.Query{Text: q.Text, Vector: qv, K: q.K, Candidates: max(e.opts.Candidates, q.K), Now: e.opts.Clock(),
+		VectorNull: retrieve.Null{Mean: q.null.mean, SD: q.null.sd}}
+}
+
+// archiveSource serves the pipeline from the archive's indexes and bbolt.
+type archiveSource struct {
+	e *Engine
+	q *Query
+}
+
+func (s *archiveSource) Text(ctx context.Context, _ *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	t, err := s.e.textCandidates(ctx, s.q, c)
+	return toHits(t), err
+}
+
+func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	v, err := s.e.vectorCandidates(rq.Vector, s.q, c)
+	return toHits(v), err
+}
+
+func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
+
+func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
+	return s.e.wordVectors(words)
+}
+
+func (s *archiveSource) Segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	return s.e.segments(leaves, levels)
+}
+
+// docOf is what the pipeline's priors see of a record.
+func docOf(r *Record) retrieve.Doc {
+	return retrieve.Doc{ID: r.ID, Prev: r.Prev, Scope: r.Scope, Session: r.Session, Speaker: r.Role, Time: r.Time, Text: r.Text}
+}
+
+func toHits(s []scored) []retrieve.Hit {
+	out := make([]retrieve.Hit, len(s))
+	for i, h := range s {
+		out[i] = retrieve.Hit{ID: h.id, Score: h.score, Coverage: h.cov}
 	}
-	if !e.opts.NoVector {
-		vec, vecErr = e.vectorCandidates(qv, q, c)
-	}
-	wg.Wait()
-	if err := errors.Join(textErr, vecErr); err != nil {
-		return nil, err
-	}
-	return e.results(e.fuse(text, vec), q.K)
+	return out
 }
 
 // scored is a candidate id with its raw score from one index.
@@ -238,19 +277,20 @@ func dot(a, b []float32) float32 {
 	return s
 }
 
-// results loads the top k fused candidates.
-func (e *Engine) results(fused []fusedHit, k int) ([]Result, error) {
+// results loads the top k candidates.
+func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
 	out := make([]Result, 0, min(k, len(fused)))
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, f := range fused {
 			if len(out) == k {
 				break
 			}
-			r, err := getRecord(tx, f.id)
+			r, err := getRecord(tx, f.ID)
 			if err != nil {
 				continue // forgotten since the index answered
 			}
-			out = append(out, Result{Record: r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Tier: TierArchive})
+			out = append(out, Result{Record: r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector,
+				Relevance: f.Relevance, VectorZ: f.VectorZ, Tier: TierArchive})
 		}
 		return nil
 	})

@@ -55,7 +55,11 @@ func (e *Engine) Reindex(ctx context.Context, emb Embedder, progress func(done, 
 	if err := e.reindexPass(ctx, emb, progress); err != nil {
 		return err
 	}
-	return e.swapEmbedder(ctx, emb, corpus)
+	if err := e.swapEmbedder(ctx, emb, corpus); err != nil {
+		return err
+	}
+	// The tree's centroids are in the old embedder's space: rebuild.
+	return e.syncSegTree()
 }
 
 // beginReindex opens the vector index (so recall never waits for the
@@ -203,6 +207,7 @@ func unstage(tx *bolt.Tx, id uint64) error {
 func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAware) error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
+	defer e.null.invalidate() // the sample holds the old embedder's vectors
 	if err := e.checkOpen(); err != nil {
 		return err
 	}

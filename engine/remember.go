@@ -5,35 +5,65 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// Remember stores records in one bbolt transaction and returns their ids.
-// Either every input is stored or none is: an invalid input rejects the
-// whole batch and changes nothing. The indexes are updated after the
-// commit; a crash in between is repaired on the next Open.
+// Remember stores records in one bbolt transaction and returns their ids,
+// in input order. Either every input is stored or none is: an invalid
+// input rejects the whole batch and changes nothing. An input already
+// stored (see RememberBatch) is not stored again: its id is the stored
+// record's. The indexes are updated after the commit; a crash in between
+// is repaired on the next Open.
 func (e *Engine) Remember(ctx context.Context, ins ...Input) ([]uint64, error) {
+	out, err := e.RememberBatch(ctx, Batch{Inputs: ins})
+	if out == nil {
+		return nil, err
+	}
+	ids := make([]uint64, len(out))
+	for i := range out {
+		ids[i] = out[i].ID
+	}
+	return ids, err
+}
+
+// RememberBatch stores a batch in one bbolt transaction and says, per
+// input, which record holds it. Inputs already stored are not stored
+// again: the same scope and normalised text (NormalizeText), or the same
+// scope, role and sources, as a stored record or an earlier input of the
+// batch. The check and the write share one transaction, so concurrent
+// writers and crashes cannot make duplicates. A non-nil error with a
+// non-nil result means the batch is stored and an index or tier update
+// was deferred.
+func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	if len(ins) == 0 {
+	if len(b.Inputs) == 0 {
 		return nil, nil
 	}
-	for i := range ins {
-		if err := ins[i].validate(e.opts); err != nil {
+	for i := range b.Inputs {
+		if err := b.Inputs[i].validate(e.opts); err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
 		}
+	}
+	if err := validateKey(b.Key); err != nil {
+		return nil, err
 	}
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	ids, err := e.commitInputs(ctx, ins)
+	out, ids, err := e.commitBatch(ctx, &b)
 	if err != nil {
 		return nil, err
+	}
+	if len(ids) == 0 {
+		return out, nil
 	}
 	e.records.Add(int64(len(ids)))
 	if e.enr != nil {
@@ -42,76 +72,132 @@ func (e *Engine) Remember(ctx context.Context, ins ...Input) ([]uint64, error) {
 	// Tiers first: a concurrent Recall can then find a new record in the
 	// archive indexes only once it is placed in the tiers.
 	if err := e.admit(ids); err != nil {
-		return ids, fmt.Errorf("hmo: records stored, tier update: %w", err)
+		return out, fmt.Errorf("hmo: records stored, tier update: %w", err)
 	}
 	if err := e.syncIndexes(); err != nil {
-		return ids, fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
+		return out, fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
 	}
-	return ids, e.maybeCheckpoint()
+	return out, e.maybeCheckpoint()
 }
 
-func (e *Engine) commitInputs(ctx context.Context, ins []Input) ([]uint64, error) {
-	texts := make([]string, len(ins))
-	for i := range ins {
-		texts[i] = ins[i].Text
+func validateKey(k string) error {
+	switch {
+	case len(k) > MaxKeyBytes:
+		return fmt.Errorf("%w: idempotency key is %d bytes, limit %d", ErrInvalidInput, len(k), MaxKeyBytes)
+	case !utf8.ValidString(k):
+		return fmt.Errorf("%w: idempotency key", ErrInvalidUTF8)
+	case strings.ContainsRune(k, 0):
+		return fmt.Errorf("%w: idempotency key contains NUL", ErrInvalidInput)
 	}
-	if e.corpus != nil {
-		e.corpus.Observe(texts)
-	}
-	var ids []uint64
+	return nil
+}
+
+// commitBatch stores b's new inputs and returns the outcome per input and
+// the ids of the records created.
+func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64, error) {
+	var out []Stored
+	var observed []string
+	var created []uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
+		observed, created = nil, nil
+		if b.Key != "" {
+			var err error
+			if out, err = replay(tx, b.Key, b.Inputs); err != nil || out != nil {
+				return err
+			}
+		}
 		var err error
-		ids, err = e.putInputs(ctx, tx, ins)
-		if err != nil {
+		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, true); err != nil {
 			return err
 		}
-		if err := addCount(tx, len(ids)); err != nil {
+		if b.Key != "" {
+			if err := registerBatchKey(tx, b.Key, b.Inputs, out); err != nil {
+				return err
+			}
+		}
+		if err := addCount(tx, len(created)); err != nil {
 			return err
 		}
 		return e.saveCorpus(tx)
 	})
-	if err != nil && e.corpus != nil {
-		e.corpus.Forget(texts)
+	if err != nil {
+		if e.corpus != nil && observed != nil {
+			e.corpus.Forget(observed)
+		}
+		return nil, nil, err
 	}
-	return ids, err
+	return out, created, nil
 }
 
-func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input) ([]uint64, error) {
+// putInputs stores ins and returns the outcome per input, the ids
+// created and the texts added to the embedder's corpus statistics. With
+// dedup, inputs already stored are not stored again and the corpus
+// statistics take the new texts (Update keeps them itself).
+func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup bool) ([]Stored, []uint64, []string, error) {
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
-	ids := make([]uint64, len(ins))
-	embedTexts := make([]string, len(ins))
+	out := make([]Stored, len(ins))
+	var ids []uint64
+	var embedTexts, texts []string
+	var added []*Record
 	for i := range ins {
+		if dedup {
+			if id := findDuplicate(tx, &ins[i]); id != 0 {
+				out[i] = Stored{ID: id, Duplicate: true}
+				if err := e.mergeDuplicate(tx, id, &ins[i]); err != nil {
+					return nil, nil, nil, err
+				}
+				continue
+			}
+		}
 		id, err := recs.NextSequence()
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		r := e.newRecord(tx, id, &ins[i], now)
 		if err := putRecord(tx, &r, e.opts.CompressAbove); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if err := e.link(tx, &r); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		if _, err := sessionSeq(tx, &r); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		ids[i], embedTexts[i] = id, e.indexText(tx, &r)
+		if err := registerKeys(tx, &r); err != nil {
+			return nil, nil, nil, err
+		}
+		out[i] = Stored{ID: id}
+		added = append(added, &r)
+		ids = append(ids, id)
+		texts = append(texts, r.Text)
+		embedTexts = append(embedTexts, e.indexText(tx, &r))
+	}
+	if len(ids) == 0 {
+		return out, nil, nil, nil
+	}
+	var observed []string
+	if dedup && e.corpus != nil {
+		e.corpus.Observe(texts)
+		observed = texts
 	}
 	vecs, err := e.opts.Embedder.Embed(ctx, embedTexts)
 	if err != nil {
-		return nil, fmt.Errorf("hmo: embed: %w", err)
+		return nil, nil, observed, fmt.Errorf("hmo: embed: %w", err)
 	}
 	if err := e.putVectors(tx, ids, vecs); err != nil {
-		return nil, err
+		return nil, nil, observed, err
+	}
+	if err := e.treeInsert(tx, added, vecs); err != nil {
+		return nil, nil, observed, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, observed, err
 	}
 	if err := e.enqueue(tx, ids); err != nil {
-		return nil, err
+		return nil, nil, observed, err
 	}
-	return ids, logChanges(tx, opAdd, ids)
+	return out, ids, observed, logChanges(tx, opAdd, ids)
 }
 
 func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time) Record {

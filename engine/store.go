@@ -12,6 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 // SchemaVersion is the on-disk layout version of the bbolt store.
@@ -42,13 +44,14 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree, bucketDedup, bucketDedupIDs}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
 type Engine struct {
 	dir  string
 	opts *Options
+	pipe *retrieve.Pipeline // the query path; immutable
 	db   *bolt.DB
 	dims int
 
@@ -71,8 +74,13 @@ type Engine struct {
 
 	enr *enricher // nil without an Enricher
 
+	docCache docCache  // the pipeline's record metadata
+	words    wordCache // the pipeline's word vectors; emptied by Reindex
+
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
+
+	null nullCache // vectors sampled for the relevance null
 
 	closed atomic.Bool
 }
@@ -81,6 +89,10 @@ type Engine struct {
 // indexes up to date with bbolt.
 func Open(dir string, opts *Options) (*Engine, error) {
 	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	pipe, err := o.pipeline()
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +106,15 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: open %s: %w", dir, err)
 	}
-	e := &Engine{dir: dir, opts: o, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
+	e := &Engine{dir: dir, opts: o, pipe: pipe, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if err := e.syncSegTree(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("hmo: segment tree: %w", err)
 	}
 	if err := e.openIndexes(); err != nil {
 		db.Close()
@@ -127,6 +143,8 @@ func Open(dir string, opts *Options) (*Engine, error) {
 func (e *Engine) init() error {
 	return e.db.Update(func(tx *bolt.Tx) error {
 		defer func() { e.records.Store(int64(getU64(tx.Bucket(bucketMeta), metaCount))) }()
+		// A store from before de-duplication gets its identity keys now.
+		migrate := tx.Bucket(bucketMeta) != nil && tx.Bucket(bucketDedup) == nil
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("hmo: create bucket %s: %w", b, err)
@@ -138,6 +156,11 @@ func (e *Engine) init() error {
 		}
 		if err := e.checkMeta(m); err != nil {
 			return err
+		}
+		if migrate {
+			if err := buildKeys(tx); err != nil {
+				return fmt.Errorf("hmo: build de-duplication keys: %w", err)
+			}
 		}
 		if v := m.Get(metaVectorDir); v != nil {
 			e.vecDir = string(v)

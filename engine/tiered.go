@@ -122,7 +122,7 @@ func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
-		docs = append(docs, viewDoc{rec: r, vec: v, text: e.indexText(tx, &r)})
+		docs = append(docs, viewDoc{rec: r, vec: v, text: e.textDoc(tx, &r)})
 	}
 	return e.tiers.views[tier].add(docs)
 }

@@ -47,10 +47,14 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 	e.swapCorpus(old.Text, text)
 	err = e.db.Update(func(tx *bolt.Tx) error {
 		var err error
+		batches := batchKeysOf(tx, id) // a replayed batch answers with the new version
 		if _, touched, err = e.forgetTx(ctx, tx, []uint64{id}); err != nil {
 			return err
 		}
 		if newID, err = e.putVersion(ctx, tx, &in, id); err != nil {
+			return err
+		}
+		if err := moveBatchKeys(tx, batches, id, newID); err != nil {
 			return err
 		}
 		old.SupersededBy = newID
@@ -63,6 +67,9 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 		e.swapCorpus(text, old.Text)
 		return 0, err
 	}
+	e.null.invalidate()
+	e.docCache.drop(id)
+	e.docCache.drop(touched...)
 	if err := e.evict([]uint64{id}, touched, []string{old.Text}); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}
@@ -102,7 +109,7 @@ func (e *Engine) History(id uint64) ([]Record, error) {
 
 // putVersion stores in as the new version of old and returns its id.
 func (e *Engine) putVersion(ctx context.Context, tx *bolt.Tx, in *Input, old uint64) (uint64, error) {
-	ids, err := e.putInputs(ctx, tx, []Input{*in})
+	_, ids, _, err := e.putInputs(ctx, tx, []Input{*in}, false)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -110,7 +111,7 @@ func TestListPagesFiltersAndReverses(t *testing.T) {
 		if i%2 == 1 {
 			scope = "b"
 		}
-		all = append(all, remember(t, e, engine.Input{Scope: scope, Time: base.Add(time.Duration(25-i) * time.Hour), Text: "note"})...)
+		all = append(all, remember(t, e, engine.Input{Scope: scope, Time: base.Add(time.Duration(25-i) * time.Hour), Text: fmt.Sprintf("note %d", i)})...)
 	}
 	// Event times run backwards against ids: time order is reverse id order.
 	tests := []struct {

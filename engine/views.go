@@ -29,7 +29,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 type viewDoc struct {
 	rec  Record
 	vec  []float32
-	text string // the indexed text (record with its context)
+	text TextDoc // the indexed document
 }
 
 func (v *view) add(docs []viewDoc) error {
@@ -38,7 +38,7 @@ func (v *view) add(docs []viewDoc) error {
 		d := &docs[i]
 		v.recs[d.rec.ID] = &d.rec
 		v.vecs[d.rec.ID] = d.vec
-		tds[i] = TextDoc{ID: d.rec.ID, Text: d.text, Scope: d.rec.Scope, Session: d.rec.Session, Time: d.rec.Time}
+		tds[i] = d.text
 	}
 	if v.also != nil {
 		if err := v.also.Apply(tds, nil, 0); err != nil {

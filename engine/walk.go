@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -24,6 +25,7 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 		// all. The tiers are neither searched nor updated.
 		return e.recallLexical(ctx, q)
 	}
+	q.null = e.vectorNull(qv) // before the tier lock: it reads bbolt
 	c := max(e.opts.Candidates, q.K)
 	res, served, scored, err := e.searchTiers(ctx, q, qv, c)
 	if err != nil {
@@ -117,7 +119,11 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	res := e.viewResults(e.fuse(w.text, w.vec), q.K)
+	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), &viewSource{e: e, views: ts.views[1:], text: w.text, vec: w.vec})
+	if err != nil {
+		return nil, false, err
+	}
+	res := e.viewResults(cands, q.K)
 	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
 	return res, covered, nil
 }
@@ -131,17 +137,58 @@ func topOf(list []scored, c int) []scored {
 	return t.sorted()
 }
 
-// viewResults turns fused candidates into results from the views; each
+// viewSource serves the pipeline the candidates the tier views produced
+// (tierSearch) and the views' records. ts.mu is held while it is used.
+type viewSource struct {
+	e         *Engine
+	views     []*view
+	text, vec []scored
+}
+
+func (s *viewSource) Text(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
+	return toHits(s.text), nil
+}
+
+func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
+	return toHits(s.vec), nil
+}
+
+func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
+	out := make([]retrieve.Doc, len(ids))
+	for i, id := range ids {
+		for _, v := range s.views {
+			if r, ok := v.recs[id]; ok {
+				out[i] = docOf(r)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// Segments reads the archive's segment tree: the views hold no tree of
+// their own, and a segment's records outside the views are skipped when
+// the results are read from the views.
+func (s *viewSource) Segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	return s.e.segments(leaves, levels)
+}
+
+func (s *viewSource) WordVectors(words []string) ([][]float32, error) {
+	return s.e.wordVectors(words)
+}
+
+// viewResults turns ranked candidates into results from the views; each
 // result names the tier that holds it.
-func (e *Engine) viewResults(fused []fusedHit, k int) []Result {
-	out := make([]Result, 0, min(k, len(fused)))
-	for _, f := range fused {
+func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
+	out := make([]Result, 0, min(k, len(cands)))
+	for _, f := range cands {
 		if len(out) == k {
 			break
 		}
 		for t := 1; t <= 2; t++ {
-			if r, ok := e.tiers.views[t].recs[f.id]; ok {
-				out = append(out, Result{Record: *r, Score: f.score, TextScore: f.text, VectorScore: f.vec, Coverage: f.cov, Tier: uint8(t)})
+			if r, ok := e.tiers.views[t].recs[f.ID]; ok {
+				out = append(out, Result{Record: *r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector, Coverage: f.Coverage,
+					Relevance: f.Relevance, VectorZ: f.VectorZ, Tier: uint8(t)})
 				break
 			}
 		}

@@ -26,14 +26,44 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		return fmt.Errorf("fts: apply: %w", ErrClosed)
 	}
 	b := x.bi.NewBatch()
+	lens, err := x.lengths()
+	if err != nil {
+		return err
+	}
+	pending := map[uint64]*[nFields]uint32{} // lengths set in this batch; nil: deleted
+	old := func(id uint64) (*[nFields]uint32, error) {
+		if l, ok := pending[id]; ok {
+			return l, nil
+		}
+		return x.docLengths(id)
+	}
+	// Deletes come last: a batch that adds and deletes an id deletes it.
 	for i := range docs {
-		if err := b.Index(docID(docs[i].ID), fields(&docs[i])); err != nil {
+		d := &docs[i]
+		l, err := old(d.ID)
+		if err != nil {
+			return err
+		}
+		lens.sub(l)
+		nl := x.fieldLengths(d)
+		lens.add(&nl)
+		pending[d.ID] = &nl
+		if err := b.Index(docID(d.ID), fields(d)); err != nil {
 			return x.wrap("apply", err)
 		}
+		b.SetInternal(docLenKey(d.ID), encodeDocLen(&nl))
 	}
 	for _, id := range deletes {
+		l, err := old(id)
+		if err != nil {
+			return err
+		}
+		lens.sub(l)
+		pending[id] = nil
 		b.Delete(docID(id))
+		b.DeleteInternal(docLenKey(id))
 	}
+	b.SetInternal(keyLengths, lens.encode())
 	var wm [8]byte
 	binary.BigEndian.PutUint64(wm[:], watermark)
 	b.SetInternal(keyWatermark, wm[:])
@@ -46,6 +76,12 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 // fields is the bleve document of d.
 func fields(d *engine.TextDoc) map[string]any {
 	f := map[string]any{fieldText: d.Text}
+	if d.Context != "" {
+		f[fieldContext] = d.Context
+	}
+	if d.Role != "" {
+		f[fieldRole] = d.Role
+	}
 	if d.Scope != "" {
 		f[fieldScope] = d.Scope
 	}

@@ -38,6 +38,7 @@ const metaFile = "index_meta.json"
 type Index struct {
 	bi       bleve.Index       // safe for concurrent use
 	analyzer analysis.Analyzer // query analysis, the same as the text field's
+	scoring  Scoring
 	dir      string
 
 	applyMu sync.Mutex // serialises Apply so that batches land in call order
@@ -77,7 +78,7 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{bi: bi, dir: dir}
+	x = &Index{bi: bi, dir: dir, scoring: o.Scoring}
 	if err := x.check(o); err != nil {
 		_ = bi.Close()
 		return nil, err
@@ -157,7 +158,7 @@ func openIndex(dir string, o Options) (bleve.Index, error) {
 
 // schemaValue identifies the layout and analysis of an index built with o.
 func schemaValue(o Options) string {
-	return "hmo-fts/1 analyzer=" + string(o.Analyzer)
+	return "hmo-fts/2 analyzer=" + string(o.Analyzer)
 }
 
 // check verifies that an opened index was built by this package with the

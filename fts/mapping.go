@@ -13,7 +13,9 @@ import (
 
 // Field names of an indexed document.
 const (
-	fieldText    = "text"
+	fieldText    = "text"    // the record's own text
+	fieldContext = "context" // its context turns
+	fieldRole    = "role"    // its speaker
 	fieldScope   = "scope"
 	fieldSession = "session"
 	fieldTime    = "time"
@@ -40,7 +42,10 @@ func tokenFilters(a Analyzer) []any {
 	}
 }
 
-// newMapping builds the index mapping: text analysed by a, scope and
+// bm25Fields are the scored fields in the order of the per-field arrays.
+var bm25Fields = [nFields]string{fText: fieldText, fContext: fieldContext, fRole: fieldRole}
+
+// newMapping builds the index mapping: text, context and role analysed by a, scope and
 // session as exact keywords, time as a datetime, nothing stored, BM25
 // scoring and no _all field.
 func newMapping(a Analyzer) (*mapping.IndexMappingImpl, error) {
@@ -69,6 +74,12 @@ func newMapping(a Analyzer) (*mapping.IndexMappingImpl, error) {
 
 	dm := mapping.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldText, text)
+	for _, f := range []string{fieldContext, fieldRole} {
+		m := mapping.NewTextFieldMapping()
+		m.Analyzer = name
+		unstored(m)
+		dm.AddFieldMappingsAt(f, m)
+	}
 	dm.AddFieldMappingsAt(fieldScope, keywordField())
 	dm.AddFieldMappingsAt(fieldSession, keywordField())
 	tm := mapping.NewDateTimeFieldMapping()

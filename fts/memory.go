@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -13,58 +12,73 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// BM25 parameters of the in-memory index (the usual Robertson values).
-const (
-	memoryK1 = 1.2
-	memoryB  = 0.75
-)
-
 var _ engine.TextIndex = (*Memory)(nil)
 
-// Memory is a small BM25 index held in RAM, analysed exactly like Index.
+// Memory is a small BM25F index held in RAM, analysed and scored exactly
+// like Index (the same Scoring and statistics).
 // It suits the bounded views over the archive (HMO's Tier 1 and Tier 2):
 // no disk, no fsync, cheap updates. Its cost grows with its contents, so
 // keep it bounded. Safe for concurrent use.
 type Memory struct {
 	analyzer analysis.Analyzer
+	scoring  Scoring
 
 	mu        sync.RWMutex // guards the fields below
-	postings  map[string]map[uint64]int32
+	postings  map[string]map[uint64]*[nFields]int32
 	docs      map[uint64]memDoc
-	totalLen  int
+	totalLen  [nFields]int
 	watermark uint64
 }
 
 type memDoc struct {
-	meta  engine.TextDoc // Text cleared
+	meta  engine.TextDoc // text fields cleared
 	terms []string       // distinct terms, to remove the doc
-	n     int            // length in tokens
+	n     [nFields]int   // field lengths in tokens
 }
 
 // NewMemory returns an empty in-memory index with the given analyzer
-// (zero value: DefaultAnalyzer).
+// (zero value: DefaultAnalyzer) and the default Scoring.
 func NewMemory(a Analyzer) (*Memory, error) {
-	if a == "" {
-		a = DefaultAnalyzer
+	return NewMemoryWith(&Options{Analyzer: a})
+}
+
+// NewMemoryWith returns an empty in-memory index with o's analyzer and
+// scoring; the other options do not apply. Nil o means defaults.
+func NewMemoryWith(o *Options) (*Memory, error) {
+	c, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	im, err := newMapping(a)
+	im, err := newMapping(c.Analyzer)
 	if err != nil {
 		return nil, fmt.Errorf("fts: memory index: %w", err)
 	}
-	an := im.AnalyzerNamed(analyzerName(a))
+	an := im.AnalyzerNamed(analyzerName(c.Analyzer))
 	if an == nil {
-		return nil, fmt.Errorf("%w: analyzer %q", ErrInvalidOption, a)
+		return nil, fmt.Errorf("%w: analyzer %q", ErrInvalidOption, c.Analyzer)
 	}
-	return &Memory{analyzer: an, postings: map[string]map[uint64]int32{}, docs: map[uint64]memDoc{}}, nil
+	return &Memory{analyzer: an, scoring: c.Scoring, postings: map[string]map[uint64]*[nFields]int32{}, docs: map[uint64]memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes
 // and records watermark.
 func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) error {
-	analysed := make([]map[string]int32, len(docs))
-	lens := make([]int, len(docs))
-	for i, d := range docs {
-		analysed[i], lens[i] = m.termFreqs(d.Text)
+	analysed := make([]map[string]*[nFields]int32, len(docs))
+	lens := make([][nFields]int, len(docs))
+	for i := range docs {
+		analysed[i] = map[string]*[nFields]int32{}
+		for f, text := range docFields(&docs[i]) {
+			tf, n := m.termFreqs(text)
+			lens[i][f] = n
+			for t, c := range tf {
+				a := analysed[i][t]
+				if a == nil {
+					a = new([nFields]int32)
+					analysed[i][t] = a
+				}
+				a[f] = c
+			}
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -77,15 +91,17 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 		for t, f := range analysed[i] {
 			p := m.postings[t]
 			if p == nil {
-				p = map[uint64]int32{}
+				p = map[uint64]*[nFields]int32{}
 				m.postings[t] = p
 			}
 			p[d.ID] = f
 			terms = append(terms, t)
 		}
-		d.Text = ""
+		d.Text, d.Context, d.Role = "", "", ""
 		m.docs[d.ID] = memDoc{meta: d, terms: terms, n: lens[i]}
-		m.totalLen += lens[i]
+		for f := range nFields {
+			m.totalLen[f] += lens[i][f]
+		}
 	}
 	m.watermark = watermark
 	return nil
@@ -117,11 +133,14 @@ func (m *Memory) remove(id uint64) {
 			}
 		}
 	}
-	m.totalLen -= d.n
+	for f := range nFields {
+		m.totalLen[f] -= d.n[f]
+	}
 	delete(m.docs, id)
 }
 
-// Search returns up to k documents by BM25, best first, ties by id.
+// Search returns up to k documents by BM25F (see Scoring), best first,
+// ties by id. A query term repeated in the query counts once.
 func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilter) ([]engine.TextHit, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: k=%d", ErrInvalidK, k)
@@ -135,16 +154,35 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	if len(m.docs) == 0 {
 		return nil, nil
 	}
+	st := fieldStats{n: float64(len(m.docs))}
+	for fi := range nFields {
+		st.total[fi] = float64(m.totalLen[fi])
+	}
 	scores := map[uint64]*engine.TextHit{}
-	n, avg := float64(len(m.docs)), float64(m.totalLen)/float64(len(m.docs))
 	var idfSum float64
 	for t := range qtf {
 		p := m.postings[t]
-		idf := math.Log(1 + (n-float64(len(p))+0.5)/(float64(len(p))+0.5))
-		idfSum += idf
+		var df [nFields]int
+		for _, tf := range p {
+			for fi := range nFields {
+				if tf[fi] > 0 {
+					df[fi]++
+				}
+			}
+		}
+		w := idf(st.n, float64(max(df[fText], df[fContext], df[fRole])))
+		idfSum += w
 		for id, tf := range p {
 			d := m.docs[id]
 			if !memMatch(&d.meta, f) {
+				continue
+			}
+			var tff, dl [nFields]float64
+			for fi := range nFields {
+				tff[fi], dl[fi] = float64(tf[fi]), float64(d.n[fi])
+			}
+			s := m.scoring.termScore(w, &st, &tff, &dl)
+			if s == 0 {
 				continue
 			}
 			h := scores[id]
@@ -152,13 +190,17 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 				h = &engine.TextHit{ID: id}
 				scores[id] = h
 			}
-			h.Score += idf * float64(tf) * (memoryK1 + 1) / (float64(tf) + memoryK1*(1-memoryB+memoryB*float64(d.n)/avg))
-			h.Coverage += idf
+			h.Score += s
+			if said(&tff) {
+				h.Coverage += w
+			}
 		}
 	}
 	hits := make([]engine.TextHit, 0, len(scores))
 	for _, h := range scores {
-		h.Coverage /= idfSum
+		if idfSum > 0 {
+			h.Coverage /= idfSum
+		}
 		hits = append(hits, *h)
 	}
 	slices.SortFunc(hits, func(a, b engine.TextHit) int {

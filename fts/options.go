@@ -49,6 +49,8 @@ type Options struct {
 	// records, 17 MiB). Default false: damaged segments fail Open with
 	// ErrCorrupt.
 	SkipVerify bool
+	// Scoring configures BM25F. Zero fields take the defaults.
+	Scoring Scoring
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error
@@ -69,6 +71,11 @@ func (o *Options) withDefaults() (Options, error) {
 	default:
 		return c, fmt.Errorf("%w: unknown analyzer %q", ErrInvalidOption, c.Analyzer)
 	}
+	sc, err := c.Scoring.withDefaults()
+	if err != nil {
+		return c, err
+	}
+	c.Scoring = sc
 	if c.LockTimeout < 0 {
 		return c, fmt.Errorf("%w: negative lock timeout %v", ErrInvalidOption, c.LockTimeout)
 	}

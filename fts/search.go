@@ -4,24 +4,34 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
 )
 
+// candidateFactor is how many more candidates than asked for are drawn
+// from bleve before they are rescored with BM25F: bleve's own ranking
+// (its "BM25" squares idf, counts repeated words twice, multiplies by
+// coord and takes the dictionary size as average length) decides only
+// which documents are rescored.
+const candidateFactor = 2
+
 // Search returns up to k ids of documents matching any word of q, best
-// BM25 score first, restricted by f. A query with no indexable words (empty,
-// punctuation, or only stop words for an analyzer that drops them) returns
-// no hits and no error. k <= 0 fails with ErrInvalidK. Search stops early
-// with ctx's error when ctx is done.
+// BM25F score first (see Scoring), restricted by f. A query with no
+// indexable words (empty, punctuation, or only stop words for an analyzer
+// that drops them) returns no hits and no error. k <= 0 fails with
+// ErrInvalidK. Search stops early with ctx's error when ctx is done.
 //
-// Equal scores are ordered by id; which of several documents tied at the
-// k-th place make the cut is unspecified.
+// bleve finds the candidates, candidateFactor·k of them; they are
+// rescored with the index's own statistics. Equal scores are ordered by
+// id.
 func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter) (hits []engine.TextHit, err error) {
 	defer recoverTo("search", &err)
 	if k <= 0 {
@@ -33,11 +43,11 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	terms := x.terms(q)
+	terms := distinct(x.terms(q))
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	req := bleve.NewSearchRequestOptions(x.query(terms, f), k, 0, false)
+	req := bleve.NewSearchRequestOptions(x.query(terms, f), candidateFactor*k, 0, false)
 	res, err := x.bi.SearchInContext(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -45,22 +55,127 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 		}
 		return nil, x.wrap("search", err)
 	}
-	hits = make([]engine.TextHit, 0, len(res.Hits))
+	ids := make([]uint64, 0, len(res.Hits))
 	for _, h := range res.Hits {
 		id, err := strconv.ParseUint(h.ID, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("fts: search: %w (document id %q)", ErrCorrupt, h.ID)
 		}
-		hits = append(hits, engine.TextHit{ID: id, Score: h.Score})
+		ids = append(ids, id)
 	}
-	// bleve orders equal scores by its internal document number, which
-	// depends on map order inside a batch.
-	slices.SortStableFunc(hits, func(a, b engine.TextHit) int {
+	if hits, err = x.rescore(ctx, terms, ids); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(hits, func(a, b engine.TextHit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	return hits[:min(k, len(hits))], nil
+}
+
+// rescore computes the BM25F score and coverage of each candidate from
+// one snapshot of the index: N, df and the field totals of that snapshot,
+// and each candidate's term frequencies and field lengths from the
+// postings (bleve keeps a field's length in its norm, 1/√len).
+func (x *Index) rescore(ctx context.Context, terms []string, ids []uint64) ([]engine.TextHit, error) {
+	adv, err := x.bi.Advanced()
+	if err != nil {
+		return nil, x.wrap("search", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, x.wrap("search", err)
+	}
+	defer r.Close()
+	n, err := r.DocCount()
+	if err != nil {
+		return nil, x.wrap("search", err)
+	}
+	tb, err := r.GetInternal(keyLengths)
+	if err != nil {
+		return nil, x.wrap("search", err)
+	}
+	tot, err := decodeTotals(tb)
+	if err != nil {
+		return nil, err
+	}
+	st := fieldStats{n: float64(n)}
+	for f := range nFields {
+		st.total[f] = float64(tot[f])
+	}
+	// The candidates in this snapshot, in internal-id order.
+	type cand struct {
+		iid index.IndexInternalID
+		hit engine.TextHit
+		tf  [][nFields]float64 // per term
+		dl  [nFields]float64
+	}
+	cands := make([]*cand, 0, len(ids))
+	for _, id := range ids {
+		iid, err := r.InternalID(docID(id))
+		if err != nil {
+			return nil, x.wrap("search", err)
+		}
+		if iid == nil {
+			continue // deleted since the search
+		}
+		cands = append(cands, &cand{iid: iid, hit: engine.TextHit{ID: id}, tf: make([][nFields]float64, len(terms))})
+	}
+	slices.SortFunc(cands, func(a, b *cand) int { return a.iid.Compare(b.iid) })
+	idfs := make([]float64, len(terms))
+	for ti, t := range terms {
+		var df uint64
+		for f, field := range bm25Fields {
+			tfr, err := r.TermFieldReader(ctx, []byte(t), field, true, true, false)
+			if err != nil {
+				return nil, x.wrap("search", err)
+			}
+			df = max(df, tfr.Count())
+			var d *index.TermFieldDoc
+			for _, c := range cands {
+				if d != nil && d.ID.Compare(c.iid) > 0 {
+					continue // the postings skipped past this candidate
+				}
+				if d, err = tfr.Advance(c.iid, nil); err != nil {
+					tfr.Close()
+					return nil, x.wrap("search", err)
+				}
+				if d == nil {
+					break
+				}
+				if d.ID.Equals(c.iid) {
+					c.tf[ti][f] = float64(d.Freq)
+					if d.Norm > 0 {
+						c.dl[f] = math.Round(1 / (d.Norm * d.Norm))
+					}
+				}
+			}
+			tfr.Close()
+		}
+		idfs[ti] = idf(st.n, float64(df))
+	}
+	var idfSum float64
+	for _, v := range idfs {
+		idfSum += v
+	}
+	hits := make([]engine.TextHit, 0, len(cands))
+	for _, c := range cands {
+		for ti := range terms {
+			c.hit.Score += x.scoring.termScore(idfs[ti], &st, &c.tf[ti], &c.dl)
+			if said(&c.tf[ti]) {
+				c.hit.Coverage += idfs[ti]
+			}
+		}
+		if c.hit.Score == 0 {
+			continue
+		}
+		if idfSum > 0 {
+			c.hit.Coverage /= idfSum
+		}
+		hits = append(hits, c.hit)
+	}
 	return hits, nil
 }
 
@@ -76,15 +191,29 @@ func (x *Index) terms(q string) []string {
 	return terms
 }
 
-// query is the disjunction of terms over the text field (what a bleve match
-// query with operator "or" builds), restricted by f without changing
-// scores.
+// distinct drops repeated terms, keeping the first of each.
+func distinct(terms []string) []string {
+	seen := make(map[string]bool, len(terms))
+	out := terms[:0]
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// query is the disjunction of terms over the scored fields, restricted by
+// f without changing scores.
 func (x *Index) query(terms []string, f engine.TextFilter) query.Query {
-	tqs := make([]query.Query, len(terms))
-	for i, t := range terms {
-		tq := query.NewTermQuery(t)
-		tq.SetField(fieldText)
-		tqs[i] = tq
+	tqs := make([]query.Query, 0, len(terms)*nFields)
+	for _, t := range terms {
+		for _, field := range bm25Fields {
+			tq := query.NewTermQuery(t)
+			tq.SetField(field)
+			tqs = append(tqs, tq)
+		}
 	}
 	match := query.NewDisjunctionQuery(tqs)
 	match.SetMin(1)

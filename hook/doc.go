@@ -4,9 +4,13 @@
 //
 // SessionStart and UserPromptSubmit print memory context for the project
 // as the hook's JSON output (hookSpecificOutput.additionalContext), within
-// a token budget. Stop, PreCompact and SessionEnd ingest the part of the
-// session transcript not yet ingested: prose turns of the user and the
-// assistant, scoped to the project (its git root). Ingestion happens at
+// a token budget. Stop, PreCompact, PostCompact and SessionEnd ingest the
+// part of the session transcript not yet ingested: prose turns of the user
+// and the assistant that say something (package capture drops
+// acknowledgements and idle instructions), scoped to the project (its git
+// root), with the facts capture distils from them (role "fact", sources
+// linking to the turn). PostCompact also remembers the compaction's
+// summary (role "summary"). Ingestion happens at
 // most once per turn: a per-transcript byte offset is kept under
 // Options.StateDir, and turns whose source label is already stored are
 // skipped, so a re-run after a crash does not ingest twice.

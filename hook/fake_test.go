@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/hook"
 )
 
 // fakeService is an in-memory api.Service that records its calls. Its
@@ -118,10 +119,18 @@ func (f *fakeService) Stats(context.Context) (api.StatsResponse, error) {
 	return api.StatsResponse{}, fmt.Errorf("fake: Stats not used by hooks")
 }
 
+// memories are the turns stored: the memories other than distilled facts
+// and compaction summaries.
 func (f *fakeService) memories() []api.Memory {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.mems)
+	var out []api.Memory
+	for _, m := range f.mems {
+		if m.Role != hook.RoleFact && m.Role != hook.RoleSummary {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // stuckService never answers until its caller gives up; dead fails at once.

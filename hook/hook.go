@@ -3,6 +3,7 @@ package hook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -37,6 +38,12 @@ func Claude(ctx context.Context, event string, in io.Reader, out io.Writer, svc 
 	switch event {
 	case EventSessionStart, EventUserPromptSubmit:
 		return printContext(ctx, event, &p, scope, out, svc, o)
+	case EventPostCompact:
+		// The summary first: it is what the compaction kept of the
+		// session, and the transcript may be long.
+		serr := storeSummary(ctx, &p, scope, svc, o)
+		_, err := ingest(ctx, &p, scope, svc, o)
+		return errors.Join(serr, err)
 	default:
 		_, err := ingest(ctx, &p, scope, svc, o)
 		return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/claudecode"
 )
 
@@ -46,7 +47,7 @@ func ingest(ctx context.Context, p *Payload, scope string, svc api.Service, o *O
 	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
 		return 0, err
 	}
-	in := ingester{svc: svc, scope: scope, session: p.SessionID, files: files, st: st, batch: o.Batch}
+	in := ingester{svc: svc, scope: scope, session: p.SessionID, files: files, st: st, batch: o.Batch, cap: capture.New(), distil: o.Distiller}
 	return in.run(ctx, claudecode.NewScanner(f, &claudecode.ScanOptions{Offset: st.Offset}))
 }
 
@@ -59,12 +60,20 @@ type ingester struct {
 	st      state
 	batch   int
 	added   int
+	dropped int // turns the keep rule dropped
+	cap     *capture.Capture
+	distil  capture.Distiller
 }
 
 func (in *ingester) run(ctx context.Context, s *claudecode.Scanner) (int, error) {
 	var pending []claudecode.Turn
 	for s.Scan() {
-		pending = append(pending, s.Turn())
+		t := s.Turn()
+		if !in.cap.Keep(t.Text).Keep {
+			in.dropped++ // nothing to remember: acknowledgement, idle instruction
+			continue
+		}
+		pending = append(pending, t)
 		if len(pending) == in.batch {
 			if err := in.commit(ctx, pending, s.Offset()); err != nil {
 				return in.added, err
@@ -87,17 +96,27 @@ func (in *ingester) commit(ctx context.Context, turns []claudecode.Turn, offset 
 	if err != nil {
 		return err
 	}
-	if len(fresh) > 0 {
-		req := api.AddRequest{Memories: make([]api.NewMemory, len(fresh))}
-		for i, t := range fresh {
-			req.Memories[i] = in.memory(&t)
+	var ms []api.NewMemory
+	for i := range fresh {
+		ms = append(ms, in.memory(&fresh[i]))
+		facts, err := in.facts(ctx, &fresh[i])
+		if err != nil {
+			return err
 		}
-		if _, err := in.svc.Add(ctx, req); err != nil {
+		ms = append(ms, facts...)
+	}
+	// Each Add is one transaction; the engine skips what is stored, so a
+	// retry after a failure between two Adds stores nothing twice.
+	for len(ms) > 0 {
+		n := min(len(ms), api.MaxAddMemories)
+		resp, err := in.svc.Add(ctx, api.AddRequest{Memories: ms[:n]})
+		if err != nil {
 			return fmt.Errorf("add: %w", err)
 		}
-		in.added += len(fresh)
-		in.st.Turns += len(fresh)
+		in.added += n - len(resp.Duplicates)
+		ms = ms[n:]
 	}
+	in.st.Turns += len(fresh)
 	in.st.Offset = offset
 	return saveState(in.files, in.st)
 }
@@ -108,6 +127,27 @@ func (in *ingester) memory(t *claudecode.Turn) api.NewMemory {
 		session = t.SessionID
 	}
 	return api.NewMemory{Text: t.Text, Scope: in.scope, Session: session, Role: t.Role, Time: t.Time, Sources: []string{t.Source()}}
+}
+
+// RoleFact is the role of the facts distilled from a turn.
+const RoleFact = capture.RoleFact
+
+// facts are the memories distilled from a turn: role RoleFact, the
+// turn's scope, session and time, and as sources the turn's label and
+// that label with "#f" and the fact's number.
+func (in *ingester) facts(ctx context.Context, t *claudecode.Turn) ([]api.NewMemory, error) {
+	fs, err := in.distil.DistillFacts(ctx, t.Text)
+	if err != nil {
+		return nil, fmt.Errorf("distil: %w", err)
+	}
+	var out []api.NewMemory
+	for i, f := range fs {
+		m := in.memory(t)
+		m.Role, m.Text = RoleFact, f.Text
+		m.Sources = capture.FactSources(t.Source(), i+1)
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // unseen drops turns whose source label is already stored in the

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/hmo-dev/hmo/capture"
 )
 
 // Defaults for Options.
@@ -36,6 +38,9 @@ type Options struct {
 	StaleLock time.Duration
 	// Clock gives the current time. Default time.Now.
 	Clock func() time.Time
+	// Distiller distils the facts of each ingested turn. Default the
+	// offline one, capture.New(); with a chat model, a *capture.LLM.
+	Distiller capture.Distiller
 }
 
 // DefaultStateDir is "hmo/hook" under the user's cache directory.
@@ -74,6 +79,9 @@ func withDefaults(opts *Options) (*Options, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Distiller == nil {
+		o.Distiller = capture.New()
 	}
 	if o.Timeout < 0 || o.ContextTokens < 0 || o.Batch < 0 || o.StaleLock < 0 {
 		return nil, fmt.Errorf("%w: negative Timeout, ContextTokens, Batch or StaleLock", ErrOption)

@@ -14,11 +14,12 @@ const (
 	EventUserPromptSubmit = "UserPromptSubmit"
 	EventStop             = "Stop"
 	EventPreCompact       = "PreCompact"
+	EventPostCompact      = "PostCompact"
 	EventSessionEnd       = "SessionEnd"
 )
 
 // Events lists the events Claude handles, in session order.
-var Events = []string{EventSessionStart, EventUserPromptSubmit, EventStop, EventPreCompact, EventSessionEnd}
+var Events = []string{EventSessionStart, EventUserPromptSubmit, EventStop, EventPreCompact, EventPostCompact, EventSessionEnd}
 
 // Payload is the JSON Claude Code writes to a hook's stdin: the common
 // fields and those of the events hmo handles. Other fields are ignored.
@@ -33,9 +34,11 @@ type Payload struct {
 	// Source is how the session started (SessionStart): startup, resume,
 	// clear or compact.
 	Source string `json:"source,omitempty"`
-	// Trigger is manual or auto (PreCompact).
+	// Trigger is manual or auto (PreCompact, PostCompact).
 	Trigger            string `json:"trigger,omitempty"`
 	CustomInstructions string `json:"custom_instructions,omitempty"`
+	// CompactSummary is the summary the compaction wrote (PostCompact).
+	CompactSummary string `json:"compact_summary,omitempty"`
 	// Reason is why the session ended (SessionEnd): clear, logout,
 	// prompt_input_exit, other...
 	Reason string `json:"reason,omitempty"`

@@ -11,14 +11,15 @@ import (
 // descriptions, and take times as text (RFC 3339 or a plain date).
 
 type searchInput struct {
-	Query     string `json:"query" jsonschema:"what to look for: a question, a topic or keywords"`
-	K         int    `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
-	Scope     string `json:"scope,omitempty" jsonschema:"only memories of this scope, e.g. a project path or a user name"`
-	Session   string `json:"session,omitempty" jsonschema:"only memories of this session"`
-	From      string `json:"from,omitempty" jsonschema:"only memories at or after this time: RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)"`
-	To        string `json:"to,omitempty" jsonschema:"only memories before this time: RFC 3339 or a date"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"token budget of the page, up to 8000 (default 4000); longer texts are shortened"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page, with the same query and filters"`
+	Query     string  `json:"query" jsonschema:"what to look for: a question, a topic or keywords"`
+	K         int     `json:"k,omitempty" jsonschema:"results per page, 1 to 50 (default 10)"`
+	Scope     string  `json:"scope,omitempty" jsonschema:"only memories of this scope, e.g. a project path or a user name"`
+	Session   string  `json:"session,omitempty" jsonschema:"only memories of this session"`
+	From      string  `json:"from,omitempty" jsonschema:"only memories at or after this time: RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)"`
+	To        string  `json:"to,omitempty" jsonschema:"only memories before this time: RFC 3339 or a date"`
+	MaxTokens int     `json:"max_tokens,omitempty" jsonschema:"token budget of the page, up to 8000 (default 4000); longer texts are shortened"`
+	Cursor    string  `json:"cursor,omitempty" jsonschema:"next_cursor from the previous page, with the same query and filters"`
+	MinScore  float64 `json:"min_score,omitempty" jsonschema:"least relevance returned, 0 to 1 (default about 0.007: drops unrelated records); negative returns every result"`
 }
 
 type getInput struct {
@@ -27,12 +28,50 @@ type getInput struct {
 }
 
 type addInput struct {
-	Text    string   `json:"text" jsonschema:"the memory: one self-contained fact, preference, decision or event, at most 64 KiB"`
+	Text    string   `json:"text,omitempty" jsonschema:"the memory: one self-contained fact, preference, decision or event, at most 64 KiB (or use memories for several)"`
 	Scope   string   `json:"scope,omitempty" jsonschema:"where it applies, e.g. a project path or a user name"`
 	Session string   `json:"session,omitempty" jsonschema:"the conversation or session it comes from"`
 	Role    string   `json:"role,omitempty" jsonschema:"who said it, e.g. user or assistant"`
 	Time    string   `json:"time,omitempty" jsonschema:"when it happened: RFC 3339 or a date (default now)"`
 	Sources []string `json:"sources,omitempty" jsonschema:"provenance, e.g. file paths or message ids"`
+	// Memories is the batch form: several memories in one transaction.
+	Memories []memoryInput `json:"memories,omitempty" jsonschema:"several memories stored in one transaction (all or none), up to 100; instead of text"`
+	// IdempotencyKey makes a retried call harmless.
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"a unique key for this write (e.g. a UUID): a retry with the same key stores nothing again and returns the same ids"`
+}
+
+type memoryInput struct {
+	Text    string   `json:"text" jsonschema:"the memory: one self-contained fact, preference, decision or event"`
+	Scope   string   `json:"scope,omitempty" jsonschema:"where it applies, e.g. a project path or a user name"`
+	Session string   `json:"session,omitempty" jsonschema:"the conversation or session it comes from"`
+	Role    string   `json:"role,omitempty" jsonschema:"who said it, e.g. user or assistant"`
+	Time    string   `json:"time,omitempty" jsonschema:"when it happened: RFC 3339 or a date (default now)"`
+	Sources []string `json:"sources,omitempty" jsonschema:"provenance, e.g. file paths or message ids"`
+}
+
+// newMemories turns an add call into the memories it stores: text, or
+// memories, not both.
+func (in *addInput) newMemories() ([]api.NewMemory, error) {
+	single := in.Text != "" || in.Scope != "" || in.Session != "" || in.Role != "" || in.Time != "" || len(in.Sources) > 0
+	switch {
+	case single && len(in.Memories) > 0:
+		return nil, fmt.Errorf("%w: give text or memories, not both", api.ErrInvalid)
+	case !single && len(in.Memories) == 0:
+		return nil, fmt.Errorf("%w: no text and no memories", api.ErrInvalid)
+	}
+	ms := in.Memories
+	if single {
+		ms = []memoryInput{{Text: in.Text, Scope: in.Scope, Session: in.Session, Role: in.Role, Time: in.Time, Sources: in.Sources}}
+	}
+	out := make([]api.NewMemory, len(ms))
+	for i, m := range ms {
+		when, err := parseTime("time", m.Time)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = api.NewMemory{Text: m.Text, Scope: m.Scope, Session: m.Session, Role: m.Role, Time: when, Sources: m.Sources}
+	}
+	return out, nil
 }
 
 type updateInput struct {
@@ -55,9 +94,10 @@ type listInput struct {
 }
 
 type contextInput struct {
-	Prompt    string `json:"prompt" jsonschema:"the task or question the context is for; empty gives the most recent memories"`
-	Scope     string `json:"scope,omitempty" jsonschema:"only memories of this scope"`
-	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"token budget of the block, up to 8000 (default 1500)"`
+	Prompt    string  `json:"prompt" jsonschema:"the task or question the context is for; empty gives the most recent memories"`
+	Scope     string  `json:"scope,omitempty" jsonschema:"only memories of this scope"`
+	MaxTokens int     `json:"max_tokens,omitempty" jsonschema:"token budget of the block, up to 8000 (default 1500)"`
+	MinScore  float64 `json:"min_score,omitempty" jsonschema:"least relevance of a memory in the block, 0 to 1 (default about 0.007); negative takes every candidate"`
 }
 
 type statsInput struct{}

@@ -47,7 +47,7 @@ func NewServer(svc api.Service, opts *Options) *sdk.Server {
 	t := tools{svc}
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_search",
-		Description: "Search long-term memory by meaning and keywords (hybrid BM25 + vector). Returns one page of memories, best first, within a token budget; pass next_cursor back for the next page. Filters: scope, session, time range.",
+		Description: "Search long-term memory by meaning and keywords (hybrid BM25 + vector). Returns one page of memories, best first, within a token budget, each with a calibrated relevance (0 to 1, comparable across queries); results below min_score are left out, so an unrelated query returns nothing. Pass next_cursor back for the next page; paging ends when next_cursor is empty. Filters: scope, session, time range.",
 		Annotations: readOnly("Search memory"),
 	}, t.search)
 	sdk.AddTool(s, &sdk.Tool{
@@ -57,7 +57,7 @@ func NewServer(svc api.Service, opts *Options) *sdk.Server {
 	}, t.get)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_add",
-		Description: "Remember one memory: a self-contained fact, preference, decision or event. Returns its id. Use memory_update instead when it corrects an existing memory.",
+		Description: "Remember a memory (text) or several in one call (memories): self-contained facts, preferences, decisions or events. Returns their ids; a memory already stored is not stored twice (its id is listed in duplicates). Pass idempotency_key so a retry never duplicates. Use memory_update instead when it corrects an existing memory.",
 		Annotations: &sdk.ToolAnnotations{Title: "Add a memory", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.add)
 	sdk.AddTool(s, &sdk.Tool{
@@ -103,7 +103,7 @@ func (t tools) search(ctx context.Context, _ *sdk.CallToolRequest, in searchInpu
 	if err != nil {
 		return nil, api.SearchResponse{}, err
 	}
-	resp, err := t.svc.Search(ctx, api.SearchRequest{Query: in.Query, K: in.K, Filter: f, MaxTokens: in.MaxTokens, Cursor: in.Cursor})
+	resp, err := t.svc.Search(ctx, api.SearchRequest{Query: in.Query, K: in.K, Filter: f, MaxTokens: in.MaxTokens, Cursor: in.Cursor, MinScore: in.MinScore})
 	return nil, resp, err
 }
 
@@ -113,13 +113,11 @@ func (t tools) get(ctx context.Context, _ *sdk.CallToolRequest, in getInput) (*s
 }
 
 func (t tools) add(ctx context.Context, _ *sdk.CallToolRequest, in addInput) (*sdk.CallToolResult, api.AddResponse, error) {
-	when, err := parseTime("time", in.Time)
+	ms, err := in.newMemories()
 	if err != nil {
 		return nil, api.AddResponse{}, err
 	}
-	resp, err := t.svc.Add(ctx, api.AddRequest{Memories: []api.NewMemory{{
-		Text: in.Text, Scope: in.Scope, Session: in.Session, Role: in.Role, Time: when, Sources: in.Sources,
-	}}})
+	resp, err := t.svc.Add(ctx, api.AddRequest{Memories: ms, IdempotencyKey: in.IdempotencyKey})
 	return nil, resp, err
 }
 
@@ -143,7 +141,7 @@ func (t tools) list(ctx context.Context, _ *sdk.CallToolRequest, in listInput) (
 }
 
 func (t tools) context(ctx context.Context, _ *sdk.CallToolRequest, in contextInput) (*sdk.CallToolResult, api.ContextResponse, error) {
-	resp, err := t.svc.Context(ctx, api.ContextRequest{Prompt: in.Prompt, Scope: in.Scope, MaxTokens: in.MaxTokens})
+	resp, err := t.svc.Context(ctx, api.ContextRequest{Prompt: in.Prompt, Scope: in.Scope, MaxTokens: in.MaxTokens, MinScore: in.MinScore})
 	return nil, resp, err
 }
 

@@ -124,3 +124,47 @@ func TestBadCallsAreToolErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestAddDeduplicatesAndBatches reproduces issue 12: memory_add of the
+// same text twice gave two records; 419 turns took 419 calls. Now the
+// second add names the stored record, a retry with the same idempotency
+// key stores nothing, and memories adds a batch in one call.
+func TestAddDeduplicatesAndBatches(t *testing.T) {
+	cs := session(t)
+	first, isErr, _ := callTool(t, cs, "memory_add", map[string]any{"text": "I am allergic to shellfish.", "scope": "me"})
+	if isErr {
+		t.Fatalf("memory_add: %v", first)
+	}
+	again, isErr, _ := callTool(t, cs, "memory_add", map[string]any{"text": "I am  allergic to shellfish.", "scope": "me"})
+	id := first["ids"].([]any)[0]
+	if isErr || again["ids"].([]any)[0] != id || again["added"] != 0.0 || again["note"] != "already stored: id 1" {
+		t.Errorf("second memory_add = %v, want the first id, nothing added, a note", again)
+	}
+	batch := map[string]any{"idempotency_key": "b-1", "memories": []map[string]any{
+		{"text": "We deploy on Fridays.", "scope": "team"}, {"text": "The database is Postgres 16.", "scope": "team"},
+		{"text": "I am allergic to shellfish.", "scope": "me"},
+	}}
+	for try := range 2 {
+		out, isErr, text := callTool(t, cs, "memory_add", batch)
+		wantAdded := 2.0
+		if try == 1 {
+			wantAdded = 0
+		}
+		if isErr || len(out["ids"].([]any)) != 3 || out["added"] != wantAdded {
+			t.Errorf("batch try %d: %v %s; want 3 ids, %v added", try, out, text, wantAdded)
+		}
+	}
+	stats, _, _ := callTool(t, cs, "memory_stats", map[string]any{})
+	if stats["records"] != 3.0 {
+		t.Errorf("%v records, want 3", stats["records"])
+	}
+	for _, bad := range []map[string]any{
+		{"text": "x", "memories": []map[string]any{{"text": "y"}}},
+		{},
+		{"memories": []map[string]any{{"text": "other"}}, "idempotency_key": "b-1"},
+	} {
+		if _, isErr, _ := callTool(t, cs, "memory_add", bad); !isErr {
+			t.Errorf("memory_add(%v) accepted", bad)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -31,7 +32,7 @@ func (s *Server) routes() http.Handler {
 	svc := s.svc
 	handle(s, mux, "POST /v1/search", svc.Search)
 	handle(s, mux, "POST /v1/get", svc.Get)
-	handle(s, mux, "POST /v1/add", svc.Add)
+	handleRequest(s, mux, "POST /v1/add", withIdempotencyKey, svc.Add)
 	handle(s, mux, "POST /v1/update", svc.Update)
 	handle(s, mux, "POST /v1/delete", svc.Delete)
 	handle(s, mux, "POST /v1/list", svc.List)
@@ -54,15 +55,42 @@ func (s *Server) routes() http.Handler {
 // handle serves one POST operation: decode the request strictly, call op,
 // encode the response.
 func handle[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, op func(context.Context, Req) (Resp, error)) {
+	handleRequest(s, mux, pattern, nil, op)
+}
+
+// handleRequest is handle with a step that completes the decoded request
+// from the HTTP request (headers), if not nil.
+func handleRequest[Req, Resp any](s *Server, mux *http.ServeMux, pattern string, fill func(*http.Request, *Req) error, op func(context.Context, Req) (Resp, error)) {
 	mux.Handle(pattern, s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req Req
-		if err := api.DecodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
+		err := api.DecodeJSON(w, r, s.opts.MaxBodyBytes, &req)
+		if err == nil && fill != nil {
+			err = fill(r, &req)
+		}
+		if err != nil {
 			reply[Resp](w, *new(Resp), err)
 			return
 		}
 		resp, err := op(r.Context(), req)
 		reply(w, resp, err)
 	})))
+}
+
+// IdempotencyKeyHeader may carry AddRequest.IdempotencyKey.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// withIdempotencyKey takes the key from the header; one given in both the
+// header and the body must agree.
+func withIdempotencyKey(r *http.Request, req *api.AddRequest) error {
+	h := r.Header.Get(IdempotencyKeyHeader)
+	switch {
+	case h == "":
+	case req.IdempotencyKey == "":
+		req.IdempotencyKey = h
+	case req.IdempotencyKey != h:
+		return fmt.Errorf("%w: %s header and idempotency_key differ", api.ErrInvalid, IdempotencyKeyHeader)
+	}
+	return nil
 }
 
 // authorized requires the bearer token.

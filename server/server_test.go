@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -64,7 +65,7 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"POST", "/v1/add", `{"memories":[{"text":"my bike is a red Gazelle","scope":"me"},{"text":"I bake sourdough on Sundays","scope":"me"}]}`, 200,
 			func(m map[string]any) bool { return len(m["ids"].([]any)) == 2 }},
-		{"POST", "/v1/search", `{"query":"bike","k":1}`, 200,
+		{"POST", "/v1/search", `{"query":"bike","k":1,"min_score":-1}`, 200,
 			func(m map[string]any) bool { r := m["results"].([]any); return len(r) == 1 && m["next_cursor"] != nil }},
 		{"POST", "/v1/get", `{"ids":[1,99]}`, 200,
 			func(m map[string]any) bool { return len(m["memories"].([]any)) == 1 && len(m["missing"].([]any)) == 1 }},
@@ -260,6 +261,45 @@ func fill(t reflect.Type) any {
 		}
 	}
 	return v.Interface()
+}
+
+// TestAddRetryWithIdempotencyKey reproduces issue 14 finding 9: a client
+// that saw a reset retries /v1/add; with the key (header or field) the
+// retry stores nothing, and a plain re-add of the same text is a
+// duplicate, not a second record.
+func TestAddRetryWithIdempotencyKey(t *testing.T) {
+	s, _ := newServer(t, nil)
+	h, tok := s.Handler(), s.Token()
+	post := func(body, key string) (int, map[string]any) {
+		req := httptest.NewRequest("POST", "/v1/add", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var out map[string]any
+		json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec.Code, out
+	}
+	body := `{"memories":[{"text":"note one"},{"text":"note two"}]}`
+	c1, r1 := post(body, "k-1")
+	c2, r2 := post(body, "k-1")
+	if c1 != 200 || c2 != 200 || fmt.Sprint(r1["ids"]) != fmt.Sprint(r2["ids"]) || r2["added"] != 0.0 {
+		t.Fatalf("retry: %d %v then %d %v; want the same ids, nothing added", c1, r1, c2, r2)
+	}
+	if c, r := post(`{"memories":[{"text":"note three"}]}`, "k-1"); c != 409 || r["code"] != "conflict" {
+		t.Errorf("key reused for other memories: %d %v, want 409 conflict", c, r)
+	}
+	if c, r := post(`{"memories":[{"text":"x"}],"idempotency_key":"a"}`, "b"); c != 400 {
+		t.Errorf("header and field differ: %d %v, want 400", c, r)
+	}
+	if c, r := post(`{"memories":[{"text":"Note  one"}]}`, ""); c != 200 || r["note"] != "already stored: id 1" {
+		t.Errorf("re-add: %d %v, want already stored: id 1", c, r)
+	}
+	if _, st := call(t, h, tok, "GET", "/v1/stats", ""); st["records"] != 2.0 {
+		t.Errorf("%v records, want 2", st["records"])
+	}
 }
 
 // TestUILogin checks the memory browser's login links: behind the token,

@@ -18,6 +18,7 @@ type addFlags struct {
 	store  storeFlags
 	in     engine.Input
 	at     string
+	key    string
 	asJSON bool
 }
 
@@ -39,6 +40,7 @@ func newAddCmd(env *env) *cobra.Command {
 	fs.StringVar(&f.in.Role, "role", "", "role or speaker")
 	fs.BoolVar(&f.asJSON, "json", false, "print the new record's id as JSON: {\"id\": N}")
 	fs.StringVar(&f.at, "time", "", "event time, RFC 3339 or date (default now)")
+	fs.StringVar(&f.key, "idempotency-key", "", "a unique key for this write: a retry with the same key stores nothing again")
 	return cmd
 }
 
@@ -58,13 +60,13 @@ func runAdd(ctx context.Context, env *env, f *addFlags, args []string) (err erro
 	}
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {
 		defer c.Close()
-		resp, err := c.Add(ctx, api.AddRequest{Memories: []api.NewMemory{{
+		resp, err := c.Add(ctx, api.AddRequest{IdempotencyKey: f.key, Memories: []api.NewMemory{{
 			Text: in.Text, Scope: in.Scope, Session: in.Session, Role: in.Role, Time: in.Time,
 		}}})
 		if err != nil {
 			return err
 		}
-		return f.print(env, resp.IDs[0])
+		return f.print(env, resp.IDs[0], len(resp.Duplicates) > 0)
 	}
 	e, err := sf.open(env)
 	if err != nil {
@@ -74,20 +76,25 @@ func runAdd(ctx context.Context, env *env, f *addFlags, args []string) (err erro
 	if err := e.Validate(&in); err != nil {
 		return err
 	}
-	ids, err := e.Remember(ctx, in)
+	out, err := e.RememberBatch(ctx, engine.Batch{Inputs: []engine.Input{in}, Key: f.key})
 	if err != nil {
 		return err
 	}
 	defer sf.models.settle(ctx, env, e)
-	return f.print(env, ids[0])
+	return f.print(env, out[0].ID, out[0].Duplicate)
 }
 
-// print prints the new record's id.
-func (f *addFlags) print(env *env, id uint64) error {
+// print prints the record's id; for a text already stored it says so on
+// stderr ("already stored: id N"), so that stdout is the id either way.
+func (f *addFlags) print(env *env, id uint64, duplicate bool) error {
+	if duplicate {
+		fmt.Fprintf(env.stderr, "already stored: id %d\n", id)
+	}
 	if f.asJSON {
 		return writeJSON(env, struct {
-			ID uint64 `json:"id"`
-		}{id})
+			ID        uint64 `json:"id"`
+			Duplicate bool   `json:"duplicate,omitempty"`
+		}{id, duplicate})
 	}
 	_, err := fmt.Fprintln(env.stdout, id)
 	return err

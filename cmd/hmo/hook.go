@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/hook"
+	"github.com/hmo-dev/hmo/localllm"
 )
 
 // Hook time budget: the whole hook (hook.DefaultTimeout) bounds every
@@ -44,6 +46,29 @@ are only reported on stderr.`,
 	return cmd
 }
 
+// hookDistiller is the LLM facts step when a chat model is configured
+// ($HMO_CHAT_MODEL), falling back to the offline distiller; nil (the
+// offline one) otherwise.
+func hookDistiller(env *env, sf *storeFlags) capture.Distiller {
+	mm := sf.models.resolve(env)
+	if mm.ChatModel == "" {
+		return nil
+	}
+	co := mm.Ollama
+	if mm.Host != "" {
+		co.Host = mm.Host
+	}
+	c, err := localllm.NewOllama(&co)
+	if err != nil {
+		return nil
+	}
+	steps, err := localllm.NewOllamaSteps(c, &localllm.StepsOptions{Model: mm.ChatModel})
+	if err != nil {
+		return nil
+	}
+	return &capture.LLM{Step: steps, Fallback: capture.New()}
+}
+
 // runHook runs an agent hook. It always succeeds (exit 0): memory must
 // never block the agent, so every failure is only reported on stderr.
 func runHook(ctx context.Context, env *env, sf *storeFlags, timeout time.Duration, pos []string) error {
@@ -59,7 +84,7 @@ func runHook(ctx context.Context, env *env, sf *storeFlags, timeout time.Duratio
 	defer c.Close()
 	// The ingestion offsets belong to the store: a new or other store
 	// ingests the transcripts afresh, and removing the store removes them.
-	o := &hook.Options{Timeout: timeout, StateDir: filepath.Join(dir, hookStateDir)}
+	o := &hook.Options{Timeout: timeout, StateDir: filepath.Join(dir, hookStateDir), Distiller: hookDistiller(env, sf)}
 	if err := hook.Claude(ctx, pos[1], env.stdin, env.stdout, c, o); err != nil {
 		fmt.Fprintf(env.stderr, "hmo hook claude %s: %v\n", pos[1], err)
 	}

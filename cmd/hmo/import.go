@@ -71,27 +71,35 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 			return fmt.Errorf("%s: %s: %w (nothing imported)", name, src.where(i), err)
 		}
 	}
-	skipped := 0
-	if src.format == "claude-code" {
-		if ins, skipped, err = dropStored(e, ins); err != nil {
-			return err
-		}
-	}
+	// Records already stored (an earlier or interrupted run, the hooks)
+	// are skipped by the engine, so a re-run is a no-op and an
+	// interrupted run resumes.
+	added, skipped := 0, 0
 	p := newProgress(env, "import")
 	ids := make([]uint64, 0, len(ins))
 	for i := 0; i < len(ins); i += importBatch {
-		got, err := e.Remember(ctx, ins[i:min(i+importBatch, len(ins))]...)
-		if err != nil {
+		out, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins[i:min(i+importBatch, len(ins))]})
+		if err != nil && out == nil {
 			return fmt.Errorf("%s: after %d records: %w", name, i, err)
 		}
-		ids = append(ids, got...)
+		for _, s := range out {
+			if s.Duplicate {
+				skipped++
+			} else {
+				added++
+				ids = append(ids, s.ID)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: after %d records: %w", name, i+len(out), err)
+		}
 		p.update(min(i+importBatch, len(ins)), len(ins))
 	}
 	defer sf.models.settle(ctx, env, e)
 	if f.asJSON {
-		return writeJSON(env, importResult{Imported: len(ids), Skipped: skipped, IDs: ids})
+		return writeJSON(env, importResult{Imported: added, Skipped: skipped, IDs: ids})
 	}
-	fmt.Fprintf(env.stdout, "imported %d record(s)", len(ins))
+	fmt.Fprintf(env.stdout, "imported %d record(s)", added)
 	if skipped > 0 {
 		fmt.Fprintf(env.stdout, ", skipped %d already stored", skipped)
 	}
@@ -102,7 +110,7 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 // importResult is what import --json prints.
 type importResult struct {
 	Imported int      `json:"imported"`
-	Skipped  int      `json:"skipped"` // claude-code turns already stored
+	Skipped  int      `json:"skipped"` // records already stored (same scope and text, or same sources)
 	IDs      []uint64 `json:"ids"`     // of the imported records, in input order
 }
 

@@ -7,23 +7,29 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/claudecode"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/markdown"
 )
 
-// claudeCodeInputs reads a Claude Code transcript's prose turns, scoped
-// to scope or else the project (git root) of the session's directory.
+// claudeCodeInputs reads a Claude Code transcript's prose turns worth
+// keeping and the facts they state, as the hooks capture them (package
+// capture), scoped to scope or else the project (git root) of the
+// session's directory.
 func claudeCodeInputs(r io.Reader, scope string) ([]engine.Input, error) {
 	turns, err := claudecode.Read(r)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]engine.Input, len(turns))
+	c := capture.New()
+	out := make([]engine.Input, 0, len(turns))
 	roots := map[string]string{} // cwd -> project scope
-	for i, t := range turns {
+	for _, t := range turns {
+		if !c.Keep(t.Text).Keep {
+			continue
+		}
 		s := scope
 		if s == "" {
 			if _, ok := roots[t.CWD]; !ok {
@@ -31,37 +37,15 @@ func claudeCodeInputs(r io.Reader, scope string) ([]engine.Input, error) {
 			}
 			s = roots[t.CWD]
 		}
-		out[i] = engine.Input{Scope: s, Session: t.SessionID, Role: t.Role, Time: t.Time, Text: t.Text, Sources: []string{t.Source()}}
+		turn := engine.Input{Scope: s, Session: t.SessionID, Role: t.Role, Time: t.Time, Text: t.Text, Sources: []string{t.Source()}}
+		out = append(out, turn)
+		for j, f := range c.Distill(t.Text) {
+			fact := turn
+			fact.Role, fact.Text, fact.Sources = capture.RoleFact, f.Text, capture.FactSources(t.Source(), j+1)
+			out = append(out, fact)
+		}
 	}
 	return out, nil
-}
-
-// dropStored removes the inputs whose source is already stored (turns the
-// hooks or an earlier import ingested) and counts them.
-func dropStored(e *engine.Engine, ins []engine.Input) ([]engine.Input, int, error) {
-	seen := map[string]bool{}
-	err := e.Scan(func(r *engine.Record) error {
-		for _, s := range r.Sources {
-			if strings.HasPrefix(s, claudecode.SourcePrefix) {
-				seen[s] = true
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	out := ins[:0]
-	for _, in := range ins {
-		if len(in.Sources) == 1 && seen[in.Sources[0]] {
-			continue
-		}
-		if len(in.Sources) == 1 {
-			seen[in.Sources[0]] = true
-		}
-		out = append(out, in)
-	}
-	return out, len(ins) - len(out), nil
 }
 
 // markdownInputs reads one Markdown memory file. scope, if set, overrides

@@ -33,11 +33,12 @@ func exported(t *testing.T, dir string) []map[string]any {
 
 func TestImportClaudeCode(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	if out := mustRun(t, "", "import", "--dir", dir, "--format", "claude-code", sampleTranscript); out != "imported 5 record(s)\n" {
-		t.Fatalf("first import printed %q, want 5 records", out)
+	if out := mustRun(t, "", "import", "--dir", dir, "--format", "claude-code", sampleTranscript); out != "imported 6 record(s)\n" {
+		t.Fatalf("first import printed %q, want 6 records (5 turns, 1 fact)", out)
 	}
 	recs := exported(t, dir)
-	wantRoles := []string{"user", "assistant", "assistant", "user", "assistant"}
+	// The first turn states a decision: its fact follows it.
+	wantRoles := []string{"user", "fact", "assistant", "assistant", "user", "assistant"}
 	for i, r := range recs {
 		// /home/ana/src/tidepool does not exist here: the scope is the cwd.
 		if r["role"] != wantRoles[i] || r["scope"] != "/home/ana/src/tidepool" || r["session"] != "5f0c2a9e-1b7d-4c3e-9a51-0d6e7b8c9f10" {
@@ -47,12 +48,13 @@ func TestImportClaudeCode(t *testing.T) {
 	if src := recs[0]["sources"].([]any)[0]; src != "claude-code:a0000000-0000-4000-8000-000000000001" {
 		t.Errorf("first source %v", src)
 	}
-	// Importing again (or after the hooks ingested it) adds nothing.
-	if out := mustRun(t, "", "import", "--dir", dir, "--format", "claude-code", "--scope", "x", sampleTranscript); out != "imported 0 record(s), skipped 5 already stored\n" {
+	// Importing again (or after the hooks ingested it into the same
+	// scope) adds nothing.
+	if out := mustRun(t, "", "import", "--dir", dir, "--format", "claude-code", sampleTranscript); out != "imported 0 record(s), skipped 6 already stored\n" {
 		t.Errorf("second import printed %q", out)
 	}
-	if n := len(exported(t, dir)); n != 5 {
-		t.Errorf("%d records after the second import, want 5", n)
+	if n := len(exported(t, dir)); n != 6 {
+		t.Errorf("%d records after the second import, want 6", n)
 	}
 }
 

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/retrieve"
+)
+
+// docCacheCap bounds the records' metadata kept for the retrieval
+// pipeline's priors (speaker, session, time, text), in records.
+const docCacheCap = 1 << 16
+
+// docCache keeps the pipeline's view of recently ranked records, so the
+// priors do not decode the same records from bbolt on every query.
+// Records never change in place; Forget and Update drop their entries.
+// Safe for concurrent use.
+type docCache struct {
+	mu sync.Mutex // guards m
+	m  map[uint64]retrieve.Doc
+}
+
+func (c *docCache) get(id uint64) (retrieve.Doc, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[id]
+	return d, ok
+}
+
+func (c *docCache) put(d retrieve.Doc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= docCacheCap {
+		c.m = make(map[uint64]retrieve.Doc, 1024) // start over: cheaper than tracking recency
+	}
+	c.m[d.ID] = d
+}
+
+func (c *docCache) drop(ids ...uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		delete(c.m, id)
+	}
+}
+
+// docs returns the pipeline's metadata of ids, in order, from the cache
+// or bbolt; a record that is gone has a zero Doc.
+func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
+	out := make([]retrieve.Doc, len(ids))
+	var missing []int
+	for i, id := range ids {
+		if d, ok := e.docCache.get(id); ok {
+			out[i] = d
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		for _, i := range missing {
+			if r, err := getRecord(tx, ids[i]); err == nil {
+				out[i] = docOf(&r)
+				e.docCache.put(out[i])
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/segtree"
+)
+
+// The segment tree (SegTreeMem) of every scope lives in bucketSegTree,
+// updated in the transaction that changes the records: "n"+id is a
+// segment, "p"+leaf a record's level-1 segment, "f"+scope a scope's
+// frontier. Node ids come from the bucket's sequence. metaSegTree names
+// the layout it was built with; a store without it, or with another, is
+// rebuilt from the records on Open.
+var (
+	bucketSegTree = []byte("segtree")
+	metaSegTree   = []byte("segtree_layout")
+)
+
+func (e *Engine) segTreeLayout() string {
+	o, _ := e.opts.SegTree.WithDefaults()
+	return fmt.Sprintf("segtree/1 levels=%d threshold=%g children=%d embedder=%s", o.Levels, o.Threshold, o.MaxChildren, e.opts.Embedder.Name())
+}
+
+// treeStore is one scope's tree in a bbolt transaction.
+type treeStore struct {
+	tx    *bolt.Tx
+	b     *bolt.Bucket
+	scope string
+	dims  int
+}
+
+func (e *Engine) treeStore(tx *bolt.Tx, scope string) *treeStore {
+	return &treeStore{tx: tx, b: tx.Bucket(bucketSegTree), scope: scope, dims: e.dims}
+}
+
+func nodeKey(id uint64) []byte   { return append([]byte("n"), u64key(id)...) }
+func parentKey(id uint64) []byte { return append([]byte("p"), u64key(id)...) }
+
+func (s *treeStore) Node(id uint64) (*segtree.Node, error) {
+	if id == 0 {
+		return nil, nil
+	}
+	v := s.b.Get(nodeKey(id))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeNode(id, v)
+}
+
+func (s *treeStore) PutNode(n *segtree.Node) error { return s.b.Put(nodeKey(n.ID), encodeNode(n)) }
+func (s *treeStore) DeleteNode(id uint64) error    { return s.b.Delete(nodeKey(id)) }
+func (s *treeStore) Parent(leaf uint64) (uint64, error) {
+	return keyU64(s.b.Get(parentKey(leaf))), nil
+}
+func (s *treeStore) SetParent(leaf, node uint64) error { return s.b.Put(parentKey(leaf), u64key(node)) }
+func (s *treeStore) DeleteParent(leaf uint64) error    { return s.b.Delete(parentKey(leaf)) }
+func (s *treeStore) NewID() (uint64, error)            { return s.b.NextSequence() }
+
+func (s *treeStore) Frontier() ([]uint64, error) {
+	v := s.b.Get(append([]byte("f"), s.scope...))
+	out := make([]uint64, len(v)/8)
+	for i := range out {
+		out[i] = binary.BigEndian.Uint64(v[8*i:])
+	}
+	return out, nil
+}
+
+func (s *treeStore) SetFrontier(f []uint64) error {
+	v := make([]byte, 0, 8*len(f))
+	for _, id := range f {
+		v = binary.BigEndian.AppendUint64(v, id)
+	}
+	return s.b.Put(append([]byte("f"), s.scope...), v)
+}
+
+func (s *treeStore) Leaf(id uint64) ([]float32, string, error) {
+	r, err := getRecord(s.tx, id)
+	if err != nil {
+		return nil, "", nil // gone
+	}
+	v, err := decodeVector(s.tx.Bucket(bucketVectors).Get(u64key(id)), s.dims)
+	if err != nil {
+		return nil, "", nil
+	}
+	return v, r.Text, nil
+}
+
+// encodeNode: parent, level, count, rep, children, sum, summary.
+func encodeNode(n *segtree.Node) []byte {
+	b := binary.BigEndian.AppendUint64(nil, n.Parent)
+	b = binary.BigEndian.AppendUint16(b, uint16(n.Level))
+	b = binary.BigEndian.AppendUint32(b, uint32(n.Count))
+	b = binary.BigEndian.AppendUint64(b, n.Rep)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(n.Children)))
+	for _, c := range n.Children {
+		b = binary.BigEndian.AppendUint64(b, c)
+	}
+	b = binary.BigEndian.AppendUint16(b, uint16(len(n.Sum)))
+	for _, x := range n.Sum {
+		b = binary.BigEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return append(b, n.Summary...)
+}
+
+func decodeNode(id uint64, b []byte) (*segtree.Node, error) {
+	bad := fmt.Errorf("%w: segment %d", ErrCorrupt, id)
+	if len(b) < 26 {
+		return nil, bad
+	}
+	n := &segtree.Node{ID: id, Parent: binary.BigEndian.Uint64(b), Level: int(binary.BigEndian.Uint16(b[8:])),
+		Count: int(binary.BigEndian.Uint32(b[10:])), Rep: binary.BigEndian.Uint64(b[14:])}
+	nc := int(binary.BigEndian.Uint32(b[22:]))
+	b = b[26:]
+	if nc < 0 || len(b) < 8*nc+2 {
+		return nil, bad
+	}
+	n.Children = make([]uint64, nc)
+	for i := range n.Children {
+		n.Children[i] = binary.BigEndian.Uint64(b[8*i:])
+	}
+	b = b[8*nc:]
+	ns := int(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	if len(b) < 4*ns {
+		return nil, bad
+	}
+	n.Sum = make([]float32, ns)
+	for i := range n.Sum {
+		n.Sum[i] = math.Float32frombits(binary.BigEndian.Uint32(b[4*i:]))
+	}
+	n.Summary = string(b[4*ns:])
+	return n, nil
+}
+
+// treeInsert adds committed records to their scopes' trees.
+func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error {
+	for i, r := range recs {
+		if err := segtree.Insert(e.treeStore(tx, r.Scope), e.opts.SegTree, r.ID, vecs[i], r.Text); err != nil {
+			return fmt.Errorf("hmo: segment tree: %w", err)
+		}
+	}
+	return nil
+}
+
+// treeRemove takes a record out of its scope's tree; call it before the
+// record and its vector are deleted.
+func (e *Engine) treeRemove(tx *bolt.Tx, r *Record) error {
+	vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(r.ID)), e.dims)
+	if err != nil {
+		vec = make([]float32, e.dims)
+	}
+	if err := segtree.Remove(e.treeStore(tx, r.Scope), e.opts.SegTree, r.ID, vec); err != nil {
+		return fmt.Errorf("hmo: segment tree: %w", err)
+	}
+	return nil
+}
+
+// treeMove follows a record's new vector in its ancestors' centroids.
+func (e *Engine) treeMove(tx *bolt.Tx, id uint64, from, to []float32) error {
+	if err := segtree.Move(e.treeStore(tx, ""), id, from, to); err != nil {
+		return fmt.Errorf("hmo: segment tree: %w", err)
+	}
+	return nil
+}
+
+// syncSegTree rebuilds every scope's tree from the records when the store
+// has none or one built with another layout (a store from before the
+// tree, other options, another embedder).
+func (e *Engine) syncSegTree() error {
+	want := e.segTreeLayout()
+	var have []byte
+	if err := e.db.View(func(tx *bolt.Tx) error {
+		have = append(have, tx.Bucket(bucketMeta).Get(metaSegTree)...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if string(have) == want {
+		return nil
+	}
+	return e.db.Update(func(tx *bolt.Tx) error { return e.rebuildSegTree(tx, want) })
+}
+
+// rebuildSegTree builds every tree afresh, inserting the records in id
+// (arrival) order.
+func (e *Engine) rebuildSegTree(tx *bolt.Tx, layout string) error {
+	if tx.Bucket(bucketSegTree) != nil {
+		if err := tx.DeleteBucket(bucketSegTree); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.CreateBucket(bucketSegTree); err != nil {
+		return err
+	}
+	vb := tx.Bucket(bucketVectors)
+	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		r, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		vec, err := decodeVector(vb.Get(k), e.dims)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", r.ID, err)
+		}
+		return e.treeInsert(tx, []*Record{&r}, [][]float32{vec})
+	})
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(metaSegTree, []byte(layout))
+}
+
+// Segments implements retrieve.Tree over the archive: each leaf's
+// level-1 segment and that segment's ancestors up to levels above it.
+func (e *Engine) segments(leaves []uint64, levels int) (*retrieve.Forest, error) {
+	f := &retrieve.Forest{Parent: map[uint64]uint64{}, Nodes: map[uint64]*retrieve.Segment{}}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		s := e.treeStore(tx, "")
+		if s.b == nil {
+			return nil
+		}
+		for _, leaf := range leaves {
+			id, _ := s.Parent(leaf)
+			if id == 0 {
+				continue
+			}
+			f.Parent[leaf] = id
+			for l := 0; l < levels && id != 0; l++ {
+				if _, ok := f.Nodes[id]; ok {
+					break
+				}
+				n, err := s.Node(id)
+				if err != nil || n == nil {
+					return err
+				}
+				f.Nodes[id] = &retrieve.Segment{ID: id, Parent: n.Parent, Level: n.Level, Children: n.Children}
+				id = n.Parent
+			}
+		}
+		return nil
+	})
+	return f, err
+}
+
+// SegmentSummaries returns the extractive summary of every segment of
+// every scope's tree, by segment id; for inspection and tests.
+func (e *Engine) SegmentSummaries() (map[uint64]string, error) {
+	out := map[uint64]string{}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSegTree).Cursor()
+		for k, v := c.Seek([]byte("n")); k != nil && k[0] == 'n'; k, v = c.Next() {
+			n, err := decodeNode(keyU64(k[1:]), v)
+			if err != nil {
+				return err
+			}
+			out[n.ID] = n.Summary
+		}
+		return nil
+	})
+	return out, err
+}

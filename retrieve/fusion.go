@@ -1,0 +1,109 @@
+package retrieve
+
+// Fusion names how the lexical and vector candidate lists are combined.
+type Fusion string
+
+// Fusion methods.
+const (
+	FusionLinear Fusion = "linear" // min-max normalised scores, weighted sum
+	FusionRRF    Fusion = "rrf"    // reciprocal-rank fusion
+	FusionScale  Fusion = "scale"  // BM25 divided by its maximum, cosine as is, weighted sum
+)
+
+// FusionOptions configure the fusion stage.
+type FusionOptions struct {
+	// Method combines the lists. Default FusionLinear.
+	Method Fusion
+	// TextWeight is the weight of the lexical side in linear and scale
+	// fusion, in [0, 1]; the vector side gets 1 - TextWeight. When only
+	// one generator runs it gets the whole weight. Default 0.8.
+	TextWeight float64
+	// RRFK is the reciprocal-rank constant. Default 60.
+	RRFK int
+}
+
+// fuse merges the generators' lists into candidates with a fused score.
+func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
+	idx := make(map[uint64]int, len(text)+len(vec))
+	var out []Candidate
+	get := func(id uint64) *Candidate {
+		i, ok := idx[id]
+		if !ok {
+			i = len(out)
+			idx[id] = i
+			out = append(out, Candidate{ID: id})
+		}
+		return &out[i]
+	}
+	for _, h := range text {
+		c := get(h.ID)
+		c.Text, c.Coverage = h.Score, h.Coverage
+	}
+	for _, h := range vec {
+		get(h.ID).Vector = h.Score
+	}
+	add := func(id uint64, v float64) { out[idx[id]].Fused += v }
+	switch o.Method {
+	case FusionRRF:
+		addRRF(add, text, o.RRFK)
+		addRRF(add, vec, o.RRFK)
+	case FusionScale:
+		addScaled(add, text, o.TextWeight, true)
+		addScaled(add, vec, 1-o.TextWeight, false)
+	default:
+		w := o.TextWeight
+		if !useVec {
+			w = 1
+		} else if !useText {
+			w = 0
+		}
+		addMinMax(add, text, w)
+		addMinMax(add, vec, 1-w)
+	}
+	for i := range out {
+		out[i].Score = out[i].Fused
+	}
+	return out
+}
+
+func addRRF(add func(uint64, float64), list []Hit, k int) {
+	for rank, h := range list {
+		add(h.ID, 1/float64(k+rank+1))
+	}
+}
+
+// addMinMax adds w times the min-max normalised score of each hit.
+func addMinMax(add func(uint64, float64), list []Hit, w float64) {
+	if len(list) == 0 || w == 0 {
+		return
+	}
+	lo, hi := list[0].Score, list[0].Score
+	for _, h := range list {
+		lo, hi = min(lo, h.Score), max(hi, h.Score)
+	}
+	for _, h := range list {
+		n := 1.0
+		if hi > lo {
+			n = (h.Score - lo) / (hi - lo)
+		}
+		add(h.ID, w*n)
+	}
+}
+
+// addScaled adds w times each score, divided by the list's maximum when
+// byMax (BM25 has no fixed scale; cosine has).
+func addScaled(add func(uint64, float64), list []Hit, w float64, byMax bool) {
+	if len(list) == 0 || w == 0 {
+		return
+	}
+	hi := 1.0
+	if byMax {
+		hi = list[0].Score
+		for _, h := range list {
+			hi = max(hi, h.Score)
+		}
+	}
+	for _, h := range list {
+		add(h.ID, w*max(h.Score, 0)/hi)
+	}
+}

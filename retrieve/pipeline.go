@@ -1,0 +1,226 @@
+package retrieve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// ErrInvalidOption is returned by New for options out of range.
+var ErrInvalidOption = errors.New("retrieve: invalid option")
+
+// Options configure a Pipeline: which stages run and each stage's own
+// options. Zero values mean the defaults.
+type Options struct {
+	// Stages is the set of switchable stages that run. Default
+	// DefaultStages (0 means the default; see ParseStages).
+	Stages Stages
+	// Fusion configures the fusion stage.
+	Fusion FusionOptions
+	// Priors weighs the prior stages.
+	Priors PriorOptions
+	// Propagation configures the segtree stage.
+	Propagation PropagationOptions
+}
+
+// Defaults of the stage options.
+const (
+	DefaultTextWeight = 0.8 // lexical share of linear fusion (BENCHMARKS.md)
+	DefaultRRFK       = 60  // reciprocal-rank fusion constant
+)
+
+func (o *Options) withDefaults() (Options, error) {
+	c := Options{}
+	if o != nil {
+		c = *o
+	}
+	if c.Stages == 0 {
+		c.Stages = DefaultStages
+	}
+	if c.Fusion.Method == "" {
+		c.Fusion.Method = FusionLinear
+	}
+	if c.Fusion.TextWeight == 0 {
+		c.Fusion.TextWeight = DefaultTextWeight
+	}
+	if c.Fusion.RRFK == 0 {
+		c.Fusion.RRFK = DefaultRRFK
+	}
+	setDefault(&c.Priors.Speaker, DefaultSpeakerWeight)
+	setDefault(&c.Priors.Time, DefaultTimeWeight)
+	setDefault(&c.Priors.Session, DefaultSessionWeight)
+	setDefault(&c.Priors.SpeechAct, DefaultSpeechActWeight)
+	setDefault(&c.Priors.Context, DefaultContextWeight)
+	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
+	setDefault(&c.Propagation.Alpha, DefaultAlpha)
+	if c.Propagation.Hops == 0 {
+		c.Propagation.Hops = DefaultHops
+	}
+	switch {
+	case !c.Stages.Has(StageText) && !c.Stages.Has(StageVector):
+		return c, fmt.Errorf("%w: no candidate generator (text or vector)", ErrInvalidOption)
+	case c.Fusion.Method != FusionLinear && c.Fusion.Method != FusionRRF && c.Fusion.Method != FusionScale:
+		return c, fmt.Errorf("%w: fusion %q (want linear, scale or rrf)", ErrInvalidOption, c.Fusion.Method)
+	case c.Fusion.TextWeight < 0 || c.Fusion.TextWeight > 1:
+		return c, fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.Fusion.TextWeight)
+	case c.Fusion.RRFK < 1:
+		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
+	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
+		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
+	case c.Priors.SpeechAct < 0 || c.Priors.SpeechAct > 1 || c.Priors.Context < 0 || c.Priors.Context > 1:
+		return c, fmt.Errorf("%w: speech act or context weight outside [0, 1]", ErrInvalidOption)
+	case c.Propagation.Alpha < 0 || c.Propagation.Alpha >= 1 || c.Propagation.Hops < 0 || c.Propagation.Hops > 8:
+		return c, fmt.Errorf("%w: propagation alpha %v hops %d (want alpha in [0, 1), hops in [0, 8])", ErrInvalidOption, c.Propagation.Alpha, c.Propagation.Hops)
+	}
+	return c, nil
+}
+
+// Pipeline is the query path. It holds only its options: it is safe for
+// concurrent use.
+type Pipeline struct {
+	o Options
+}
+
+// New returns a pipeline with options o (nil means defaults).
+func New(o *Options) (*Pipeline, error) {
+	c, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Pipeline{o: c}, nil
+}
+
+// Stages is the set of stages the pipeline runs.
+func (p *Pipeline) Stages() Stages { return p.o.Stages }
+
+// Run is the whole query path: candidates from the generators, fusion,
+// the priors, propagation, and selection. It returns every candidate,
+// best first (ties: higher id first); the caller keeps the first q.K that
+// still exist.
+func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
+	// 1. Candidate generation.
+	text, vec, err := p.candidates(ctx, q, src)
+	if err != nil {
+		return nil, err
+	}
+	// 2. Fusion.
+	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
+	// 3. Priors, each a share of the best fused score.
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim|StageSpeechAct|StageContext) != 0 {
+		if err := loadDocs(cands, src); err != nil {
+			return nil, err
+		}
+		scale := bestFused(cands)
+		if p.o.Stages.Has(StageSpeaker) {
+			speakerPrior(q, cands, p.o.Priors.Speaker, scale)
+		}
+		if p.o.Stages.Has(StageTime) {
+			timePrior(q, cands, p.o.Priors.Time, scale)
+		}
+		if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
+			if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
+				return nil, err
+			}
+		}
+		if p.o.Stages.Has(StageSession) {
+			sessionPrior(cands, p.o.Priors.Session)
+		}
+		if p.o.Stages.Has(StageContext) {
+			if cands, err = contextPrior(q, cands, src, p.o.Priors.Context); err != nil {
+				return nil, err
+			}
+		}
+		if p.o.Stages.Has(StageSpeechAct) {
+			if cands, err = speechActPrior(q, cands, src, p.o.Priors.SpeechAct); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// 4. Propagation over the segment tree.
+	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageSegTree) && len(cands) > 0 {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		f, err := ts.Segments(ids, p.o.Propagation.Hops)
+		if err != nil {
+			return nil, err
+		}
+		cands = propagate(&p.o.Propagation, cands, f)
+	}
+	// 5. Calibrated relevance, beside the rank score.
+	if err := calibrate(q, cands, src); err != nil {
+		return nil, err
+	}
+	// 6. Selection.
+	selectBest(cands)
+	return cands, nil
+}
+
+// loadDocs attaches each candidate's metadata.
+func loadDocs(cands []Candidate, src Source) error {
+	ids := make([]uint64, len(cands))
+	for i := range cands {
+		ids[i] = cands[i].ID
+	}
+	docs, err := src.Docs(ids)
+	if err != nil {
+		return err
+	}
+	if len(docs) != len(ids) {
+		return fmt.Errorf("retrieve: source returned %d docs for %d ids", len(docs), len(ids))
+	}
+	for i := range cands {
+		if docs[i].ID == cands[i].ID {
+			cands[i].doc = &docs[i]
+		}
+	}
+	return nil
+}
+
+func bestFused(cands []Candidate) float64 {
+	var b float64
+	for i := range cands {
+		b = max(b, cands[i].Fused)
+	}
+	return b
+}
+
+func setDefault(v *float64, def float64) {
+	if *v == 0 {
+		*v = def
+	}
+}
+
+// candidates runs the enabled generators, the lexical one alongside the
+// vector one.
+func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
+	c := max(q.Candidates, q.K)
+	var textErr, vecErr error
+	var wg sync.WaitGroup
+	if p.o.Stages.Has(StageText) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, textErr = src.Text(ctx, q, c)
+		}()
+	}
+	if p.o.Stages.Has(StageVector) && q.Vector != nil {
+		vec, vecErr = src.Vector(ctx, q, c)
+	}
+	wg.Wait()
+	return text, vec, errors.Join(textErr, vecErr)
+}
+
+// selectBest orders candidates best first; equal scores put the higher
+// (newer) id first.
+func selectBest(c []Candidate) {
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].Score != c[j].Score {
+			return c[i].Score > c[j].Score
+		}
+		return c[i].ID > c[j].ID
+	})
+}

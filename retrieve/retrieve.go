@@ -1,0 +1,84 @@
+package retrieve
+
+import (
+	"context"
+	"time"
+)
+
+// Query is what the stages see of one recall request.
+type Query struct {
+	Text   string
+	Vector []float32 // the query's embedding; nil when there is none
+	K      int       // results wanted
+	// Candidates is how many candidates each generator returns (at
+	// least K).
+	Candidates int
+	// Now is the time relative expressions in the question ("last
+	// week") are resolved against; zero means no relative resolution.
+	Now time.Time
+	// VectorNull is the query's similarity to unrelated records of the
+	// store (see Null); zero when unknown.
+	VectorNull Null
+}
+
+// Null describes the cosine similarity of a query to records spread
+// evenly over the store: what an unrelated record scores. The calibrated
+// relevance measures a candidate against it.
+type Null struct {
+	Mean, SD float64
+}
+
+// Hit is one candidate from one generator with its raw score.
+type Hit struct {
+	ID    uint64
+	Score float64
+	// Coverage is the IDF-weighted share of the query's terms the record
+	// holds, from text generators that compute it; 0 otherwise.
+	Coverage float64
+}
+
+// Doc is what the priors need of a record.
+type Doc struct {
+	ID      uint64 // 0 when the record is gone
+	Prev    uint64 // previous record of the same session, 0 for none
+	Scope   string
+	Session string
+	Speaker string // the record's own role or speaker
+	Time    time.Time
+	Text    string // the record's own text, without context
+}
+
+// Source supplies one query's candidates and metadata. The engine
+// implements it over the archive and over the tier views. It need not
+// be safe for concurrent use, except that Text and Vector may run
+// concurrently.
+type Source interface {
+	// Text returns up to c lexical candidates, best first.
+	Text(ctx context.Context, q *Query, c int) ([]Hit, error)
+	// Vector returns up to c vector candidates (cosine), best first.
+	Vector(ctx context.Context, q *Query, c int) ([]Hit, error)
+	// Docs returns the metadata of ids, in order; a record that is gone
+	// has a zero Doc.
+	Docs(ids []uint64) ([]Doc, error)
+}
+
+// Candidate is a record under consideration with the scores stages gave
+// it.
+type Candidate struct {
+	ID       uint64
+	Text     float64 // raw lexical score; 0 when the text generator did not return it
+	Vector   float64 // cosine; 0 when the vector generator did not return it
+	Coverage float64 // lexical coverage (Hit.Coverage)
+	Fused    float64 // after fusion, before priors
+	Score    float64 // final score, higher is better
+	// Relevance is the calibrated relevance on [0, 1] (see Relevance):
+	// comparable across queries and stores, unlike Score.
+	Relevance float64
+	// VectorZ is Vector in standard deviations above the query's null
+	// (Query.VectorNull); 0 when either is unknown.
+	VectorZ float64
+	// OwnCoverage is the share of the query's content terms the record's
+	// own text holds (OwnCoverage).
+	OwnCoverage float64
+	doc         *Doc
+}

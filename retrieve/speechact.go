@@ -1,0 +1,222 @@
+package retrieve
+
+import (
+	"strings"
+	"unicode"
+)
+
+// DefaultSpeechActWeight is the share of its score a question loses
+// (PriorOptions.SpeechAct): a question stays searchable but ranks below a
+// statement that matches as well.
+const DefaultSpeechActWeight = 0.5
+
+// DefaultContextWeight is the share of its score a record that matched
+// only through its context loses (PriorOptions.Context).
+const DefaultContextWeight = 0.5
+
+// speechActPrior ranks questions below the statements that answer them.
+// A record is indexed with the turn before it, so a follow-up question
+// ("Big change. Is the team happy with it?") matches everything its
+// previous turn says, and a question matches the words of the statement
+// that answers it. Each question loses the share w of its score; when the
+// query's terms are not in the question's own text, its match came from
+// the turn before it, which gets the question's score if it had less (it
+// is added as a candidate if it was not one). Questions are told apart by
+// IsQuestion on the record's own text.
+func speechActPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
+	terms := ContentTerms(q.Text)
+	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
+		if !IsQuestion(d.Text) {
+			return false, false
+		}
+		return true, OwnCoverage(terms, d.Text) < 0.5
+	})
+}
+
+// contextPrior credits the turn a match came from. A record whose own
+// text holds none of the query's terms matched through the turn before
+// it (indexed with it): it loses the share w of its score, and that turn
+// gets its score if it had less. Statements that hold the query's terms
+// thus rank above the replies that merely follow them.
+func contextPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
+	terms := ContentTerms(q.Text)
+	if len(terms) == 0 {
+		return cands, nil
+	}
+	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
+		off := OwnCoverage(terms, d.Text) == 0
+		return off, off
+	})
+}
+
+// creditContext applies a prior that demotes some candidates by the
+// share w and lifts the turn before some of them to their score (before
+// the demotion). A lifted turn that was no candidate becomes one; a
+// lifted turn is never itself demoted-and-lifted twice, and questions are
+// not lifted.
+func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (demote, lift bool)) ([]Candidate, error) {
+	idx := make(map[uint64]int, len(cands))
+	for i := range cands {
+		idx[cands[i].ID] = i
+	}
+	lift := map[uint64]float64{} // previous turn -> score it inherits
+	for i := range cands {
+		d := cands[i].doc
+		if d == nil {
+			continue
+		}
+		demote, up := judge(d)
+		if up && d.Prev != 0 {
+			lift[d.Prev] = max(lift[d.Prev], cands[i].Score)
+		}
+		if demote {
+			cands[i].Score *= 1 - w
+		}
+	}
+	var missing []uint64
+	for id := range lift {
+		if _, ok := idx[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		docs, err := src.Docs(missing)
+		if err != nil {
+			return nil, err
+		}
+		for i, d := range docs {
+			if d.ID != missing[i] {
+				continue // gone, or not served by this source
+			}
+			d := d
+			idx[d.ID] = len(cands)
+			cands = append(cands, Candidate{ID: d.ID, doc: &d})
+		}
+	}
+	for id, s := range lift {
+		i, ok := idx[id]
+		if !ok {
+			continue
+		}
+		if d := cands[i].doc; d != nil && !IsQuestion(d.Text) && cands[i].Score < s {
+			cands[i].Score = s
+		}
+	}
+	return cands, nil
+}
+
+// IsQuestion reports whether a text is mainly a question: the words of
+// its sentences that end with a question mark outnumber the words of the
+// others.
+func IsQuestion(text string) bool {
+	var qw, sw int
+	start := 0
+	for i, r := range text {
+		if r != '?' && r != '.' && r != '!' && r != '\n' {
+			continue
+		}
+		n := len(strings.Fields(text[start:i]))
+		if r == '?' {
+			qw += n
+		} else {
+			sw += n
+		}
+		start = i + 1
+	}
+	sw += len(strings.Fields(text[start:]))
+	return qw > 0 && qw >= sw
+}
+
+// ContentTerms are the words of a text that carry meaning: lower case,
+// without stop words, each cut to its first stemRunes runes.
+func ContentTerms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	eachTerm(text, func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	})
+	return out
+}
+
+// eachTerm calls fn with each content term of text, in order, repeats
+// included.
+func eachTerm(text string, fn func(string)) {
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := strings.ToLower(text[start:end])
+		start = -1
+		if len(w) < 2 || functionWords[w] {
+			return
+		}
+		fn(stem(w))
+	}
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+}
+
+// stemRunes is how much of a word ContentTerms keeps: a crude stemmer that
+// makes "allergy" and "allergic", "deploy" and "deployed" one term.
+const stemRunes = 5
+
+func stem(w string) string {
+	if len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		w = w[:len(w)-1] // plural
+	}
+	n := 0
+	for i := range w {
+		if n == stemRunes {
+			return w[:i]
+		}
+		n++
+	}
+	return w
+}
+
+// OwnCoverage is the share of terms (ContentTerms of a query) that a
+// record's own text holds, in [0, 1]; 0 when there are no terms.
+func OwnCoverage(terms []string, text string) float64 {
+	if len(terms) == 0 {
+		return 0
+	}
+	var found uint64 // bit i: terms[i] seen (the first 64 terms count)
+	eachTerm(text, func(w string) {
+		for i, t := range terms {
+			if i < 64 && t == w {
+				found |= 1 << i
+			}
+		}
+	})
+	n := 0
+	for ; found != 0; found &= found - 1 {
+		n++
+	}
+	return float64(n) / float64(len(terms))
+}
+
+// functionWords are English function words and question words.
+var functionWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the and or but if then else of to in on at by for with from into onto about
+		as is am are was were be been being do does did done doing have has had having will would shall should can could
+		may might must i me my mine we us our ours you your yours he him his she her hers it its they them their theirs
+		this that these those there here what which who whom whose when where why how not no nor so too very just also
+		than such some any each every all both few more most other own same only s t don doesn didn isn aren wasn weren
+		let lets ok yes yeah please up down out over under again further once`) {
+		functionWords[w] = true
+	}
+}

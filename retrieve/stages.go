@@ -1,0 +1,122 @@
+package retrieve
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalidStages is returned by ParseStages for an unknown stage name.
+var ErrInvalidStages = errors.New("retrieve: invalid stages")
+
+// Stages is a set of switchable stages. Fusion and selection always run.
+type Stages uint32
+
+// Switchable stages, in the order the pipeline runs them.
+const (
+	StageText      Stages = 1 << iota // lexical candidates (BM25)
+	StageVector                       // vector candidates (cosine)
+	StageSpeaker                      // prior: records spoken by the one person the question names
+	StageTime                         // prior: time expressions for "when" questions and dated questions
+	StageSession                      // prior: a share of the session's best score
+	StageWordSim                      // prior: soft match of the question's words with the record's (word vectors)
+	StageSpeechAct                    // prior: questions below the statements that answer them
+	StageContext                      // prior: a match made through a record's context credits that context
+	StageSegTree                      // propagation over the segment tree
+)
+
+var stageNames = []struct {
+	s    Stages
+	name string
+}{
+	{StageText, "text"},
+	{StageVector, "vector"},
+	{StageSpeaker, "speaker"},
+	{StageTime, "time"},
+	{StageSession, "session"},
+	{StageWordSim, "wordsim"},
+	{StageSpeechAct, "speechact"},
+	{StageContext, "context"},
+	{StageSegTree, "segtree"},
+}
+
+// DefaultStages is the set the pipeline runs when none is given.
+const DefaultStages = StageText | StageVector | StageSpeaker | StageTime | StageSession | StageSpeechAct
+
+// Has reports whether every stage of t is in s.
+func (s Stages) Has(t Stages) bool { return s&t == t }
+
+// String lists the stages of s by name, in pipeline order.
+func (s Stages) String() string {
+	var names []string
+	for _, n := range stageNames {
+		if s.Has(n.s) {
+			names = append(names, n.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ",")
+}
+
+// StageNames lists every switchable stage name in pipeline order.
+func StageNames() []string {
+	out := make([]string, len(stageNames))
+	for i, n := range stageNames {
+		out[i] = n.name
+	}
+	return out
+}
+
+// ParseStages reads a comma-separated list applied in order to
+// DefaultStages: "name" or "+name" adds a stage, "-name" removes it,
+// "none" empties the set and "default" restores DefaultStages. The empty
+// string is DefaultStages. So "-segtree" is the default without the
+// segment tree, and "none,text,speaker" is exactly those two stages.
+func ParseStages(list string) (Stages, error) {
+	s := DefaultStages
+	for _, tok := range strings.Split(list, ",") {
+		tok = strings.ToLower(strings.TrimSpace(tok))
+		if tok == "" {
+			continue
+		}
+		switch tok {
+		case "none":
+			s = 0
+			continue
+		case "default":
+			s = DefaultStages
+			continue
+		}
+		add := true
+		switch tok[0] {
+		case '-':
+			add, tok = false, tok[1:]
+		case '+':
+			tok = tok[1:]
+		}
+		st, ok := stageNamed(tok)
+		if !ok {
+			return 0, fmt.Errorf("%w: unknown stage %q (want %s, none or default)", ErrInvalidStages, tok, strings.Join(StageNames(), ", "))
+		}
+		if add {
+			s |= st
+		} else {
+			s &^= st
+		}
+	}
+	if !s.Has(StageText) && !s.Has(StageVector) {
+		return 0, fmt.Errorf("%w: %q leaves no candidate generator (text or vector)", ErrInvalidStages, list)
+	}
+	return s, nil
+}
+
+func stageNamed(name string) (Stages, bool) {
+	for _, n := range stageNames {
+		if n.name == name {
+			return n.s, true
+		}
+	}
+	return 0, false
+}

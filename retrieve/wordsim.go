@@ -1,0 +1,147 @@
+package retrieve
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Lexicon is implemented by a Source that can embed single words (the
+// engine's embedder, cached). Vectors are unit length; a word the
+// embedder does not know may come back nil.
+type Lexicon interface {
+	WordVectors(words []string) ([][]float32, error)
+}
+
+// wordSimFloor is the cosine below which two words are not related: the
+// soft match of a query word is its best cosine with a record's words
+// above the floor, rescaled to [0, 1].
+const wordSimFloor = 0.3
+
+// wordSimPrior adds to each candidate w times the mean, over the
+// question's content words, of the best soft match with the candidate's
+// own words (1 for the same word, less for a related one: "allergy" and
+// "allergic", "painting" and "canvas"). Names of speakers are left out:
+// the speaker prior weighs them.
+func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) error {
+	var speakers []string
+	for i := range cands {
+		if d := cands[i].doc; d != nil {
+			speakers = append(speakers, d.Speaker)
+		}
+	}
+	names := map[string]bool{}
+	for _, s := range speakers {
+		for _, n := range nameWords(strings.ToLower(s)) {
+			names[n] = true
+		}
+	}
+	var qwords []string
+	for _, t := range contentWords(q.Text) {
+		if !names[t] {
+			qwords = append(qwords, t)
+		}
+	}
+	if len(qwords) == 0 {
+		return nil
+	}
+	// Every distinct word once.
+	vocab := map[string]int{}
+	var words []string
+	add := func(t string) {
+		if _, ok := vocab[t]; !ok {
+			vocab[t] = len(words)
+			words = append(words, t)
+		}
+	}
+	for _, t := range qwords {
+		add(t)
+	}
+	docWords := make([][]string, len(cands))
+	for i := range cands {
+		if d := cands[i].doc; d != nil {
+			docWords[i] = contentWords(d.Text)
+			for _, t := range docWords[i] {
+				add(t)
+			}
+		}
+	}
+	vecs, err := lex.WordVectors(words)
+	if err != nil {
+		return err
+	}
+	if len(vecs) != len(words) {
+		return nil
+	}
+	sim := map[[2]int]float64{}
+	for i := range cands {
+		if len(docWords[i]) == 0 {
+			continue
+		}
+		var total float64
+		for _, qw := range qwords {
+			qi := vocab[qw]
+			best := 0.0
+			for _, dw := range docWords[i] {
+				di := vocab[dw]
+				var c float64
+				if di == qi {
+					c = 1
+				} else if v, ok := sim[[2]int{qi, di}]; ok {
+					c = v
+				} else {
+					c = cosine(vecs[qi], vecs[di])
+					sim[[2]int{qi, di}] = c
+				}
+				best = max(best, c)
+			}
+			if best > wordSimFloor {
+				total += (best - wordSimFloor) / (1 - wordSimFloor)
+			}
+		}
+		cands[i].Score += w * scale * total / float64(len(qwords))
+	}
+	return nil
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
+	var d float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+	}
+	return d
+}
+
+// contentWords are the lower-cased words of text, stop words and words
+// shorter than three letters left out.
+func contentWords(text string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		f = strings.Trim(f, "'")
+		if i := strings.IndexByte(f, '\''); i > 0 {
+			f = f[:i] // melanie's -> melanie, i'm -> i
+		}
+		if len(f) < 3 || stopWords[f] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`about above after again against all also and any are because been before being below
+	between both but can could did does doing down during each few for from further had has have having her here hers
+	herself him himself his how into its itself just like more most much must myself nor not now off once only other our
+	ours ourselves out over own same she should some such than that the their theirs them themselves then there these
+	they this those through too under until very was were what when where which while who whom why will with would you
+	your yours yourself yourselves really yeah yes okay thanks thank wow that's it's get got going gonna want know think
+	one two lot lots thing things way well kind sure much many even still back make made take took sounds sound great
+	good awesome amazing love glad hey see seen say said tell told`) {
+		m[w] = true
+	}
+	return m
+}()
