@@ -9,7 +9,7 @@ export CGO_ENABLED := 0
 DEMO_DIR := $(CURDIR)/.demo
 LOCOMO   ?= ../shared/data/locomo-dev.json
 
-.PHONY: all build run test test-integrations test-short test-ollama check bench eval embeddings clean
+.PHONY: all build run test test-integrations test-openclaw test-claude-plugin test-short test-ollama check bench eval embeddings clean
 
 all: build
 
@@ -38,6 +38,20 @@ OPENCLAW_DIR := integrations/openclaw
 test-integrations:
 	cd $(OPENCLAW_DIR) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
 	cd $(OPENCLAW_DIR) && npm run --silent typecheck && npm test
+	$(MAKE) test-openclaw test-claude-plugin
+
+# The plugins in the real clients from npm, installed once into a cache
+# (scripts/npm-tool.sh; node 24 from npm where the machine's is older):
+# OpenClaw loads the plugin beside memory-core (no tool name twice, hmo in
+# the memory slot, plugins doctor clean) and its gateway syncs MEMORY.md and
+# daily notes into a real hmo serve; Claude Code's validator passes the
+# Claude plugin with --strict. Exit status 3 is "cannot install here".
+skip_loudly = rc=$$?; if [ $$rc -eq 3 ]; then echo "$@: SKIPPED LOUDLY: $(1) cannot be installed from npm on this machine (see above)"; exit 0; fi; exit $$rc
+test-openclaw:
+	@bash $(OPENCLAW_DIR)/e2e/run.sh || { $(call skip_loudly,the openclaw package); }
+
+test-claude-plugin:
+	@bash integrations/claude-code/validate.sh || { $(call skip_loudly,the @anthropic-ai/claude-code package); }
 
 # Integration test against a real Ollama server on 127.0.0.1 with a tiny
 # random-weight model. The server is built from its Go module with cgo

@@ -64,6 +64,10 @@ func TestClientTalksToDaemon(t *testing.T) {
 	if st, err := c.Stats(ctx); err != nil || st.Records != 1 {
 		t.Errorf("Stats = %+v, %v", st, err)
 	}
+	var ps api.PersonaSource = c // the MCP server offers memory://persona through it
+	if p, err := ps.Persona(ctx); err != nil || (p.Profile == "") != (p.Source == "") {
+		t.Errorf("Persona = %+v, %v", p, err)
+	}
 }
 
 func TestClientFallsBackToLocal(t *testing.T) {
@@ -77,10 +81,13 @@ func TestClientFallsBackToLocal(t *testing.T) {
 	if _, err := c.Add(ctx, api.AddRequest{Memories: []api.NewMemory{{Text: "local write"}}}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Persona(ctx); err != nil {
+		t.Errorf("Persona via the local store: %v", err)
+	}
 	// The store is not held between calls: a daemon can take it now.
 	serve(t, dir)
-	if st, err := c.Stats(ctx); err != nil || st.Records != 1 || opened != 1 {
-		t.Errorf("Stats via the daemon = %+v, %v; local opens %d, want 1", st, err, opened)
+	if st, err := c.Stats(ctx); err != nil || st.Records != 1 || opened != 2 {
+		t.Errorf("Stats via the daemon = %+v, %v; local opens %d, want 2", st, err, opened)
 	}
 	none, _ := client.New(&client.Options{Dir: t.TempDir()})
 	if _, err := none.Stats(ctx); !errors.Is(err, client.ErrNoDaemon) {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/hmo-dev/hmo/api"
@@ -74,6 +75,19 @@ func (c *Client) Context(ctx context.Context, req api.ContextRequest) (resp api.
 func (c *Client) Stats(ctx context.Context) (resp api.StatsResponse, err error) {
 	err = c.do(ctx, http.MethodGet, "/v1/stats", nil, &resp, func(s api.Service) (err error) {
 		resp, err = s.Stats(ctx)
+		return err
+	})
+	return resp, err
+}
+
+// Persona implements api.PersonaSource.
+func (c *Client) Persona(ctx context.Context) (resp api.PersonaResponse, err error) {
+	err = c.do(ctx, http.MethodGet, "/v1/persona", nil, &resp, func(s api.Service) (err error) {
+		ps, ok := s.(api.PersonaSource)
+		if !ok {
+			return fmt.Errorf("%w: this store cannot describe its persona", api.ErrUnavailable)
+		}
+		resp, err = ps.Persona(ctx)
 		return err
 	})
 	return resp, err

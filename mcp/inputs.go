@@ -2,10 +2,24 @@ package mcp
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/schema"
 )
+
+// inputSchema is the input schema of a tool taking In, with the limits of
+// request from package schema (the one source of request limits).
+func inputSchema[In any](request string) *jsonschema.Schema {
+	s, err := schema.For(reflect.TypeFor[In](), request)
+	if err != nil {
+		panic(err) // the input types are fixed: a failure is a programming error
+	}
+	return s
+}
 
 // Tool inputs. They mirror the api requests with agent-oriented
 // descriptions, and take times as text (RFC 3339 or a plain date).

@@ -6,6 +6,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hmo-dev/hmo/api"
+	"github.com/hmo-dev/hmo/schema"
 )
 
 // Defaults for Options.
@@ -47,44 +48,53 @@ func NewServer(svc api.Service, opts *Options) *sdk.Server {
 	t := tools{svc}
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_search",
+		InputSchema: inputSchema[searchInput](schema.Search),
 		Description: "Search long-term memory by meaning and keywords (hybrid BM25 + vector). Returns one page of memories, best first, within a token budget, each with a calibrated relevance (0 to 1, comparable across queries); results below min_score are left out, so an unrelated query returns nothing. Pass next_cursor back for the next page; paging ends when next_cursor is empty. Filters: scope, session, time range.",
 		Annotations: readOnly("Search memory"),
 	}, t.search)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_get",
+		InputSchema: inputSchema[getInput](schema.Get),
 		Description: "Fetch memories by id, optionally with their older versions (history). Unknown ids are listed in missing. Very long texts are shortened to keep the response small (truncated is then true).",
 		Annotations: readOnly("Get memories"),
 	}, t.get)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_add",
+		InputSchema: inputSchema[addInput](schema.Add),
 		Description: "Remember a memory (text) or several in one call (memories): self-contained facts, preferences, decisions or events. Returns their ids; a memory already stored is not stored twice (its id is listed in duplicates). Pass idempotency_key so a retry never duplicates. Use memory_update instead when it corrects an existing memory.",
 		Annotations: &sdk.ToolAnnotations{Title: "Add a memory", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.add)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_update",
+		InputSchema: inputSchema[updateInput](schema.Update),
 		Description: "Replace a memory's text with a new version. The old version stays readable as history (memory_get with history) but no longer appears in search, list or context. Returns the new version's id.",
 		Annotations: &sdk.ToolAnnotations{Title: "Update a memory", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 	}, t.update)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_delete",
+		InputSchema: inputSchema[deleteInput](schema.Delete),
 		Description: "Delete memories for good, with all their older versions. Unknown ids are listed in missing.",
 		Annotations: &sdk.ToolAnnotations{Title: "Delete memories", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)},
 	}, t.delete)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_list",
+		InputSchema: inputSchema[listInput](schema.List),
 		Description: "List current memories in time order (a timeline), one page at a time; reverse for newest first. Pass next_cursor back for the next page. Filters: scope, session, time range.",
 		Annotations: readOnly("List memories"),
 	}, t.list)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_context",
+		InputSchema: inputSchema[contextInput](schema.Context),
 		Description: "Get a ready-to-read block of the memories relevant to a prompt, within a token budget (default 1500). Empty context means nothing relevant is stored.",
 		Annotations: readOnly("Memory context"),
 	}, t.context)
 	sdk.AddTool(s, &sdk.Tool{
 		Name:        "memory_stats",
+		InputSchema: inputSchema[statsInput](schema.Stats),
 		Description: "Describe the memory store: records, sessions, scopes, size on disk, embedder and index state.",
 		Annotations: readOnly("Memory stats"),
 	}, t.stats)
+	addResources(s, svc)
 	return s
 }
 

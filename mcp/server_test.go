@@ -109,12 +109,16 @@ func TestBadCallsAreToolErrors(t *testing.T) {
 		args any
 		want string
 	}{
-		{"memory_search", map[string]any{"query": ""}, "empty"},
+		{"memory_search", map[string]any{"query": ""}, "minLength"},
+		{"memory_search", map[string]any{"query": "x", "k": 51}, "maximum"},
+		{"memory_search", map[string]any{"query": "x", "max_tokens": 0}, "minimum"},
+		{"memory_get", map[string]any{"ids": ids(51)}, "maxItems"},
+		{"memory_get", map[string]any{"ids": []int{0}}, "minimum"},
 		{"memory_search", map[string]any{"query": "x", "from": "yesterday"}, "RFC 3339"},
 		{"memory_search", map[string]any{"k": 3}, "query"},
 		{"memory_add", map[string]any{"text": 42}, "text"},
 		{"memory_update", map[string]any{"id": 77, "text": "x"}, "not found"},
-		{"memory_get", map[string]any{"ids": []int{}}, "no ids"},
+		{"memory_get", map[string]any{"ids": []int{}}, "minItems"},
 		{"memory_list", map[string]any{"cursor": "zzz"}, "cursor"},
 	}
 	for _, tt := range tests {
@@ -123,6 +127,71 @@ func TestBadCallsAreToolErrors(t *testing.T) {
 			t.Errorf("%s(%v): error %v, text %q; want a tool error mentioning %q", tt.tool, tt.args, isErr, text, tt.want)
 		}
 	}
+}
+
+// The limits of package api are constraints of the tool input schemas, with
+// plain types a schema-driven client (the MCP Inspector CLI) can fill.
+func TestInputSchemasCarryLimits(t *testing.T) {
+	cs := session(t)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]map[string]any{}
+	for _, tool := range res.Tools {
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		schemas[tool.Name] = m
+	}
+	tests := []struct {
+		tool, field, key string
+		want             any
+	}{
+		{"memory_search", "k", "minimum", 1.0},
+		{"memory_search", "k", "maximum", float64(api.MaxSearchK)},
+		{"memory_search", "max_tokens", "minimum", 1.0},
+		{"memory_search", "max_tokens", "maximum", float64(api.MaxSearchTokens)},
+		{"memory_get", "ids", "type", "array"},
+		{"memory_get", "ids", "minItems", 1.0},
+		{"memory_get", "ids", "maxItems", float64(api.MaxGetIDs)},
+		{"memory_delete", "ids", "type", "array"},
+		{"memory_delete", "ids", "maxItems", float64(api.MaxDeleteIDs)},
+		{"memory_update", "id", "minimum", 1.0},
+		{"memory_list", "limit", "maximum", float64(api.MaxListSize)},
+		{"memory_context", "max_tokens", "maximum", float64(api.MaxContextTokens)},
+		{"memory_add", "sources", "type", "array"},
+		{"memory_add", "memories", "maxItems", float64(api.MaxAddMemories)},
+		{"memory_add", "idempotency_key", "maxLength", 200.0},
+		{"memory_search", "min_score", "maximum", 1.0},
+		{"memory_context", "min_score", "maximum", 1.0},
+	}
+	for _, tt := range tests {
+		props, _ := schemas[tt.tool]["properties"].(map[string]any)
+		field, _ := props[tt.field].(map[string]any)
+		if got := field[tt.key]; got != tt.want {
+			t.Errorf("%s.%s %s = %v, want %v (schema %v)", tt.tool, tt.field, tt.key, got, tt.want, field)
+		}
+	}
+	for _, tool := range []string{"memory_get", "memory_delete"} {
+		items := schemas[tool]["properties"].(map[string]any)["ids"].(map[string]any)["items"].(map[string]any)
+		if items["minimum"] != 1.0 {
+			t.Errorf("%s ids items = %v, want minimum 1", tool, items)
+		}
+	}
+}
+
+func ids(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
 }
 
 // TestAddDeduplicatesAndBatches reproduces issue 12: memory_add of the

@@ -41,6 +41,12 @@ func (s *Server) routes() http.Handler {
 		resp, err := svc.Stats(r.Context())
 		reply(w, resp, err)
 	})))
+	if ps, ok := svc.(api.PersonaSource); ok {
+		mux.Handle("GET /v1/persona", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			resp, err := ps.Persona(r.Context())
+			reply(w, resp, err)
+		})))
+	}
 	mux.Handle("POST /v1/ui/login", s.authorized(http.HandlerFunc(s.uiLogin)))
 	if s.opts.UI != nil {
 		mux.Handle("/ui/", s.opts.UI)

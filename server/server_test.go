@@ -80,6 +80,7 @@ func TestEndpoints(t *testing.T) {
 			func(m map[string]any) bool { return m["deleted"] == 1.0 && len(m["missing"].([]any)) == 1 }},
 		{"GET", "/v1/stats", ``, 200, func(m map[string]any) bool { return m["records"] == 1.0 }},
 		{"GET", "/v1/health", ``, 200, func(m map[string]any) bool { return m["ok"] == true }},
+		{"GET", "/v1/persona", ``, 200, func(m map[string]any) bool { _, ok := m["profile"].(string); return ok }},
 		{"POST", "/v1/search", `{"query":"bike","bogus":1}`, 400, isCode("invalid")},
 		{"POST", "/v1/search", `{"query":"bike"} {}`, 400, isCode("invalid")},
 		{"POST", "/v1/search", ``, 400, isCode("invalid")},
@@ -200,7 +201,7 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"/v1/search", "/v1/get", "/v1/add", "/v1/update", "/v1/delete", "/v1/list", "/v1/context", "/v1/stats", "/v1/health", "/v1/ui/login"} {
+	for _, p := range []string{"/v1/search", "/v1/get", "/v1/add", "/v1/update", "/v1/delete", "/v1/list", "/v1/context", "/v1/stats", "/v1/persona", "/v1/health", "/v1/ui/login"} {
 		if doc.Paths[p] == nil {
 			t.Errorf("openapi.json lacks %s", p)
 		}
@@ -212,6 +213,7 @@ func TestOpenAPIMatchesTypes(t *testing.T) {
 		"UpdateResponse": api.UpdateResponse{}, "DeleteRequest": api.DeleteRequest{}, "DeleteResponse": api.DeleteResponse{},
 		"ListRequest": api.ListRequest{}, "ListResponse": api.ListResponse{}, "ContextRequest": api.ContextRequest{},
 		"ContextResponse": api.ContextResponse{}, "StatsResponse": api.StatsResponse{}, "Error": api.Error{}, "UILogin": server.UILogin{},
+		"PersonaResponse": api.PersonaResponse{},
 	}
 	for name, v := range types {
 		b, _ := json.Marshal(fill(reflect.ValueOf(&v).Elem().Elem().Type()))

@@ -67,15 +67,25 @@ func TestClaudeCodePlugin(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"author"`
 		Keywords []string `json:"keywords"`
+		Network  struct {
+			Hosts []string `json:"hosts"`
+		} `json:"network"`
 	}
 	readJSON(t, ".claude-plugin/plugin.json", &manifest)
 	if manifest.Name != "hmo" || manifest.Version == "" || manifest.Description == "" {
 		t.Errorf("plugin.json: %+v", manifest)
 	}
+	// hmo reaches only loopback: its daemon and a local Ollama.
+	for _, h := range manifest.Network.Hosts {
+		if h != "127.0.0.1" && h != "localhost" {
+			t.Errorf("plugin.json declares non-loopback host %q", h)
+		}
+	}
 
 	var market struct {
-		Name  string `json:"name"`
-		Owner struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Owner       struct {
 			Name string `json:"name"`
 		} `json:"owner"`
 		Plugins []struct {
@@ -83,7 +93,7 @@ func TestClaudeCodePlugin(t *testing.T) {
 		} `json:"plugins"`
 	}
 	readJSON(t, ".claude-plugin/marketplace.json", &market)
-	if len(market.Plugins) != 1 || market.Plugins[0].Name != manifest.Name || market.Plugins[0].Source != "./" || market.Owner.Name == "" {
+	if len(market.Plugins) != 1 || market.Plugins[0].Name != manifest.Name || market.Plugins[0].Source != "./" || market.Owner.Name == "" || market.Description == "" {
 		t.Errorf("marketplace.json: %+v", market)
 	}
 

@@ -1,6 +1,8 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 
+import { LIMITS } from "./schema.gen.js";
+
 /** Plugin configuration (plugins.entries.hmo-memory.config in openclaw.json). */
 export interface Config {
   /** hmo's store directory; default $HMO_DIR, else hmo under the user's data directory. */
@@ -23,9 +25,13 @@ export interface Config {
   autoStart: boolean;
   /** The hmo executable; default "hmo" (on PATH). */
   hmoBinary: string;
+  /** Keep MEMORY.md and memory/*.md of the workspace ingested as they change; default true. */
+  syncMemoryFiles: boolean;
 }
 
-export const DEFAULT_RECALL_TOKENS = 1500;
+export const DEFAULT_RECALL_TOKENS = LIMITS.defaultContextTokens;
+/** Smallest recallTokens: a smaller block holds hardly one memory. */
+export const MIN_RECALL_TOKENS = 100;
 export const DEFAULT_TIMEOUT_MS = 3000;
 
 /** hmo's default store directory, as hmo computes it. */
@@ -41,7 +47,7 @@ export function defaultHmoDir(env: NodeJS.ProcessEnv = process.env, platform: st
 export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env): Config {
   const c = (raw ?? {}) as Record<string, unknown>;
   if (typeof c !== "object" || Array.isArray(c)) throw new Error("hmo-memory: config must be an object");
-  const known = ["hmoDir", "baseUrl", "token", "scope", "autoRecall", "autoCapture", "recallTokens", "timeoutMs", "autoStart", "hmoBinary"];
+  const known = ["hmoDir", "baseUrl", "token", "scope", "autoRecall", "autoCapture", "recallTokens", "timeoutMs", "autoStart", "hmoBinary", "syncMemoryFiles", "dreaming"];
   for (const k of Object.keys(c)) {
     if (!known.includes(k)) throw new Error(`hmo-memory: unknown config key ${JSON.stringify(k)}`);
   }
@@ -65,6 +71,11 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     }
     return v;
   };
+  // dreaming belongs to OpenClaw: it reads the memory-slot owner's
+  // config.dreaming to run memory-core's consolidation sidecar.
+  if (c.dreaming !== undefined && (typeof c.dreaming !== "object" || c.dreaming === null || Array.isArray(c.dreaming))) {
+    throw new Error("hmo-memory: dreaming must be an object");
+  }
   const baseUrl = str("baseUrl");
   if (baseUrl !== undefined) checkLoopback(baseUrl);
   return {
@@ -74,10 +85,11 @@ export function parseConfig(raw: unknown, env: NodeJS.ProcessEnv = process.env):
     scope: str("scope"),
     autoRecall: bool("autoRecall", true),
     autoCapture: bool("autoCapture", true),
-    recallTokens: int("recallTokens", DEFAULT_RECALL_TOKENS, 100, 8000),
+    recallTokens: int("recallTokens", DEFAULT_RECALL_TOKENS, MIN_RECALL_TOKENS, LIMITS.maxContextTokens),
     timeoutMs: int("timeoutMs", DEFAULT_TIMEOUT_MS, 100, 60000),
     autoStart: bool("autoStart", true),
     hmoBinary: str("hmoBinary") ?? "hmo",
+    syncMemoryFiles: bool("syncMemoryFiles", true),
   };
 }
 

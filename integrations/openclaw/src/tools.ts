@@ -2,24 +2,52 @@ import type { HmoClient } from "./client.js";
 import type { Config } from "./config.js";
 import { memoryList } from "./format.js";
 import type { AgentTool, JsonSchema, ToolResult } from "./openclaw.js";
+import { REQUEST_SCHEMAS, type RequestName } from "./schema.gen.js";
 
-/** TOOL_NAMES are the tools the plugin registers (contracts.tools). */
+/**
+ * TOOL_NAMES are the tools the plugin registers (contracts.tools). They
+ * differ from memory-core's memory_search and memory_get: OpenClaw keeps
+ * memory-core loaded beside the memory-slot owner as the dreaming sidecar
+ * (it curates MEMORY.md), with its file-search tools, so equal names would
+ * conflict. The recall, store and forget names are the ones the SDK's own
+ * external memory plugin (memory-lancedb) uses; Active Memory knows
+ * memory_recall.
+ */
 export const TOOL_NAMES = [
-  "memory_search",
-  "memory_get",
-  "memory_add",
+  "memory_recall",
+  "memory_fetch",
+  "memory_store",
   "memory_update",
-  "memory_delete",
+  "memory_forget",
   "memory_list",
   "memory_context",
   "memory_stats",
 ] as const;
 
-const ids: JsonSchema = { type: "array", items: { type: "integer", minimum: 1 }, minItems: 1, maxItems: 100 };
-const time = (what: string): JsonSchema => ({ type: "string", format: "date-time", description: what });
+export type ToolName = (typeof TOOL_NAMES)[number];
 
-function obj(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
+/** RECALL_TOOL is the deterministic recall tool of the memory capability. */
+export const RECALL_TOOL: ToolName = "memory_recall";
+
+/**
+ * params builds a tool's parameter schema from the request schema hmo's Go
+ * code generates (schema.gen.ts): the fields in keys, with the limits of
+ * the Go side, and descriptions for the model.
+ */
+export function params(request: RequestName, keys: Record<string, string>, required: string[] = []): JsonSchema {
+  const src = REQUEST_SCHEMAS[request] as { properties: Record<string, JsonSchema> };
+  const properties: Record<string, JsonSchema> = {};
+  for (const [k, description] of Object.entries(keys)) {
+    const p = src.properties[k] ?? (REQUEST_SCHEMAS.add.properties.memories.items.properties as Record<string, JsonSchema>)[k];
+    if (!p) throw new Error(`hmo-memory: ${request} has no field ${k}`);
+    properties[k] = { ...structuredClone(p), description };
+  }
   return { type: "object", properties, required, additionalProperties: false };
+}
+
+function withoutDefault(schema: JsonSchema, key: string): JsonSchema {
+  delete ((schema.properties as Record<string, JsonSchema>)[key] as JsonSchema).default;
+  return schema;
 }
 
 function result(text: string, details: unknown): ToolResult {
@@ -39,7 +67,7 @@ function pick(p: Params, keys: string[]): Params {
 export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[] {
   const scopeOf = (p: Params): string => (typeof p.scope === "string" && p.scope !== "" ? p.scope : scope);
   const def = (
-    name: (typeof TOOL_NAMES)[number],
+    name: ToolName,
     label: string,
     description: string,
     parameters: JsonSchema,
@@ -53,18 +81,22 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
   });
   return [
     def(
-      "memory_search",
-      "Memory Search",
-      "Search long-term memory (hmo) for what was said or decided before: preferences, facts, decisions, past work. Returns the best matches first, paged; pass next_cursor back as cursor for more.",
-      obj({
-        query: { type: "string", minLength: 1, description: "What to look for, in plain words" },
-        k: { type: "integer", minimum: 1, maximum: 50, description: "Results per page (default 10)" },
-        scope: { type: "string", description: "Scope to search (default: this agent's)" },
-        from: time("Only memories at or after this time (RFC 3339)"),
-        to: time("Only memories before this time (RFC 3339)"),
-        max_tokens: { type: "integer", minimum: 100, maximum: 8000, description: "Cap on the page's text (default 4000)" },
-        cursor: { type: "string", description: "next_cursor of the previous page" },
-      }, ["query"]),
+      "memory_recall",
+      "Memory Recall",
+      "Search long-term memory (hmo) for what was said or decided before: preferences, facts, decisions, past work. Returns the best matches first, paged; pass next_cursor back as cursor for more. Ids can be passed to memory_fetch.",
+      params(
+        "search",
+        {
+          query: "What to look for, in plain words",
+          k: "Results per page (default 10)",
+          scope: "Scope to search (default: this agent's)",
+          from: "Only memories at or after this time (RFC 3339)",
+          to: "Only memories before this time (RFC 3339)",
+          max_tokens: "Cap on the page's text (default 4000)",
+          cursor: "next_cursor of the previous page",
+        },
+        ["query"],
+      ),
       async (p) => {
         const res = await client.search({
           ...pick(p, ["k", "from", "to", "max_tokens", "cursor"]),
@@ -76,10 +108,10 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
       },
     ),
     def(
-      "memory_get",
-      "Memory Get",
-      "Fetch memories by id; with history, also their older versions.",
-      obj({ ids, history: { type: "boolean", description: "Include superseded versions" } }, ["ids"]),
+      "memory_fetch",
+      "Memory Fetch",
+      "Fetch memories by id (the #numbers memory_recall shows); with history, also their older versions.",
+      params("get", { ids: "Memory ids", history: "Include superseded versions" }, ["ids"]),
       async (p) => {
         const res = await client.get(pick(p, ["ids", "history"]) as { ids: number[] });
         const missing = res.missing?.length ? `\nMissing: ${res.missing.join(", ")}` : "";
@@ -87,14 +119,10 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
       },
     ),
     def(
-      "memory_add",
-      "Memory Add",
+      "memory_store",
+      "Memory Store",
       "Remember something for later sessions: a fact, preference or decision, stated on its own so it makes sense out of context.",
-      obj({
-        text: { type: "string", minLength: 1, maxLength: 65536, description: "What to remember" },
-        scope: { type: "string", description: "Scope (default: this agent's)" },
-        role: { type: "string", description: "Who said it, e.g. user" },
-      }, ["text"]),
+      params("add", { text: "What to remember (at most 64 KiB)", scope: "Scope (default: this agent's)", role: "Who said it, e.g. user" }, ["text"]),
       async (p) => {
         const res = await client.add({
           memories: [{ text: String(p.text), scope: scopeOf(p), ...(typeof p.role === "string" ? { role: p.role } : {}) }],
@@ -106,17 +134,17 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
       "memory_update",
       "Memory Update",
       "Correct a memory: the new text supersedes it, and the old version stays as history.",
-      obj({ id: { type: "integer", minimum: 1 }, text: { type: "string", minLength: 1, maxLength: 65536 } }, ["id", "text"]),
+      params("update", { id: "The memory to correct", text: "The corrected text" }, ["id", "text"]),
       async (p) => {
         const res = await client.update(pick(p, ["id", "text"]) as { id: number; text: string });
         return result(`#${res.supersedes} is now #${res.id}.`, res);
       },
     ),
     def(
-      "memory_delete",
-      "Memory Delete",
+      "memory_forget",
+      "Memory Forget",
       "Delete memories and their history for good.",
-      obj({ ids }, ["ids"]),
+      params("delete", { ids: "Memory ids" }, ["ids"]),
       async (p) => {
         const res = await client.delete(pick(p, ["ids"]) as { ids: number[] });
         const missing = res.missing?.length ? ` Missing: ${res.missing.join(", ")}.` : "";
@@ -127,13 +155,13 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
       "memory_list",
       "Memory List",
       "List memories in time order (newest first with reverse), paged; pass next_cursor back as cursor for more.",
-      obj({
-        scope: { type: "string", description: "Scope (default: this agent's)" },
-        from: time("At or after this time"),
-        to: time("Before this time"),
-        limit: { type: "integer", minimum: 1, maximum: 100, description: "Page size (default 20)" },
-        reverse: { type: "boolean", description: "Newest first" },
-        cursor: { type: "string" },
+      params("list", {
+        scope: "Scope (default: this agent's)",
+        from: "At or after this time (RFC 3339)",
+        to: "Before this time (RFC 3339)",
+        limit: "Page size (default 20)",
+        reverse: "Newest first",
+        cursor: "next_cursor of the previous page",
       }),
       async (p) => {
         const res = await client.list({ ...pick(p, ["from", "to", "limit", "reverse", "cursor"]), scope: scopeOf(p) });
@@ -145,11 +173,14 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
       "memory_context",
       "Memory Context",
       "Get a block of relevant memory for a task or question, within a token budget.",
-      obj({
-        prompt: { type: "string", minLength: 1 },
-        scope: { type: "string" },
-        max_tokens: { type: "integer", minimum: 100, maximum: 8000, description: `Budget (default ${cfg.recallTokens})` },
-      }, ["prompt"]),
+      withoutDefault(
+        params(
+          "context",
+          { prompt: "The task or question", scope: "Scope (default: this agent's)", max_tokens: `Budget (default ${cfg.recallTokens})` },
+          ["prompt"],
+        ),
+        "max_tokens", // the plugin's default is recallTokens
+      ),
       async (p) => {
         const res = await client.context({
           prompt: String(p.prompt),
@@ -159,7 +190,7 @@ export function tools(client: HmoClient, cfg: Config, scope: string): AgentTool[
         return result(res.context || "No relevant memories.", res);
       },
     ),
-    def("memory_stats", "Memory Stats", "Describe the memory store: record counts, tiers, sizes.", obj({}), async () => {
+    def("memory_stats", "Memory Stats", "Describe the memory store: record counts, tiers, sizes.", params("stats", {}), async () => {
       const res = await client.stats();
       return result(JSON.stringify(res, null, 2), res);
     }),

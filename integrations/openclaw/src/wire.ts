@@ -62,6 +62,8 @@ export interface AddRequest {
 
 export interface AddResponse {
   ids: number[] | null;
+  /** ids in ids that were already stored (hmo de-duplicates): nothing was written for them. */
+  duplicates?: number[];
 }
 
 export interface UpdateRequest {
