@@ -162,6 +162,11 @@ func TestFlagsAfterArguments(t *testing.T) {
 				t.Errorf("man DIR: %v", r)
 			}
 		}},
+		{"salvage", "", []string{"salvage", filepath.Join(t.TempDir(), "copy"), "--dir", other}, 0, func(t *testing.T, r result) {
+			if !strings.Contains(r.stdout, "1 record") {
+				t.Errorf("salvage NEWDIR --dir other: %v; want the other store's one record copied", r)
+			}
+		}},
 		{"go-style single-dash flags", "", []string{"recall", "-dir", other, "-json", "-k", "1", "x"}, 0, func(t *testing.T, r result) {
 			var res []engine.Result
 			decode(t, r.stdout, &res)

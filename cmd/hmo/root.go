@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,6 +89,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newVersionCmd(env),
 		newReindexCmd(env),
 		newDoctorCmd(env),
+		newSalvageCmd(env),
 		newServeCmd(env),
 		newMCPCmd(env),
 		newHookCmd(env),
@@ -95,6 +97,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newUICmd(env),
 	)
 	completeFlagValues(root)
+	argsAreUsage(root)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
@@ -155,6 +158,23 @@ func completeFlagValues(c *cobra.Command) {
 	})
 	for _, sub := range c.Commands() {
 		completeFlagValues(sub)
+	}
+}
+
+// argsAreUsage makes every argument check of the commands under c (cobra's
+// ExactArgs and the like) a bad command line: exit status 2.
+func argsAreUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			if err != nil && !errors.As(err, new(usageError)) && !errors.As(err, new(exitError)) {
+				return usageError{err.Error()}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		argsAreUsage(sub)
 	}
 }
 

@@ -82,7 +82,7 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if err != nil {
 		return err
 	}
-	e, err := hmo.OpenWith(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout}, sf.models.resolve(env))
+	e, err := hmo.OpenWith(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout, Create: engine.CreateIfNew}, sf.models.resolve(env))
 	if errors.Is(err, engine.ErrLocked) {
 		return lostRace(ctx, env, sf, log, err)
 	}
@@ -103,6 +103,9 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if _, err := srv.Start(); err != nil {
 		return err
 	}
+	// On SIGTERM the daemon finishes the requests in flight and saves
+	// the indexes: it gets longer than a command's second.
+	exitGrace.Store(stopWait - 3*time.Second)
 	log.Info("token", "file", filepath.Join(dir, server.TokenFile))
 	select {
 	case <-ctx.Done():
