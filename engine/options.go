@@ -20,7 +20,7 @@ const (
 	DefaultFusion         = FusionLinear
 	DefaultTextWeight     = retrieve.DefaultTextWeight // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
 	DefaultRRFK           = retrieve.DefaultRRFK       // reciprocal-rank fusion constant
-	DefaultCandidates     = 50                         // candidates drawn from each index per query (at least k)
+	DefaultCandidates     = 100                        // candidates drawn from each index per query (at least k): the pool the priors rerank
 	DefaultK              = 10                         // results per query when the query says 0
 	DefaultMaxK           = 1000
 	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
@@ -120,6 +120,9 @@ type Options struct {
 	// Propagation configures relevance propagation over the segment
 	// tree (the segtree stage). Zero fields take the retrieve defaults.
 	Propagation retrieve.PropagationOptions
+	// PRF configures pseudo-relevance feedback (the prf stage). Zero
+	// fields take the retrieve defaults.
+	PRF retrieve.PRFOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -260,6 +263,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		Fusion:      retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
 		Priors:      c.Priors,
 		Propagation: c.Propagation,
+		PRF:         c.PRF,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
