@@ -137,6 +137,11 @@ func TestPeers(t *testing.T) {
 		run(e, "ingest")
 		if i == 0 { // hmo: its vectors become the workload's
 			run(e, "vectors")
+			if r, err := cliImport(work, n); err != nil {
+				t.Errorf("hmo import: %v", err)
+			} else if r.Engine != "" {
+				all = append(all, r)
+			}
 		}
 	}
 	for r := range rounds {
@@ -197,6 +202,42 @@ func plotSpec(n int, sums []peers.Summary) []byte {
 	}
 	b, _ := json.MarshalIndent(spec, "", " ")
 	return b
+}
+
+// cliImport times hmo import (the CLI, a new store) on the stream as
+// JSONL: HMO_BIN, default ../../bin/hmo (run.sh builds it).
+func cliImport(work string, n int) (peers.Result, error) {
+	bin := os.Getenv("HMO_BIN")
+	if bin == "" {
+		bin = "../../bin/hmo"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		fmt.Fprintf(os.Stderr, "peers: SKIPPED LOUDLY: no hmo binary at %s (make build): hmo import NOT measured\n", bin)
+		return peers.Result{}, nil
+	}
+	var b bytes.Buffer
+	stream := synth.New(synth.Options{Seed: seed, Records: n})
+	for batch := stream.Next(ingestStep); batch != nil; batch = stream.Next(ingestStep) {
+		for _, in := range batch {
+			line, _ := json.Marshal(map[string]string{"scope": in.Scope, "session": in.Session, "role": in.Role,
+				"time": in.Time.UTC().Format(time.RFC3339), "text": in.Text})
+			b.Write(append(line, '\n'))
+		}
+	}
+	file := filepath.Join(work, "stream.jsonl")
+	if err := os.WriteFile(file, b.Bytes(), 0o600); err != nil {
+		return peers.Result{}, err
+	}
+	store := filepath.Join(work, "stores", "hmo-import")
+	if err := os.RemoveAll(store); err != nil {
+		return peers.Result{}, err
+	}
+	start := time.Now()
+	out, err := exec.Command(bin, "import", "--dir", store, file).CombinedOutput()
+	if err != nil {
+		return peers.Result{}, fmt.Errorf("%v: %.500s", err, out)
+	}
+	return peers.Result{Engine: "hmo", ImportRPS: float64(n) / time.Since(start).Seconds()}, nil
 }
 
 // buildWorkload writes texts.txt (one record a line) and queries.json

@@ -21,6 +21,7 @@ import (
 type Result struct {
 	Engine    string    `json:"engine"`
 	IngestRPS float64   `json:"ingest_rps,omitempty"`
+	ImportRPS float64   `json:"import_rps,omitempty"` // hmo import (the CLI), records/s
 	DiskMB    float64   `json:"disk_mb,omitempty"`
 	ColdMs    float64   `json:"cold_ms,omitempty"` // open + first query, in the querying process
 	RSSMB     float64   `json:"rss_mb,omitempty"`  // VmRSS of the querying process after the queries
@@ -62,7 +63,8 @@ func ParseResults(r io.Reader) ([]Result, error) {
 // Summary is one engine's figures over all rounds.
 type Summary struct {
 	Engine               string
-	IngestRPS, DiskMB    float64
+	IngestRPS, ImportRPS float64
+	DiskMB               float64
 	ColdMs, RSSMB        float64 // medians over rounds
 	Hybrid, Vector, Text float64 // median latency over all queries of all rounds, ms; NaN = not measured
 	Recall10             float64 // vector recall@10 against the exact scan; NaN = not measured
@@ -78,7 +80,7 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 		return &v
 	}
 	return json.Marshal(map[string]any{
-		"engine": s.Engine, "ingest_rps": f(s.IngestRPS), "disk_mb": f(s.DiskMB),
+		"engine": s.Engine, "ingest_rps": f(s.IngestRPS), "import_rps": f(s.ImportRPS), "disk_mb": f(s.DiskMB),
 		"cold_ms": f(s.ColdMs), "rss_mb": f(s.RSSMB), "hybrid_ms": f(s.Hybrid),
 		"vector_ms": f(s.Vector), "text_ms": f(s.Text), "recall10": f(s.Recall10),
 		"needle_hit10": f(s.NeedleHit10),
@@ -110,6 +112,7 @@ func Summarise(results []Result, exact string) []Summary {
 		hits, needles := 0, 0
 		for _, r := range by[name] {
 			s.IngestRPS = max(s.IngestRPS, r.IngestRPS)
+			s.ImportRPS = max(s.ImportRPS, r.ImportRPS)
 			s.DiskMB = max(s.DiskMB, r.DiskMB)
 			if r.ColdMs > 0 {
 				cold = append(cold, r.ColdMs)
@@ -180,6 +183,7 @@ func Table(w io.Writer, sums []Summary, base string) {
 		get    func(Summary) float64
 	}{
 		{"ingest, records/s", 0, func(s Summary) float64 { return s.IngestRPS }},
+		{"hmo import (CLI), records/s", 0, func(s Summary) float64 { return s.ImportRPS }},
 		{"hybrid median, ms", 2, func(s Summary) float64 { return s.Hybrid }},
 		{"vector median, ms", 2, func(s Summary) float64 { return s.Vector }},
 		{"text median, ms", 2, func(s Summary) float64 { return s.Text }},

@@ -37,6 +37,7 @@ else
 fi
 
 cd "$root"
+make -s build
 CGO_ENABLED=0 go test -count=1 -timeout 3h -run '^TestPeers$' -v ./bench/peers/ 2>&1 | tee "$HMO_PEERS_DIR/run.log"
 if [[ -f $HMO_PEERS_DIR/peers-plot.json ]]; then
 	go run ./tools/plot <"$HMO_PEERS_DIR/peers-plot.json" >"$HMO_PEERS_DIR/peers.svg"
