@@ -35,6 +35,7 @@ import (
 //	HMO_PEERS_N       records (default 0: the benchmark is skipped)
 //	HMO_PEERS_DIR     work directory (default a temporary one)
 //	HMO_PEERS_ROUNDS  interleaved query rounds (default 2)
+//	HMO_PEERS_IMPORT  records imported through the hmo CLI (default HMO_PEERS_N; 0 skips)
 //	HMO_PEERS_NODE    node >= 24 for LanceDB and SQLite (unset: skipped loudly)
 //	HMO_PEERS_NODE_MODULES  where package.json's dependencies are installed
 const (
@@ -137,7 +138,13 @@ func TestPeers(t *testing.T) {
 		run(e, "ingest")
 		if i == 0 { // hmo: its vectors become the workload's
 			run(e, "vectors")
-			if r, err := cliImport(work, n); err != nil {
+			size := n
+			if v, err := strconv.Atoi(os.Getenv("HMO_PEERS_IMPORT")); err == nil {
+				size = v
+			}
+			if size <= 0 {
+				t.Log("hmo import: skipped (HMO_PEERS_IMPORT=0)")
+			} else if r, err := cliImport(work, min(size, n)); err != nil {
 				t.Errorf("hmo import: %v", err)
 			} else if r.Engine != "" {
 				all = append(all, r)

@@ -7,11 +7,13 @@
 #   PEERS_N       records (default 100000)
 #   PEERS_ROUNDS  interleaved query rounds (default 2)
 #   PEERS_DIR     work directory, kept (default .cache/peers)
+#   PEERS_IMPORT  records imported through the hmo CLI (default PEERS_N; 0 skips)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cache=${HMO_NPM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hmo/npm}
 export HMO_PEERS_N=${PEERS_N:-100000} HMO_PEERS_ROUNDS=${PEERS_ROUNDS:-2}
+export HMO_PEERS_IMPORT=${PEERS_IMPORT:-$HMO_PEERS_N}
 export HMO_PEERS_DIR=${PEERS_DIR:-$root/.cache/peers}
 mkdir -p "$HMO_PEERS_DIR"
 
