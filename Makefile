@@ -9,7 +9,7 @@ export CGO_ENABLED := 0
 DEMO_DIR := $(CURDIR)/.demo
 LOCOMO   ?= ../shared/data/locomo-dev.json
 
-.PHONY: bench-peers all build run test test-integrations test-openclaw test-claude-plugin test-short test-ollama check bench eval embeddings clean
+.PHONY: all build run test test-integrations test-openclaw test-claude-plugin test-short test-ollama check bench bench-peers eval ablation embeddings clean crash-loop fuzz
 
 all: build
 
@@ -92,6 +92,16 @@ bench-peers:
 eval: build
 	$(BIN) eval locomo $(LOCOMO)
 
+# The stage ablation of BENCHMARKS.md: each stage alone, the default and
+# everything on, in flat and tiered mode, compared with the candidate
+# stages alone (paired bootstrap); writes docs/ablation.{json,md} and a
+# chart per mode. ABLATION_FLAGS adds tools/ablation flags (-rounds 3,
+# -stages ..., -bench longmemeval -data FILE).
+ABLATION_FLAGS ?=
+ablation: build
+	$(GO) run ./tools/ablation -hmo $(BIN) -data $(LOCOMO) -out docs $(ABLATION_FLAGS)
+	for f in docs/ablation-*.plot.json; do $(GO) run ./tools/plot < $$f > $${f%.plot.json}.svg || exit 1; done
+
 # Regenerate the embedded word-vector table (see README).
 embeddings:
 	mkdir -p .cache/embedgen
@@ -100,3 +110,21 @@ embeddings:
 
 clean:
 	rm -rf bin $(DEMO_DIR) .cache $(OPENCLAW_DIR)/node_modules $(OPENCLAW_DIR)/dist
+
+# Reliability harnesses (issue 14). crash-loop: KILLS SIGKILLs per write
+# path (hmo import, the daemon's HTTP add, hmo add), each write retried,
+# then lost / duplicated / unopenable counted. fuzz: every interface's
+# fuzz target for FUZZTIME each. The damage matrix, the disk-full test
+# (a tmpfs, as root) and the signal test run with make test (cmd/hmo).
+KILLS    ?= 100
+FUZZTIME ?= 30s
+crash-loop:
+	HMO_CRASHLOOP=$(KILLS) $(GO) test -count=1 -v -timeout 90m -run TestCrashLoop ./test/crashloop/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME) ./server/
+	$(GO) test -run '^$$' -fuzz '^FuzzLines$$' -fuzztime $(FUZZTIME) ./mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzClaude$$' -fuzztime $(FUZZTIME) ./hook/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePayload$$' -fuzztime $(FUZZTIME) ./hook/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckRawJSON$$' -fuzztime $(FUZZTIME) ./api/
+	$(GO) test -run '^$$' -fuzz '^FuzzArgs$$' -fuzztime $(FUZZTIME) ./cmd/hmo/

@@ -88,7 +88,8 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemory("") }
 	}
 	if o.OpenTextIndex == nil {
-		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) }
+		ro := o.ReadOnly
+		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, &fts.Options{ReadOnly: ro}) }
 	}
 	return engine.Open(dir, &o)
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,19 +34,31 @@ func HTTPStatus(code string) int {
 
 // DecodeJSON reads one JSON request object from r's body into v. It
 // refuses a Content-Type other than JSON (none is accepted), unknown
-// fields, trailing data and bodies over limit bytes, with ErrInvalid or
-// ErrTooLarge.
+// fields, trailing data, bodies over limit bytes, and text that is not
+// valid UTF-8 (CheckRawJSON), with ErrInvalid or ErrTooLarge.
 func DecodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("%w: content type %q, want application/json", ErrInvalid, ct)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("%w: body over %d bytes", ErrTooLarge, limit)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: reading the body: %v", ErrInvalid, err)
+	}
+	// encoding/json would turn invalid UTF-8 and lone surrogates into
+	// U+FFFD: refuse them as the CLI does.
+	if err := CheckRawJSON(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
 		err = errors.New("data after the JSON object")
 	}
-	var mbe *http.MaxBytesError
 	switch {
 	case err == nil:
 		return nil

@@ -3,12 +3,15 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -68,6 +71,11 @@ func New(opts *Options) (*Client, error) {
 		return nil, errors.New("client: Options.Dir is required")
 	}
 	o := *opts
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	o.Dir = abs
 	if o.StartTimeout == 0 {
 		o.StartTimeout = DefaultStartTimeout
 	}
@@ -106,10 +114,14 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	if cn != nil {
 		return cn, nil
 	}
-	if cn, err := c.find(ctx); err == nil {
+	cn, err := c.find(ctx)
+	if err == nil {
 		return c.keep(cn), nil
 	}
 	if c.opts.Start == nil {
+		if errors.Is(err, ErrImpostor) || errors.Is(err, server.ErrUntrusted) {
+			return nil, fmt.Errorf("%w: %w", ErrNoDaemon, err)
+		}
 		return nil, ErrNoDaemon
 	}
 	return c.start(ctx)
@@ -132,7 +144,10 @@ func (c *Client) forget(cn *conn) {
 	}
 }
 
-// find reads serve.json and the token and checks that the daemon answers.
+// find reads serve.json and the token, and checks that the daemon
+// answers and proves it holds the token (an HMAC of a fresh nonce, bound
+// to the address dialled) before anything else is sent to it; on the
+// socket, the server must also run as this user.
 func (c *Client) find(ctx context.Context) (*conn, error) {
 	info, err := server.ReadInfo(c.opts.Dir)
 	if err != nil {
@@ -143,26 +158,66 @@ func (c *Client) find(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	cn := &conn{token: tok, base: "http://" + info.Addr, hc: &http.Client{}}
+	addr := info.Addr
 	if info.Socket != "" {
 		sock := info.Socket
-		cn.base = "http://hmo"
+		cn.base, addr = "http://hmo", "unix"
 		cn.hc.Transport = &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+				c, err := (&net.Dialer{}).DialContext(ctx, "unix", sock)
+				if err != nil {
+					return nil, err
+				}
+				if err := checkPeer(c); err != nil {
+					c.Close()
+					return nil, err
+				}
+				return c, nil
 			},
 			MaxIdleConnsPerHost: 4,
 		}
+	} else if info.Addr == "" {
+		return nil, fmt.Errorf("%w: %s names no address", ErrNoDaemon, server.InfoFile)
 	}
+	pid, err := cn.prove(ctx, addr)
+	if err != nil {
+		cn.hc.CloseIdleConnections()
+		return nil, err
+	}
+	cn.pid = pid
+	return cn, nil
+}
+
+// prove asks the daemon at addr for its health with a fresh nonce,
+// without the token, and checks its proof of the token.
+func (cn *conn) prove(ctx context.Context, addr string) (int, error) {
+	nb := make([]byte, 32)
+	if _, err := rand.Read(nb); err != nil {
+		return 0, err
+	}
+	nonce := hex.EncodeToString(nb)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cn.base+"/v1/health", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set(server.ChallengeHeader, nonce)
+	resp, err := cn.hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
 	var health struct {
 		OK  bool `json:"ok"`
 		PID int  `json:"pid"`
 	}
-	if err := cn.call(ctx, http.MethodGet, "/v1/health", nil, &health); err != nil {
-		cn.hc.CloseIdleConnections()
-		return nil, err
+	err = json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&health)
+	if resp.StatusCode != http.StatusOK || err != nil || !health.OK {
+		return 0, fmt.Errorf("%w: health check: HTTP %d", ErrNoDaemon, resp.StatusCode)
 	}
-	cn.pid = health.PID
-	return cn, nil
+	if !server.VerifyProof(cn.token, nonce, addr, resp.Header.Get(server.ProofHeader)) {
+		return 0, fmt.Errorf("%w (%s): it could not prove it holds the token; remove %s if the daemon is gone", ErrImpostor, addr, server.InfoFile)
+	}
+	return health.PID, nil
 }
 
 // start launches a daemon and waits for one (it or another) to answer.

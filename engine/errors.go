@@ -20,6 +20,17 @@ var (
 	ErrInvalidInput     = errors.New("hmo: invalid input")
 	ErrSuperseded       = errors.New("hmo: record was superseded by a newer version")
 	ErrKeyReused        = errors.New("hmo: idempotency key was used for another write")
+	// ErrDamaged means the store file cannot be read as a store (bbolt
+	// found damaged pages); the message says what to do.
+	ErrDamaged = errors.New("hmo: store file is damaged")
+	// ErrNoStore means Open was asked not to create a store and dir
+	// holds none.
+	ErrNoStore = errors.New("hmo: no store")
+	// ErrReadOnly means a write was asked of a store opened read-only.
+	ErrReadOnly = errors.New("hmo: store opened read-only")
+	// ErrNeedsWrite means a read-only open found a store of an older
+	// layout that must be opened for writing once.
+	ErrNeedsWrite = errors.New("hmo: store must be opened for writing once")
 
 	// Language-model failures. Enricher and Sufficiency implementations
 	// wrap them so the engine can count why it fell back.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Identity is what a store records about how it was built.
@@ -34,15 +33,9 @@ func ReadIdentity(dir string, timeout time.Duration) (Identity, error) {
 		}
 		return id, fmt.Errorf("hmo: %w", err)
 	}
-	if timeout <= 0 {
-		timeout = time.Second
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: timeout})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return id, fmt.Errorf("%w: %s", ErrLocked, dir)
-	}
+	db, err := openReadOnly(dir, &CheckOptions{Timeout: timeout})
 	if err != nil {
-		return id, fmt.Errorf("hmo: open %s: %w", dir, err)
+		return id, err
 	}
 	defer db.Close()
 	err = db.View(func(tx *bolt.Tx) error {

@@ -31,6 +31,7 @@ const vectorBacklog = 8
 func (e *Engine) openIndexes() error {
 	text, err := e.opts.OpenTextIndex(filepath.Join(e.dir, TextDir))
 	if err != nil {
+		e.noteRebuild("text", "could not be opened (%v): rebuilt from the records", err)
 		if text, err = e.resetText(); err != nil {
 			return err
 		}
@@ -68,6 +69,7 @@ func (e *Engine) openVector() error {
 	vec, err := e.opts.OpenVectorIndex(filepath.Join(e.dir, e.vecDir), e.dims)
 	if err != nil {
 		// Derived data: start it afresh, the sync rebuilds it from bbolt.
+		e.noteRebuild("vector", "could not be opened (%v): rebuilt from the records", err)
 		if vec, err = e.resetVector(); err != nil {
 			return err
 		}
@@ -87,6 +89,9 @@ func (e *Engine) setVec(v VectorIndex) {
 
 func (e *Engine) resetVector() (VectorIndex, error) {
 	dir := filepath.Join(e.dir, e.vecDir)
+	if e.opts.ReadOnly {
+		return nil, fmt.Errorf("hmo: vector index %s cannot be read, and the store is open read-only: open it for writing to rebuild it", dir)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("hmo: reset vector index: %w", err)
 	}
@@ -98,6 +103,10 @@ func (e *Engine) resetVector() (VectorIndex, error) {
 }
 
 func (e *Engine) resetText() (TextIndex, error) {
+	if e.opts.ReadOnly && e.opts.NewTierTextIndex != nil {
+		// Nothing may be written: rebuild it in memory for this open.
+		return e.opts.NewTierTextIndex()
+	}
 	dir := filepath.Join(e.dir, TextDir)
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("hmo: reset text index: %w", err)
@@ -193,10 +202,18 @@ func (e *Engine) syncSide(s indexSide) error {
 		if wm > last {
 			// The index claims changes the store never made (a store
 			// restored from an older copy): rebuild.
+			e.noteRebuild(s.name, "its watermark %d is past the change log (%d): index files newer than the store", wm, last)
 			return e.rebuildSide(tx, s, last)
 		}
-		if wm < getU64(tx.Bucket(bucketMeta), metaLogTrimmed) {
+		if trimmed := getU64(tx.Bucket(bucketMeta), metaLogTrimmed); wm < trimmed {
+			e.noteRebuild(s.name, "its watermark %d is behind the trimmed change log (%d): index files missing or older than the store", wm, trimmed)
 			return e.rebuildSide(tx, s, last)
+		}
+		if wm == 0 && last > 0 && s.name == "text" {
+			// The text index opens with every store: empty means its
+			// files were lost. (The vector index opens on first use, so
+			// empty is its normal first state.)
+			e.noteRebuild(s.name, "it was empty (files missing): rebuilt from the change log")
 		}
 		return e.replay(tx, s, wm)
 	})
@@ -355,6 +372,9 @@ func (e *Engine) turnText(r *Record) string {
 // checkpoint saves the vector index and trims the change log up to the
 // lowest durable watermark. The caller holds wmu.
 func (e *Engine) checkpoint() error {
+	if e.opts.ReadOnly {
+		return nil
+	}
 	if e.vec == nil {
 		// The log is kept until the vector index has seen it; once the
 		// backlog is large, catch the index up now rather than on the

@@ -125,6 +125,15 @@ type Options struct {
 	CheckpointLog int
 	// OpenTimeout bounds the wait for the store's file lock. Default 1s.
 	OpenTimeout time.Duration
+	// Create says whether Open may create a store where dir holds none.
+	// Default CreateAlways.
+	Create CreatePolicy
+	// ReadOnly opens the store for reading only (a shared lock): Open
+	// writes nothing, indexes are brought up to date in memory where
+	// they can be (a text index that cannot be written is used as it
+	// is), Close saves nothing, and writes fail with ErrReadOnly. It
+	// never creates a store. Default false.
+	ReadOnly bool
 
 	// Mode is how Recall searches. Default DefaultMode.
 	Mode Mode
@@ -163,6 +172,24 @@ type Options struct {
 	// Default DefaultSummarizeAbove.
 	SummarizeAbove int
 }
+
+// CreatePolicy says when Open may create a store.
+type CreatePolicy int
+
+// Create policies.
+const (
+	// CreateAlways creates a store where dir holds none (the directory
+	// too). The default.
+	CreateAlways CreatePolicy = iota
+	// CreateNever fails with ErrNoStore where dir holds no store.
+	CreateNever
+	// CreateIfNew creates a store unless the directory holds a store's
+	// indexes (text, vectors) without its store file: a store whose file
+	// was deleted or moved is refused with ErrNoStore rather than
+	// silently started afresh. A directory that does not exist, or holds
+	// only other files (a daemon's log), gets a new store.
+	CreateIfNew
+)
 
 // ImportanceScorer assigns the initial importance I0 in [1, 10] to a record.
 type ImportanceScorer interface {

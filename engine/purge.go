@@ -113,8 +113,12 @@ func openBolt(path string, o *bolt.Options) (*bolt.DB, error) {
 	for attempt := 1; ; attempt++ {
 		var f *os.File
 		oc := *o
+		open := os.OpenFile
+		if o.OpenFile != nil {
+			open = o.OpenFile
+		}
 		oc.OpenFile = func(name string, flag int, mode os.FileMode) (*os.File, error) {
-			fh, err := os.OpenFile(name, flag, mode)
+			fh, err := open(name, flag, mode)
 			f = fh
 			return fh, err
 		}

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/hmo-dev/hmo/retrieve"
 )
@@ -52,8 +52,10 @@ type Engine struct {
 	dir  string
 	opts *Options
 	pipe *retrieve.Pipeline // the query path; immutable
-	db   *bolt.DB
+	db   *boltDB
 	dims int
+
+	rebuilds []Rebuild // index rebuilds not yet persisted; guarded by wmu
 
 	// wmu serialises writers, so bbolt commits and index updates happen in
 	// change-log order. It guards text, corpus and sinceCheckpoint, and
@@ -85,9 +87,10 @@ type Engine struct {
 	closed atomic.Bool
 }
 
-// Open opens the store in dir, creating it if needed, and brings the
-// indexes up to date with bbolt.
-func Open(dir string, opts *Options) (*Engine, error) {
+// Open opens the store in dir, creating it when Options.Create allows,
+// and brings the indexes up to date with bbolt. A damaged store file
+// gives an error wrapping ErrDamaged, never a panic.
+func Open(dir string, opts *Options) (e *Engine, err error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -96,17 +99,25 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("hmo: create store dir: %w", err)
+	if err := checkDBFile(dir); err != nil {
+		return nil, err
 	}
-	db, err := openBolt(filepath.Join(dir, DBFile), &bolt.Options{Timeout: o.OpenTimeout, FreelistType: bolt.FreelistMapType})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w: %s", ErrLocked, dir)
+	if err := o.mayCreate(dir); err != nil {
+		return nil, err
 	}
+	if !o.ReadOnly {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("hmo: create store dir: %w", err)
+		}
+	}
+	if err := CheckDir(dir); err != nil {
+		return nil, err
+	}
+	db, err := openBoltSafe(dir, &bolt.Options{Timeout: o.OpenTimeout, FreelistType: bolt.FreelistMapType, ReadOnly: o.ReadOnly})
 	if err != nil {
-		return nil, fmt.Errorf("hmo: open %s: %w", dir, err)
+		return nil, openErr(dir, err)
 	}
-	e := &Engine{dir: dir, opts: o, pipe: pipe, db: db, dims: o.Embedder.Dims(), vecDir: VectorDir}
+	e = &Engine{dir: dir, opts: o, pipe: pipe, db: &boltDB{DB: db, dir: dir, readOnly: o.ReadOnly}, dims: o.Embedder.Dims(), vecDir: VectorDir}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
 		db.Close()
@@ -122,11 +133,19 @@ func Open(dir string, opts *Options) (*Engine, error) {
 	}
 	e.wmu.Lock()
 	err = e.syncIndexes()
+	if err != nil && o.ReadOnly {
+		// A read-only open answers from the indexes as they are (full
+		// disk): records past the text index's watermark are found by
+		// the vector side, which syncs in memory.
+		e.noteRebuild("text", "read-only open could not bring the text index up to date: %v", err)
+		err = nil
+	}
 	if err == nil {
 		err = e.openTiers()
 	}
+	e.persistRebuilds()
 	e.wmu.Unlock()
-	if err == nil {
+	if err == nil && !o.ReadOnly {
 		err = e.startEnricher()
 	}
 	if err != nil {
@@ -134,13 +153,61 @@ func Open(dir string, opts *Options) (*Engine, error) {
 		db.Close()
 		return nil, err
 	}
-	e.removeStaleVectorDirs()
+	if !o.ReadOnly {
+		e.removeStaleVectorDirs()
+	}
 	return e, nil
+}
+
+// mayCreate applies Options.Create: it fails with ErrNoStore when dir
+// holds no store and the policy does not allow creating one there.
+func (o *Options) mayCreate(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, DBFile)); err == nil {
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("hmo: %w", err)
+	}
+	policy := o.Create
+	if o.ReadOnly {
+		policy = CreateNever
+	}
+	switch policy {
+	case CreateAlways:
+		return nil
+	case CreateIfNew:
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("hmo: %w", err)
+		}
+		for _, en := range entries {
+			// The store's indexes without its file: the file was lost.
+			if n := en.Name(); n == TextDir || strings.HasPrefix(n, VectorDir) {
+				return fmt.Errorf("%w in %s: the directory holds a store's indexes but no %s (was it deleted or moved?); restore it, or 'hmo init --dir %s' to start a new, empty store there",
+					ErrNoStore, dir, DBFile, dir)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%w in %s (create one with 'hmo init --dir %s')", ErrNoStore, dir, dir)
 }
 
 // init creates the buckets of a new store, or checks the identity of an
 // existing one, and loads the embedder's corpus state.
 func (e *Engine) init() error {
+	if e.opts.ReadOnly {
+		return e.db.View(func(tx *bolt.Tx) error {
+			for _, b := range allBuckets {
+				if tx.Bucket(b) == nil {
+					return fmt.Errorf("%w: bucket %s missing; open the store once for writing to upgrade it", ErrNeedsWrite, b)
+				}
+			}
+			e.records.Store(int64(getU64(tx.Bucket(bucketMeta), metaCount)))
+			return e.loadMeta(tx.Bucket(bucketMeta))
+		})
+	}
 	return e.db.Update(func(tx *bolt.Tx) error {
 		defer func() { e.records.Store(int64(getU64(tx.Bucket(bucketMeta), metaCount))) }()
 		// A store from before de-duplication gets its identity keys now.
@@ -162,6 +229,17 @@ func (e *Engine) init() error {
 				return fmt.Errorf("hmo: build de-duplication keys: %w", err)
 			}
 		}
+		return e.loadMeta(m)
+	})
+}
+
+// loadMeta checks the identity of an existing store and loads the vector
+// directory and the embedder's corpus state.
+func (e *Engine) loadMeta(m *bolt.Bucket) error {
+	{
+		if err := e.checkMeta(m); err != nil {
+			return err
+		}
 		if v := m.Get(metaVectorDir); v != nil {
 			e.vecDir = string(v)
 		}
@@ -171,7 +249,7 @@ func (e *Engine) init() error {
 			}
 		}
 		return nil
-	})
+	}
 }
 
 func (e *Engine) initMeta(m *bolt.Bucket) error {
@@ -222,6 +300,9 @@ func (e *Engine) Close() error {
 	e.stopEnricher()
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
+	if e.opts.ReadOnly {
+		return errors.Join(e.closeIndexes(), e.db.Close())
+	}
 	err := e.syncIndexes()
 	if err == nil {
 		err = e.checkpoint()

@@ -251,6 +251,9 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 // held.
 func (e *Engine) flushTiers() error {
 	ts := e.tiers
+	if e.opts.ReadOnly {
+		return nil // accesses of a read-only open stay in memory
+	}
 	if len(ts.dirty) == 0 && !ts.counted {
 		return nil
 	}
@@ -426,6 +429,9 @@ func (e *Engine) putPersona(tx *bolt.Tx) error {
 }
 
 func (e *Engine) persistPersona() error {
+	if e.opts.ReadOnly {
+		return nil
+	}
 	return e.db.Update(e.putPersona)
 }
 

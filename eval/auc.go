@@ -4,20 +4,11 @@ import (
 	"sort"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/locomo"
 )
 
-// collectImportance records each turn's I0 labelled by whether any
-// non-adversarial question cites it as evidence.
-func (rep *Report) collectImportance(e *engine.Engine, c locomo.Conversation, turnOf map[uint64]string) error {
-	evidence := map[string]bool{}
-	for _, q := range c.QA {
-		if q.Category != locomo.Adversarial {
-			for _, id := range q.Evidence {
-				evidence[id] = true
-			}
-		}
-	}
+// collectImportance records each turn's I0 labelled by whether a scored
+// question cites it as evidence.
+func (rep *Report) collectImportance(e *engine.Engine, evidence map[string]bool, turnOf map[uint64]string) error {
 	return e.Scan(func(r *engine.Record) error {
 		if turn, ok := turnOf[r.ID]; ok {
 			rep.importance = append(rep.importance, r.Header.I0)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,61 +15,6 @@ import (
 	"github.com/hmo-dev/hmo/eval"
 	"github.com/hmo-dev/hmo/locomo"
 )
-
-func TestScore(t *testing.T) {
-	// The top 20 in rank order; positions are 1-based in the comments.
-	ranked := []string{
-		"D1:1", "D1:2", "D2:1", "D2:2", "D2:3", // 1-5
-		"D3:1", "D3:2", "D3:3", "D4:1", "D4:2", // 6-10
-		"D5:1", "D5:2", "D5:3", "D6:1", "D6:2", // 11-15
-		"D7:1", "D7:2", "D7:3", "D8:1", "D8:2", // 16-20
-	}
-	tests := []struct {
-		name     string
-		ranked   []string
-		evidence []string
-		r5, r10  float64
-		r20, hit float64
-		sess     float64
-	}{
-		{"first hit", ranked, []string{"D1:1"}, 1, 1, 1, 1, 1},
-		{"at rank 6", ranked, []string{"D3:1"}, 0, 1, 1, 1, 0},
-		{"at rank 12", ranked, []string{"D5:2"}, 0, 0, 1, 0, 0},
-		{"missing", ranked, []string{"D9:9"}, 0, 0, 0, 0, 0},
-		// Ranks 2, 7, 15 and none: 1/4 at 5, 2/4 at 10, 3/4 at 20.
-		// Sessions 1, 3, 6, 9: only session 1 is in the top 5.
-		{"four pieces", ranked, []string{"D1:2", "D3:2", "D6:2", "D9:1"}, 0.25, 0.5, 0.75, 0, 0.25},
-		// Ranks 1 and 9: 1/2 at 5, all at 10; the top 5 hold session 1
-		// only (sessions 1 and 4 wanted).
-		{"two pieces", ranked, []string{"D1:1", "D4:1"}, 0.5, 1, 1, 1, 0.5},
-		// The session counts even when the turn does not: D2:9 is not
-		// ranked, but session 2 is in the top 5.
-		{"session hit, turn miss", ranked, []string{"D2:9"}, 0, 0, 0, 0, 1},
-		{"duplicates count once", ranked, []string{"D3:1", "D3:1", "D9:9"}, 0, 0.5, 0.5, 0, 0},
-		{"short ranking", []string{"D1:1", "D2:2"}, []string{"D2:2", "D3:3"}, 0.5, 0.5, 0.5, 0, 0.5},
-		{"nothing ranked", nil, []string{"D1:1"}, 0, 0, 0, 0, 0},
-		{"no evidence scores zero", ranked, nil, 0, 0, 0, 0, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := eval.Score(tt.ranked, tt.evidence)
-			got := []float64{m.TurnRecall[5], m.TurnRecall[10], m.TurnRecall[20], m.AllHit10, m.SessionRecall}
-			want := []float64{tt.r5, tt.r10, tt.r20, tt.hit, tt.sess}
-			names := []string{"R@5", "R@10", "R@20", "hit@10", "session R@5"}
-			for i := range got {
-				if math.Abs(got[i]-want[i]) > 1e-12 {
-					t.Errorf("%s = %v, want %v", names[i], got[i], want[i])
-				}
-			}
-			if m.Questions != 1 {
-				t.Errorf("Questions = %d, want 1", m.Questions)
-			}
-			if len(m.TurnRecall) != len(eval.Depths) {
-				t.Errorf("TurnRecall has %d depths, want %d", len(m.TurnRecall), len(eval.Depths))
-			}
-		})
-	}
-}
 
 func readFixture(t *testing.T) []locomo.Conversation {
 	t.Helper()
@@ -94,7 +39,7 @@ func TestLoCoMo(t *testing.T) {
 		opened = append(opened, dir)
 		return hmo.Open(dir, &engine.Options{Clock: clock})
 	}
-	rep, err := eval.LoCoMo(context.Background(), convs, open, eval.LoCoMoOptions{
+	rep, err := eval.LoCoMo(context.Background(), convs, open, eval.Options{
 		WorkDir:  work,
 		Progress: func(done, total int) { progress = append(progress, [2]int{done, total}) },
 	})
@@ -149,6 +94,23 @@ func TestLoCoMo(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(work, "*")); len(left) != 0 {
 		t.Errorf("work dir keeps %q after the run, want it empty", left)
+	}
+	// Per-question results, ids by sample and position in its qa list:
+	// conv-a's questions 4, 5 and 7 have no resolvable evidence and 8 is
+	// adversarial; conv-b's 2 names a turn of conv-a and 3 is adversarial.
+	var ids []string
+	for _, q := range rep.Questions {
+		ids = append(ids, q.ID)
+		if len(q.Metrics) != len(eval.MetricNames) || rep.ByCategory[q.Category] == nil {
+			t.Errorf("result %s (%s): metrics %v, want all %d", q.ID, q.Category, q.Metrics, len(eval.MetricNames))
+		}
+	}
+	if want := "conv-a:q0 conv-a:q1 conv-a:q2 conv-a:q3 conv-a:q6 conv-a:q9 conv-b:q0 conv-b:q1"; strings.Join(ids, " ") != want {
+		t.Errorf("question ids %v, want %s", ids, want)
+	}
+	if rep.Benchmark != "locomo" || rep.Overall.SessionQuestions != 8 || rep.Overall.TurnQuestions != 8 {
+		t.Errorf("benchmark %q, %d questions with sessions, %d with turns; want locomo, 8, 8",
+			rep.Benchmark, rep.Overall.SessionQuestions, rep.Overall.TurnQuestions)
 	}
 	if _, err := json.Marshal(rep); err != nil {
 		t.Errorf("report does not encode as JSON: %v", err)
@@ -219,7 +181,7 @@ func TestLoCoMoOpenError(t *testing.T) {
 	convs := readFixture(t)
 	_, err := eval.LoCoMo(context.Background(), convs, func(dir string, _ func() time.Time) (*engine.Engine, error) {
 		return hmo.Open(dir, &engine.Options{TextWeight: 2})
-	}, eval.LoCoMoOptions{WorkDir: t.TempDir()})
+	}, eval.Options{WorkDir: t.TempDir()})
 	if err == nil {
 		t.Fatal("LoCoMo with a bad option succeeded, want an error")
 	}

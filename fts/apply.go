@@ -25,6 +25,11 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	if x.closed.Load() {
 		return fmt.Errorf("fts: apply: %w", ErrClosed)
 	}
+	if x.readOnly {
+		// bleve's read-only scorch never introduces a batch: Batch would
+		// wait forever.
+		return fmt.Errorf("fts: apply: %w", ErrReadOnly)
+	}
 	b := x.bi.NewBatch()
 	lens, err := x.lengths()
 	if err != nil {

@@ -15,6 +15,8 @@ var (
 	ErrLocked = errors.New("fts: index in use by another process")
 	// ErrClosed is returned by operations on a closed Index.
 	ErrClosed = errors.New("fts: index closed")
+	// ErrReadOnly is returned by Apply on an index opened read-only.
+	ErrReadOnly = errors.New("fts: index opened read-only")
 	// ErrInvalidOption is returned by Open for an option out of range.
 	ErrInvalidOption = errors.New("fts: invalid option")
 	// ErrInvalidK is returned by Search for k <= 0.

@@ -581,3 +581,36 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadOnlyApplyFails: bleve's read-only index never introduces a
+// batch, so Apply must fail at once instead of waiting forever (it hung
+// "hmo stats" on a full disk, issue 14 finding 3).
+func TestReadOnlyApplyFails(t *testing.T) {
+	dir := t.TempDir()
+	x, err := fts.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Apply([]engine.TextDoc{{ID: 1, Text: "tide"}}, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	ro, err := fts.Open(dir, &fts.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	done := make(chan error, 1)
+	go func() { done <- ro.Apply([]engine.TextDoc{{ID: 2, Text: "gauge"}}, nil, 2) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, fts.ErrReadOnly) {
+			t.Fatalf("Apply on a read-only index: %v, want ErrReadOnly", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Apply on a read-only index did not return")
+	}
+	if wm, err := ro.Watermark(); err != nil || wm != 1 {
+		t.Fatalf("watermark %d, %v", wm, err)
+	}
+}

@@ -40,6 +40,7 @@ type Index struct {
 	analyzer analysis.Analyzer // query analysis, the same as the text field's
 	scoring  Scoring
 	dir      string
+	readOnly bool // Options.ReadOnly: Apply fails
 
 	applyMu sync.Mutex // serialises Apply so that batches land in call order
 
@@ -70,15 +71,18 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 		return nil, err
 	}
 	var bi bleve.Index
-	if exists {
+	switch {
+	case exists:
 		bi, err = openIndex(dir, o)
-	} else {
+	case o.ReadOnly:
+		return nil, fmt.Errorf("fts: open %s: %w (no index, and read-only)", dir, ErrCorrupt)
+	default:
 		bi, err = createIndex(dir, o)
 	}
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{bi: bi, dir: dir, scoring: o.Scoring}
+	x = &Index{bi: bi, dir: dir, scoring: o.Scoring, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
 		_ = bi.Close()
 		return nil, err
@@ -117,7 +121,11 @@ func hasIndex(dir string) (bool, error) {
 
 // storeConfig is the scorch configuration of new and opened indexes.
 func storeConfig(o Options) map[string]any {
-	return map[string]any{"bolt_timeout": o.LockTimeout.String()}
+	c := map[string]any{"bolt_timeout": o.LockTimeout.String()}
+	if o.ReadOnly {
+		c["read_only"] = true
+	}
+	return c
 }
 
 func createIndex(dir string, o Options) (bleve.Index, error) {

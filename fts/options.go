@@ -51,6 +51,11 @@ type Options struct {
 	SkipVerify bool
 	// Scoring configures BM25F. Zero fields take the defaults.
 	Scoring Scoring
+	// ReadOnly opens an existing index for reading only: nothing is
+	// written to its directory, Apply fails, and a directory without an
+	// index fails Open with ErrCorrupt instead of being created. Default
+	// false.
+	ReadOnly bool
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error

@@ -15,6 +15,13 @@
 // Options.StateDir, and turns whose source label is already stored are
 // skipped, so a re-run after a crash does not ingest twice.
 //
-// Hooks must never block the agent: Claude gives up after Options.Timeout,
-// and its caller is expected to exit 0 whatever it returns.
+// The hook reads only Claude Code transcripts: a regular *.jsonl file of
+// the user's under Options.TranscriptRoots (default
+// $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects), at most
+// Options.MaxReadBytes per run; other paths are refused with
+// ErrTranscript and nothing is written about them (see transcript.go).
+//
+// Hooks must never block the agent: Claude (the function) returns at
+// Options.Timeout whatever its work is blocked on, and its caller is
+// expected to exit 0 whatever it returns.
 package hook

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/claudecode"
@@ -27,6 +29,33 @@ func Claude(ctx context.Context, event string, in io.Reader, out io.Writer, svc 
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	// The work runs in a goroutine so that the hook returns at its
+	// deadline whatever it is blocked on (a read the context cannot
+	// interrupt); output written after that is dropped.
+	gw := &gatedWriter{w: out}
+	done := make(chan error, 1) // buffered: the worker never blocks on send
+	go func() { done <- run(ctx, event, in, gw, svc, o) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(deadlineGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		gw.close()
+		return fmt.Errorf("%w (%s): %v", ErrDeadline, o.Timeout, ctx.Err())
+	}
+}
+
+// deadlineGrace is how long after its deadline the hook waits for its
+// work to notice the cancelled context before it returns anyway.
+const deadlineGrace = 100 * time.Millisecond
+
+func run(ctx context.Context, event string, in io.Reader, out io.Writer, svc api.Service, o *Options) error {
 	p, err := readPayload(ctx, in)
 	if err != nil {
 		return err
@@ -48,6 +77,28 @@ func Claude(ctx context.Context, event string, in io.Reader, out io.Writer, svc 
 		_, err := ingest(ctx, &p, scope, svc, o)
 		return err
 	}
+}
+
+// gatedWriter passes writes through until it is closed, then drops them.
+type gatedWriter struct {
+	mu     sync.Mutex // guards closed and serialises writes
+	w      io.Writer
+	closed bool
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return 0, ErrDeadline
+	}
+	return g.w.Write(p)
+}
+
+func (g *gatedWriter) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }
 
 // readPayload parses the payload, giving up when ctx ends: a hook whose

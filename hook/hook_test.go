@@ -46,7 +46,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e.write(t, data)
-	e.opts = &hook.Options{StateDir: filepath.Join(root, "state"), Timeout: 2 * time.Second}
+	e.opts = &hook.Options{StateDir: filepath.Join(root, "state"), Timeout: 2 * time.Second, TranscriptRoots: []string{projects}}
 	return e
 }
 

@@ -19,10 +19,13 @@ func ingest(ctx context.Context, p *Payload, scope string, svc api.Service, o *O
 	if p.TranscriptPath == "" {
 		return 0, nil
 	}
-	path, err := filepath.Abs(p.TranscriptPath)
+	// Refuse what is not a transcript before anything is written.
+	path := filepath.Clean(p.TranscriptPath)
+	f, fi, err := openTranscript(path, o.TranscriptRoots)
 	if err != nil {
 		return 0, err
 	}
+	defer f.Close()
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return 0, err
 	}
@@ -33,22 +36,17 @@ func ingest(ctx context.Context, p *Payload, scope string, svc api.Service, o *O
 	}
 	defer unlock()
 
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	st := loadState(files, path)
-	if fi, err := f.Stat(); err != nil {
-		return 0, err
-	} else if fi.Size() < st.Offset {
+	if fi.Size() < st.Offset {
 		st.Offset = 0 // rewritten or truncated: start over, de-duplicated
 	}
 	if _, err := f.Seek(st.Offset, io.SeekStart); err != nil {
 		return 0, err
 	}
+	// At most MaxReadBytes per run, and no read past the deadline.
+	r := ctxReader{ctx, io.LimitReader(f, o.MaxReadBytes)}
 	in := ingester{svc: svc, scope: scope, session: p.SessionID, files: files, st: st, batch: o.Batch, cap: capture.New(), distil: o.Distiller}
-	return in.run(ctx, claudecode.NewScanner(f, &claudecode.ScanOptions{Offset: st.Offset}))
+	return in.run(ctx, claudecode.NewScanner(r, &claudecode.ScanOptions{Offset: st.Offset}))
 }
 
 // ingester adds one transcript's new turns in batches.

@@ -17,6 +17,9 @@ const (
 	DefaultStaleLock     = 30 * time.Second
 	// MaxPayloadBytes is the largest hook payload read from stdin.
 	MaxPayloadBytes = 1 << 20
+	// DefaultMaxReadBytes is how much new transcript one run reads at
+	// most: above claudecode.MaxLineBytes, so the longest line fits.
+	DefaultMaxReadBytes = 64 << 20
 )
 
 // Options configure Claude. The zero value, or nil, means the defaults.
@@ -41,6 +44,13 @@ type Options struct {
 	// Distiller distils the facts of each ingested turn. Default the
 	// offline one, capture.New(); with a chat model, a *capture.LLM.
 	Distiller capture.Distiller
+	// TranscriptRoots are the directories transcripts must lie under
+	// (see DefaultTranscriptRoots and the rule in transcript.go).
+	// Default DefaultTranscriptRoots().
+	TranscriptRoots []string
+	// MaxReadBytes caps the transcript bytes read per run; the next run
+	// goes on from where this one stopped. Default DefaultMaxReadBytes.
+	MaxReadBytes int64
 }
 
 // DefaultStateDir is "hmo/hook" under the user's cache directory.
@@ -83,8 +93,14 @@ func withDefaults(opts *Options) (*Options, error) {
 	if o.Distiller == nil {
 		o.Distiller = capture.New()
 	}
-	if o.Timeout < 0 || o.ContextTokens < 0 || o.Batch < 0 || o.StaleLock < 0 {
-		return nil, fmt.Errorf("%w: negative Timeout, ContextTokens, Batch or StaleLock", ErrOption)
+	if o.TranscriptRoots == nil {
+		o.TranscriptRoots = DefaultTranscriptRoots()
+	}
+	if o.MaxReadBytes == 0 {
+		o.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if o.MaxReadBytes < 0 || o.Timeout < 0 || o.ContextTokens < 0 || o.Batch < 0 || o.StaleLock < 0 {
+		return nil, fmt.Errorf("%w: negative Timeout, ContextTokens, Batch, StaleLock or MaxReadBytes", ErrOption)
 	}
 	return &o, nil
 }

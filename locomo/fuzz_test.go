@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/hmo-dev/hmo/locomo"
 )
@@ -25,6 +26,7 @@ func FuzzLoCoMoRead(f *testing.F) {
 		`[{"conversation":{"session_99999999999999999999":[]}}]`,
 		`[{"qa":[{"answer":{"a":[1]},"category":-1}]}] `,
 		"[{\"conversation\":{\"session_1\":[{\"dia_id\":\"D1:1\",\"text\":\"\xff\",\"blip_caption\":\"x\"}]}}]",
+		`[{"conversation":{"session_1_date_time":"1:56 pm on 8 May, 0023","session_1":[{"dia_id":"D1:1","text":"a"}]}}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -37,6 +39,13 @@ func FuzzLoCoMoRead(f *testing.F) {
 			return
 		}
 		for _, c := range convs {
+			for _, s := range c.Inputs() {
+				for _, in := range s.Inputs {
+					if y := in.Time.Year(); y < 1700 || y > 2200 || !utf8.ValidString(in.Text) {
+						t.Fatalf("%s: input %+v: want a time the engine accepts and UTF-8 text", c.ID, in)
+					}
+				}
+			}
 			turns := map[string]bool{}
 			for i, s := range c.Sessions {
 				if i > 0 && s.N < c.Sessions[i-1].N {

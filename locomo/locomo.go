@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Sentinel errors.
@@ -58,7 +57,7 @@ type Conversation struct {
 // Session is one dated sitting of a conversation.
 type Session struct {
 	N     int       // session number, from 1
-	Time  time.Time // zero when the date is missing or unreadable
+	Time  time.Time // zero when the date is missing, unreadable or outside years 1800-2199
 	Turns []Turn
 }
 
@@ -184,7 +183,7 @@ func sessionsOf(conv map[string]json.RawMessage) ([]Session, error) {
 		s := Session{N: n}
 		var date string
 		if err := decodeString(conv[k+"_date_time"], &date); err == nil && date != "" {
-			s.Time, _ = time.Parse(DateLayout, strings.TrimSpace(date))
+			s.Time = parseDate(date)
 		}
 		for _, t := range turns {
 			turn, err := convertTurn(t)
@@ -198,14 +197,24 @@ func sessionsOf(conv map[string]json.RawMessage) ([]Session, error) {
 	return out, nil
 }
 
+// parseDate reads a session date; it returns the zero time for an
+// unreadable one and for years outside 1800-2199 (records must be dated
+// within what the engine accepts).
+func parseDate(s string) time.Time {
+	t, err := time.Parse(DateLayout, strings.TrimSpace(s))
+	if err != nil || t.Year() < 1800 || t.Year() > 2199 {
+		return time.Time{}
+	}
+	return t
+}
+
 func convertTurn(t rawTurn) (Turn, error) {
 	text := t.Text
 	if t.BlipCaption != "" {
 		text += " [shares " + t.BlipCaption + "]"
 	}
-	if !utf8.ValidString(text) || !utf8.ValidString(t.Speaker) || !utf8.ValidString(t.DiaID) {
-		return Turn{}, fmt.Errorf("%w: turn %q: invalid UTF-8", ErrFormat, t.DiaID)
-	}
+	// encoding/json has already replaced bytes that are not UTF-8 with
+	// U+FFFD, so the text is valid.
 	return Turn{ID: t.DiaID, Speaker: t.Speaker, Text: text}, nil
 }
 

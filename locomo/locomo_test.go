@@ -241,3 +241,28 @@ func TestCategoryName(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDateRange checks that a session date the engine would refuse
+// (years outside 1700-2200) reads as undated, so the conversation still
+// imports.
+func TestReadDateRange(t *testing.T) {
+	tests := []struct {
+		date string
+		want time.Time
+	}{
+		{"1:56 pm on 8 May, 2023", time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)},
+		{"1:56 pm on 8 May, 0023", time.Time{}},
+		{"1:56 pm on 8 May, 1699", time.Time{}},
+		{"1:56 pm on 8 May, 2300", time.Time{}},
+	}
+	for _, tt := range tests {
+		data := `[{"conversation":{"session_1_date_time":"` + tt.date + `","session_1":[{"dia_id":"D1:1","text":"hi"}]}}]`
+		convs, err := locomo.Read(strings.NewReader(data))
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		if got := convs[0].Sessions[0].Time; !got.Equal(tt.want) {
+			t.Errorf("date %q read as %v, want %v", tt.date, got, tt.want)
+		}
+	}
+}

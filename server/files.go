@@ -26,9 +26,10 @@ const tokenBytes = 32
 // daemon listens, and removed when it stops.
 type Info struct {
 	PID     int       `json:"pid"`
+	Dir     string    `json:"dir"`    // the store directory, absolute
 	Addr    string    `json:"addr"`   // 127.0.0.1:port
 	Port    int       `json:"port"`   // the TCP port of Addr
-	Socket  string    `json:"socket"` // Unix socket path, empty when none
+	Socket  string    `json:"socket"` // Unix socket path (absolute), empty when none
 	Started time.Time `json:"started"`
 }
 
@@ -73,9 +74,14 @@ func LoadOrCreateToken(dir string) (string, error) {
 	return tok, nil
 }
 
-// ReadToken reads the token kept in dir.
+// ReadToken reads the token kept in dir. A token file another user owns
+// or may read or write is refused with ErrUntrusted.
 func ReadToken(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, TokenFile))
+	path := filepath.Join(dir, TokenFile)
+	if err := checkFile(path); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -86,15 +92,28 @@ func ReadToken(dir string) (string, error) {
 	return tok, nil
 }
 
-// ReadInfo reads the running daemon's description from dir.
+// ReadInfo reads the running daemon's description from dir. The
+// directory and the file must be trusted (see CheckDir), and a socket
+// path must be absolute.
 func ReadInfo(dir string) (Info, error) {
 	var in Info
-	b, err := os.ReadFile(filepath.Join(dir, InfoFile))
+	if err := CheckDir(dir); err != nil {
+		return in, err
+	}
+	path := filepath.Join(dir, InfoFile)
+	if err := checkFile(path); err != nil {
+		return in, err
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return in, err
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("server: %s: %w", InfoFile, err)
+	}
+	if in.Socket != "" && !filepath.IsAbs(in.Socket) {
+		// Written by an older daemon started with a relative --dir.
+		in.Socket = filepath.Join(dir, filepath.Base(in.Socket))
 	}
 	return in, nil
 }

@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -26,7 +27,12 @@ func (s *Server) routes() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(OpenAPI)
 	})
-	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		if nonce := r.Header.Get(ChallengeHeader); nonce != "" && len(nonce) <= 128 {
+			// Prove to the client that this daemon holds the token,
+			// before it sends the token.
+			w.Header().Set(ProofHeader, Proof(s.token, nonce, localAddr(r)))
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "pid": s.pid})
 	})
 	svc := s.svc
@@ -157,4 +163,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
+}
+
+// localAddr is the address the request came in on, as the client dialled
+// it: "unix" for the socket, else host:port.
+func localAddr(r *http.Request) string {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a.Network() == "unix" {
+		return "unix"
+	}
+	return a.String()
 }

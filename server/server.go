@@ -20,8 +20,13 @@ const (
 	DefaultAddr         = "127.0.0.1:0" // loopback, any free port
 	DefaultMaxBodyBytes = 8 << 20       // 8 MiB: MaxAddMemories texts of 64 KiB, with room
 	DefaultIdleCheck    = time.Second   // how often idleness is checked
-	shutdownGrace       = 10 * time.Second
-	maxSocketPath       = 100 // sun_path holds 104-108 bytes depending on the system
+	// DefaultReadTimeout bounds reading a whole request, body included:
+	// a client that stops sending mid-request loses its connection.
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second // keep-alive between requests
+	shutdownGrace            = 10 * time.Second
+	maxSocketPath            = 100 // sun_path holds 104-108 bytes depending on the system
 )
 
 // Options configure a Server. A nil *Options means the defaults.
@@ -43,6 +48,15 @@ type Options struct {
 	Clock func() time.Time
 	// IdleCheck is how often idleness is checked. Default DefaultIdleCheck.
 	IdleCheck time.Duration
+	// ReadTimeout bounds reading a request, headers and body. Default
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers. Default
+	// DefaultReadHeaderTimeout (at most ReadTimeout).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection without a request for
+	// this long. Default DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// UI is the memory browser, mounted under /ui/ and reached with a
 	// one-time code from POST /v1/ui/login. Default nil: no browser.
 	UI UI
@@ -66,6 +80,22 @@ func (o *Options) withDefaults() (*Options, error) {
 	if c.Dir == "" {
 		return nil, errors.New("server: Options.Dir is required")
 	}
+	// serve.json names the socket and the store with absolute paths, so
+	// that clients from any working directory find this daemon.
+	abs, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	c.Dir = abs
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.ReadHeaderTimeout == 0 {
+		c.ReadHeaderTimeout = min(DefaultReadHeaderTimeout, c.ReadTimeout)
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
 	}
@@ -78,7 +108,7 @@ func (o *Options) withDefaults() (*Options, error) {
 	if c.IdleCheck == 0 {
 		c.IdleCheck = DefaultIdleCheck
 	}
-	if c.Idle < 0 || c.MaxBodyBytes < 0 || c.IdleCheck < 0 {
+	if c.Idle < 0 || c.MaxBodyBytes < 0 || c.IdleCheck < 0 || c.ReadTimeout < 0 || c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 {
 		return nil, errors.New("server: negative option")
 	}
 	if c.Addr != "-" {
@@ -131,6 +161,12 @@ func New(svc api.Service, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := CheckDir(o.Dir); err != nil {
+		return nil, err
+	}
 	tok, err := LoadOrCreateToken(o.Dir)
 	if err != nil {
 		return nil, err
@@ -138,8 +174,9 @@ func New(svc api.Service, opts *Options) (*Server, error) {
 	s := &Server{svc: svc, opts: o, token: tok, pid: os.Getpid(), done: make(chan struct{}), stop: make(chan struct{})}
 	s.http = &http.Server{
 		Handler:           s.routes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		IdleTimeout:       o.IdleTimeout,
 	}
 	s.last.Store(o.Clock().UnixNano())
 	return s, nil
@@ -168,7 +205,7 @@ func (s *Server) Start() (Info, error) {
 		return s.info, ErrStarted
 	}
 	s.started = true
-	s.info = Info{PID: s.pid, Started: s.opts.Clock().UTC()}
+	s.info = Info{PID: s.pid, Dir: s.opts.Dir, Started: s.opts.Clock().UTC()}
 	if err := s.listen(); err != nil {
 		s.closeListeners()
 		return Info{}, err
@@ -192,11 +229,16 @@ func (s *Server) Start() (Info, error) {
 
 func (s *Server) listen() error {
 	if !s.opts.NoSocket {
-		path := filepath.Join(s.opts.Dir, SocketFile)
-		if len(path) <= maxSocketPath {
+		path, err := socketPath(s.opts.Dir)
+		if err != nil {
+			return err
+		}
+		if path != "" {
 			// The caller owns the store (its lock): a socket file left
-			// here is a dead daemon's.
-			os.Remove(path)
+			// there is a dead daemon's.
+			if fi, err := os.Lstat(path); err == nil && fi.Mode().Type() == os.ModeSocket {
+				os.Remove(path)
+			}
 			l, err := net.Listen("unix", path)
 			if err != nil {
 				return fmt.Errorf("server: listen %s: %w", path, err)

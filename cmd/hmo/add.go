@@ -34,7 +34,7 @@ func newAddCmd(env *env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return runAdd(cmd.Context(), env, &f, args) },
 	}
 	fs := cmd.Flags()
-	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
+	f.store.register(fs, withChat|withEmbedder|withEnrichWait|withCreate)
 	fs.StringVar(&f.in.Scope, "scope", "", "scope (user, agent or project namespace)")
 	fs.StringVar(&f.in.Session, "session", "", "session id")
 	fs.StringVar(&f.in.Role, "role", "", "role or speaker")
@@ -77,8 +77,14 @@ func runAdd(ctx context.Context, env *env, f *addFlags, args []string) (err erro
 		return err
 	}
 	out, err := e.RememberBatch(ctx, engine.Batch{Inputs: []engine.Input{in}, Key: f.key})
-	if err != nil {
+	if err != nil && len(out) == 0 {
 		return err
+	}
+	if err != nil {
+		// Committed, then an index update failed (a full disk): the
+		// record is stored and the indexes catch up at the next open.
+		// Failing here would make a retry store it twice.
+		fmt.Fprintf(env.stderr, "hmo add: warning: stored as %d, but %s\n", out[0].ID, strings.TrimPrefix(err.Error(), "hmo: "))
 	}
 	defer sf.models.settle(ctx, env, e)
 	return f.print(env, out[0].ID, out[0].Duplicate)

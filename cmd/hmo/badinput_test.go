@@ -207,7 +207,7 @@ func TestEvalBadInput(t *testing.T) {
 		{"not JSON", []string{"eval", "locomo", notJSON}, 1, "locomo: malformed file"},
 		{"missing file", []string{"eval", "locomo", filepath.Join(t.TempDir(), "none.json")}, 1, "no such file"},
 		{"no benchmark", []string{"eval"}, 2, "usage: hmo eval locomo"},
-		{"unknown benchmark", []string{"eval", "longmemeval", "x.json"}, 2, "usage: hmo eval locomo"},
+		{"unknown benchmark", []string{"eval", "msc", "x.json"}, 2, "usage: hmo eval locomo"},
 		{"no file", []string{"eval", "locomo"}, 2, "eval locomo needs one file"},
 		{"bad --only", []string{"eval", "locomo", "--only", "both", notJSON}, 2, `--only "both"`},
 		{"bad --fusion", []string{"eval", "locomo", "--fusion", "max", "--workdir", t.TempDir(), "../../locomo/testdata/small.json"}, 2, `fusion "max"`},

@@ -52,7 +52,7 @@ func (s *storeFlags) connect(env *env, co connectOptions) (*client.Client, strin
 	}
 	if co.direct {
 		opts.OpenLocal = func() (*engine.Engine, error) {
-			return hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout})
+			return hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout, Create: engine.CreateIfNew})
 		}
 	}
 	c, err := client.New(&opts)

@@ -199,10 +199,18 @@ func TestHookStateLivesInTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(project, "t.jsonl"), transcript, 0o600); err != nil {
+	// The hook reads transcripts only where Claude Code keeps them.
+	claudeDir := t.TempDir()
+	tpath := filepath.Join(claudeDir, "projects", "-project", "t.jsonl")
+	if err := os.MkdirAll(filepath.Dir(tpath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tpath, transcript, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	payload := strings.Replace(hookPayload(t, project, ""), `"UserPromptSubmit"`, `"Stop"`, 1)
+	payload = strings.Replace(payload, filepath.Join(project, "t.jsonl"), tpath, 1)
+	claudeEnv := []string{"CLAUDE_CONFIG_DIR=" + claudeDir}
 	var ingested []string
 	for _, name := range []string{"one", "two"} {
 		dir := filepath.Join(t.TempDir(), name)
@@ -210,7 +218,7 @@ func TestHookStateLivesInTheStore(t *testing.T) {
 			t.Fatalf("init: %v", r)
 		}
 		t.Cleanup(func() { stopDaemon(t, dir) })
-		if r := execHMO(t, payload, nil, "hook", "claude", "Stop", "--dir", dir); r.code != 0 || r.stderr != "" {
+		if r := execHMO(t, payload, claudeEnv, "hook", "claude", "Stop", "--dir", dir); r.code != 0 || r.stderr != "" {
 			t.Fatalf("hook Stop: %v", r)
 		}
 		fi, err := os.Stat(filepath.Join(dir, "hook"))

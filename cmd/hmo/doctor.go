@@ -79,12 +79,15 @@ func (c *checkup) store(dir string, sf *storeFlags) (engine.Identity, bool) {
 		return id, false
 	}
 	c.ok("embedder: %s (%d dims), indexes %s", id.Embedder, id.Dims, id.IndexLayout)
+	if !c.file(dir) {
+		return id, false
+	}
 	if id.Reindexing != "" {
 		c.note("reindex to %s was interrupted — run 'hmo reindex --embedder %s' to resume (the old vectors serve meanwhile)", id.Reindexing, reindexSpec(id.Reindexing))
 	}
 	chat := sf.models.chatModel
-	sf.models.chatModel = "" // open without the LLM steps: doctor only looks
-	e, err := sf.openExisting(c.env)
+	sf.models.chatModel = ""     // open without the LLM steps: doctor only looks
+	e, err := sf.openRead(c.env) // doctor only looks: nothing is written
 	sf.models.chatModel = chat
 	if err != nil {
 		c.fail("store: %v — %s", err, storeHint(err, id))
@@ -108,6 +111,12 @@ func (c *checkup) store(dir string, sf *storeFlags) (engine.Identity, bool) {
 	} else {
 		c.ok("indexes: vector %d live, watermarks vector %d, text %d = log %d", s.VectorLen, s.VectorWatermark, s.TextWatermark, s.LogSeq)
 	}
+	if rb, err := e.Rebuilds(); err == nil && len(rb) > 0 {
+		c.note("indexes: rebuilt %d time(s) by hmo on its own; the last ones:", len(rb))
+		for _, r := range rb[max(0, len(rb)-5):] {
+			c.note("  %s %s index: %s", r.Time.Format(time.RFC3339), r.Index, r.Reason)
+		}
+	}
 	if s.EnrichPending > 0 {
 		c.note("enrichment: %d record(s) wait for the LLM steps — they run whenever the store is open with --chat-model", s.EnrichPending)
 	}
@@ -117,6 +126,25 @@ func (c *checkup) store(dir string, sf *storeFlags) (engine.Identity, bool) {
 		}
 	}
 	return id, true
+}
+
+// file checks the store file page by page (bbolt's tx.Check) and reads
+// every record; it reports whether the store may be opened.
+func (c *checkup) file(dir string) bool {
+	rep, err := engine.Check(dir, nil)
+	if err != nil {
+		c.fail("store file: %v", err)
+		return false
+	}
+	if len(rep.Problems) > 0 {
+		c.fail("store file: damaged, %d problem(s); %d record(s) readable — copy them into a new store with 'hmo salvage --dir %s NEWDIR'", len(rep.Problems), rep.Records, dir)
+		for _, p := range rep.Problems[:min(len(rep.Problems), 5)] {
+			c.note("  %s", p)
+		}
+		return false
+	}
+	c.ok("store file: consistent (page check), %d record(s) readable", rep.Records)
+	return true
 }
 
 // storeHint says what to do about an error opening the store.

@@ -33,7 +33,7 @@ func runExport(env *env, sf *storeFlags, out, format *string) (err error) {
 	if *format != "jsonl" && *format != "markdown" && *format != "md" {
 		return usageError{"--format " + *format + ": want jsonl or markdown"}
 	}
-	e, err := sf.openExisting(env)
+	e, err := sf.openRead(env)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -21,12 +22,14 @@ const (
 	withChat                   // --chat-model (and --ollama-host)
 	withEmbedder               // --embedder (and --ollama-host)
 	withEnrichWait             // --enrich-wait
+	withCreate                 // --create (add, import)
 )
 
 // storeFlags are the flags of every command that opens a store.
 type storeFlags struct {
 	dir    string
 	mode   string
+	create bool // --create: make a store where the directory has none
 	models modelFlags
 }
 
@@ -38,6 +41,9 @@ func (s *storeFlags) register(fs *pflag.FlagSet, which int) {
 	fs.StringVar(&s.dir, "dir", "", "store directory (default $HMO_DIR or the user's data directory)")
 	if which&withMode != 0 {
 		fs.StringVar(&s.mode, "mode", string(engine.DefaultMode), "recall mode: tiered (HMO tier walk: Tier 1, Tier 2, then the archive) or flat (search the whole archive)")
+	}
+	if which&withCreate != 0 {
+		fs.BoolVar(&s.create, "create", false, "create the store if the directory has none (without it, only a directory that does not exist yet, or is empty, gets a new store)")
 	}
 	s.models.register(fs, which)
 }
@@ -53,23 +59,52 @@ func (s *storeFlags) path(env *env) (string, error) {
 	return hmo.DefaultDir()
 }
 
-// open opens the store, creating it if needed.
+// open opens the store for writing. It creates one only where the
+// directory does not exist yet or is empty, or with --create: a
+// directory that lost its hmo.db is not silently given a new, empty
+// store (init creates one anywhere).
 func (s *storeFlags) open(env *env) (*engine.Engine, error) {
+	c := engine.CreateIfNew
+	if s.create {
+		c = engine.CreateAlways
+	}
+	return s.openWith(env, engine.Options{Create: c})
+}
+
+// openInit opens the store, creating it wherever it is missing.
+func (s *storeFlags) openInit(env *env) (*engine.Engine, error) {
+	return s.openWith(env, engine.Options{Create: engine.CreateAlways})
+}
+
+// openRead opens an existing store read-only (stats, get, export,
+// persona, doctor): nothing is written, so these answer on a full disk.
+// A store of an older layout is opened for writing once.
+func (s *storeFlags) openRead(env *env) (*engine.Engine, error) {
+	e, err := s.openWith(env, engine.Options{ReadOnly: true})
+	if errors.Is(err, engine.ErrNeedsWrite) {
+		return s.openWith(env, engine.Options{Create: engine.CreateNever})
+	}
+	return e, err
+}
+
+// openWith opens the store in the flags' directory with base options.
+func (s *storeFlags) openWith(env *env, base engine.Options) (*engine.Engine, error) {
 	dir, err := s.path(env)
 	if err != nil {
 		return nil, err
 	}
-	return s.openDir(env, dir)
+	return s.openDir(env, dir, base)
 }
 
 // openDir opens the store in dir in the mode the flags ask for, with the
 // models they configure.
-func (s *storeFlags) openDir(env *env, dir string) (*engine.Engine, error) {
+func (s *storeFlags) openDir(env *env, dir string, base engine.Options) (*engine.Engine, error) {
 	m := engine.Mode(s.mode)
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return nil, usageError{fmt.Sprintf("--mode %q: want flat or tiered", s.mode)}
 	}
-	e, err := hmo.OpenWith(dir, &engine.Options{Mode: m}, s.models.resolve(env))
+	base.Mode = m
+	e, err := hmo.OpenWith(dir, &base, s.models.resolve(env))
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, s.lockedBy(env, err)
 	}
@@ -97,7 +132,7 @@ func (s *storeFlags) openExisting(env *env) (*engine.Engine, error) {
 	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no store in %s (create one with 'hmo init --dir %s')", dir, dir)
 	}
-	return s.openDir(env, dir)
+	return s.openDir(env, dir, engine.Options{Create: engine.CreateNever})
 }
 
 // parseTime accepts RFC 3339 or a plain date.
@@ -111,6 +146,14 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, usageError{fmt.Sprintf("time %q: want RFC 3339 (2024-05-01T15:04:05Z) or a date (2024-05-01)", s)}
+}
+
+// closeStoreWarn closes e after its results were printed: a failure to
+// save (a full disk) is a warning, not a failed command.
+func closeStoreWarn(env *env, name string, e *engine.Engine) {
+	if err := e.Close(); err != nil {
+		fmt.Fprintf(env.stderr, "hmo %s: warning: %s (the results above are complete; the indexes catch up at the next open)\n", name, strings.TrimPrefix(err.Error(), "hmo: "))
+	}
 }
 
 // closeStore closes e, keeping the first error.

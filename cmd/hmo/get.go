@@ -41,7 +41,7 @@ func runGet(ctx context.Context, env *env, sf *storeFlags, asJSON bool, args []s
 		r, err = getDaemon(ctx, c, id)
 	} else {
 		var e *engine.Engine
-		if e, err = sf.openExisting(env); err != nil {
+		if e, err = sf.openRead(env); err != nil {
 			return err
 		}
 		defer closeStore(e, &err)

@@ -50,13 +50,13 @@ func (r result) String() string {
 }
 
 // hmoRun runs hmo in-process with stdin and args; $HMO_DIR is unset.
-func hmoRun(t *testing.T, stdin string, args ...string) result {
+func hmoRun(t testing.TB, stdin string, args ...string) result {
 	t.Helper()
 	return hmoRunEnv(t, nil, stdin, args...)
 }
 
 // hmoRunEnv runs hmo in-process with the given environment.
-func hmoRunEnv(t *testing.T, environ map[string]string, stdin string, args ...string) result {
+func hmoRunEnv(t testing.TB, environ map[string]string, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{
@@ -69,7 +69,7 @@ func hmoRunEnv(t *testing.T, environ map[string]string, stdin string, args ...st
 }
 
 // mustRun runs hmo in-process and fails the test unless it exits 0.
-func mustRun(t *testing.T, stdin string, args ...string) string {
+func mustRun(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
 	r := hmoRun(t, stdin, args...)
 	if r.code != 0 {
@@ -80,7 +80,7 @@ func mustRun(t *testing.T, stdin string, args ...string) string {
 
 // newStore returns the directory of a fresh store holding the bundled
 // conversation.
-func newStore(t *testing.T) string {
+func newStore(t testing.TB) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
 	out := mustRun(t, "", "import", "--dir", dir, conversation)

@@ -43,7 +43,7 @@ bad input imports nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runImport(cmd.Context(), env, &f, args) },
 	}
 	fs := cmd.Flags()
-	f.store.register(fs, withChat|withEmbedder|withEnrichWait)
+	f.store.register(fs, withChat|withEmbedder|withEnrichWait|withCreate)
 	fs.StringVar(&f.format, "format", "", importFormats+" (default: markdown for .md files and directories, locomo for .json, else jsonl)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the result as JSON: {imported, skipped, ids}")
 	fs.StringVar(&f.scope, "scope", "", "scope of every imported record (default: the file's own; claude-code: the project's git root; markdown: its 'scope:' headings)")
@@ -63,7 +63,7 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 	}
 	e, err := sf.open(env)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (nothing imported)", err)
 	}
 	defer closeStore(e, &err)
 	for i := range ins {
@@ -80,7 +80,7 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 	for i := 0; i < len(ins); i += importBatch {
 		out, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins[i:min(i+importBatch, len(ins))]})
 		if err != nil && out == nil {
-			return fmt.Errorf("%s: after %d records: %w", name, i, err)
+			return fmt.Errorf("%s: %d of %d records committed, then: %w", name, i, len(ins), err)
 		}
 		for _, s := range out {
 			if s.Duplicate {
@@ -91,7 +91,9 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("%s: after %d records: %w", name, i+len(out), err)
+			// The batch committed, then a later step failed (an index
+			// update): it counts.
+			return fmt.Errorf("%s: %d of %d records committed, then: %w", name, i+len(out), len(ins), err)
 		}
 		p.update(min(i+importBatch, len(ins)), len(ins))
 	}

@@ -23,7 +23,7 @@ func newInitCmd(env *env) *cobra.Command {
 }
 
 func runInit(_ context.Context, env *env, sf *storeFlags) (err error) {
-	e, err := sf.open(env)
+	e, err := sf.openInit(env)
 	if err != nil {
 		return err
 	}

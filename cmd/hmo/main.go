@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // env is what a subcommand may touch of the process.
@@ -34,11 +37,36 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() { // owned by main; ends with the process
+		sig := <-sigs
+		cancel() // long operations stop at their next check
+		code := 128 + int(sig.(syscall.Signal))
+		select {
+		case <-sigs: // a second signal: stop now
+		case <-time.After(exitGrace.Load().(time.Duration)):
+		}
+		// Whatever is still running is cut here, as a crash would cut
+		// it: every commit is atomic and the indexes catch up from the
+		// change log at the next open, so the store stays consistent.
+		fmt.Fprintf(os.Stderr, "hmo: stopped by %v; what was committed is kept\n", sig)
+		os.Exit(code)
+	}()
 	code := run(ctx, &env{os.Stdin, os.Stdout, os.Stderr, os.Getenv}, os.Args[1:])
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
+
+// exitGrace is how long a command may take to return after SIGINT or
+// SIGTERM before the process exits anyway: a second, so that every long
+// operation (import, compact, reindex, an index build inside recall)
+// honours a signal within it. The daemon sets a longer grace to finish
+// the requests in flight.
+var exitGrace atomic.Value
+
+func init() { exitGrace.Store(time.Second) }
 
 // run runs the command line args and returns the exit status: 0 on
 // success, 1 on an error, 2 on a bad command line.
@@ -89,18 +117,41 @@ func goStyleFlags(root *cobra.Command, args []string) []string {
 	if err != nil {
 		return args
 	}
+	lookup := func(name string) *pflag.Flag {
+		if f := cmd.Flags().Lookup(name); f != nil {
+			return f
+		}
+		return cmd.InheritedFlags().Lookup(name)
+	}
 	out := make([]string, len(args))
 	copy(out, args)
-	for i, a := range out {
+	for i := 0; i < len(out); i++ {
+		a := out[i]
 		if a == "--" {
 			break
 		}
-		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+		if len(a) < 2 || a[0] != '-' {
 			continue
 		}
-		name, _, _ := strings.Cut(a[1:], "=")
-		if len(name) > 1 && (cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil) {
-			out[i] = "-" + a
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		var f *pflag.Flag
+		switch {
+		case a[1] == '-':
+			f = lookup(name)
+		case len(name) == 1:
+			f = cmd.Flags().ShorthandLookup(name)
+			if f == nil {
+				f = cmd.InheritedFlags().ShorthandLookup(name)
+			}
+		default:
+			if f = lookup(name); f != nil {
+				out[i] = "-" + a
+			}
+		}
+		// The next argument is this flag's value, not a flag: leave it
+		// as it is ("--stages -context" must not become "--context").
+		if f != nil && !hasValue && f.NoOptDefVal == "" {
+			i++
 		}
 	}
 	return out

@@ -48,8 +48,10 @@ func runMCP(ctx context.Context, env *env, sf *storeFlags, httpAddr string, noDa
 	}
 	defer c.Close()
 	srv := mcp.NewServer(c, &mcp.Options{Version: buildVersion()})
+	exitGrace.Store(mcpShutdownWait + 3*time.Second) // calls in flight finish
 	if httpAddr == "" {
-		err := srv.Run(ctx, &sdk.StdioTransport{})
+		// Malformed lines get JSON-RPC errors; the session goes on.
+		err := srv.Run(ctx, &mcp.StdioTransport{In: env.stdin, Out: env.stdout})
 		if errors.Is(err, context.Canceled) {
 			return nil
 		}
@@ -74,7 +76,7 @@ func serveMCPHTTP(ctx context.Context, env *env, srv *sdk.Server, dir, addr stri
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: bearer(tok, h), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: bearer(tok, mcp.CheckBodies(h, 0)), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: server.DefaultReadTimeout}
 	fmt.Fprintf(env.stderr, "hmo mcp: streamable HTTP on http://%s (Authorization: Bearer <token in %s/%s>)\n", l.Addr(), dir, server.TokenFile)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(l) }()

@@ -24,7 +24,7 @@ func newPersonaCmd(env *env) *cobra.Command {
 }
 
 func runPersona(env *env, sf *storeFlags, asJSON bool) (err error) {
-	e, err := sf.open(env)
+	e, err := sf.openRead(env)
 	if err != nil {
 		return err
 	}

@@ -60,10 +60,12 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 		res, err = recallDaemon(ctx, c, &q)
 	} else {
 		var e *engine.Engine
-		if e, err = sf.openExisting(env); err != nil {
+		if e, err = openForRecall(env, sf); err != nil {
 			return err
 		}
-		defer closeStore(e, &err)
+		// Results printed are the answer: failing to save afterwards (a
+		// full disk) is only a warning.
+		defer closeStoreWarn(env, "recall", e)
 		res, err = e.Recall(ctx, q)
 	}
 	if errors.Is(err, engine.ErrInvalidQuery) || errors.Is(err, api.ErrInvalid) {
@@ -80,6 +82,23 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 			r.Record.Time.Format("2006-01-02 15:04"), oneLine(r.Record.Role, r.Record.Text))
 	}
 	return nil
+}
+
+// openForRecall opens the store for writing, so that recall counts
+// accesses (the tiers' priorities); when it cannot be opened for writing
+// (a full disk), it opens it read-only and says so.
+func openForRecall(env *env, sf *storeFlags) (*engine.Engine, error) {
+	e, err := sf.openExisting(env)
+	if err == nil || errors.Is(err, engine.ErrLocked) || errors.Is(err, engine.ErrNoStore) || errors.Is(err, engine.ErrDamaged) ||
+		errors.Is(err, engine.ErrUntrusted) || errors.As(err, new(usageError)) || strings.HasPrefix(err.Error(), "no store") {
+		return e, err
+	}
+	ro, rerr := sf.openRead(env)
+	if rerr != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.stderr, "hmo recall: warning: opened read-only (%s): this recall is not counted\n", strings.TrimPrefix(err.Error(), "hmo: "))
+	return ro, nil
 }
 
 // oneLine renders a record's text on one line, prefixed by its role.

@@ -70,7 +70,7 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if m != engine.ModeFlat && m != engine.ModeTiered {
 		return usageError{fmt.Sprintf("--mode %q: want flat or tiered", sf.mode)}
 	}
-	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout})
+	e, err := hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: daemonOpenTimeout, Create: engine.CreateIfNew})
 	if errors.Is(err, engine.ErrLocked) {
 		return lostRace(ctx, env, sf, err)
 	}
@@ -92,6 +92,9 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if err != nil {
 		return err
 	}
+	// On SIGTERM the daemon finishes the requests in flight and saves
+	// the indexes: it gets longer than a command's second.
+	exitGrace.Store(stopWait - 3*time.Second)
 	fmt.Fprintf(env.stderr, "hmo serve: pid %d, store %s, socket %s, http://%s (token in %s)\n",
 		info.PID, dir, info.Socket, info.Addr, filepath.Join(dir, server.TokenFile))
 	select {

@@ -55,7 +55,7 @@ func runStats(ctx context.Context, env *env, sf *storeFlags, asJSON bool) (err e
 		s, ts, daemon = resp.Stats, resp.Tiers, pid
 	} else {
 		var e *engine.Engine
-		if e, err = sf.openExisting(env); err != nil {
+		if e, err = sf.openRead(env); err != nil {
 			return err
 		}
 		defer closeStore(e, &err)

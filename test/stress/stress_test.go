@@ -144,7 +144,11 @@ func TestStress(t *testing.T) {
 		led: ledger{added: map[uint64]string{}, superseded: map[uint64]uint64{}, deleted: map[uint64]bool{}},
 	}
 	// Hooks keep their state under the cache directory: keep it here.
-	r.env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), hmo.EnvDir+"="+r.dir)
+	// Transcripts live where Claude Code keeps them: the hook reads no other path.
+	r.env = append(os.Environ(), "XDG_CACHE_HOME="+filepath.Join(tmp, "cache"), hmo.EnvDir+"="+r.dir, "CLAUDE_CONFIG_DIR="+filepath.Join(tmp, "claude"))
+	if err := os.MkdirAll(filepath.Join(tmp, "claude", "projects", "-project"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(r.project, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +164,7 @@ func TestStress(t *testing.T) {
 	r.waitDaemon(ctx)
 	transcripts := make([]string, hookClients)
 	for i := range hookClients {
-		transcripts[i] = filepath.Join(tmp, fmt.Sprintf("transcript-%d.jsonl", i))
+		transcripts[i] = filepath.Join(tmp, "claude", "projects", "-project", fmt.Sprintf("transcript-%d.jsonl", i))
 		wg.Add(1)
 		go func() { defer wg.Done(); r.hookClient(ctx, i, transcripts[i]) }()
 	}

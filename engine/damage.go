@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// boltDB is the store's bbolt database seen through the engine's
+// boundary: bbolt panics on damaged pages (assertion failures, faults
+// on a truncated mapping); View and Update turn such a panic into
+// ErrDamaged naming the store and what to do. bbolt rolls the
+// transaction back before the panic leaves it, so the DB stays usable
+// for the pages that can still be read.
+type boltDB struct {
+	*bolt.DB
+	dir      string
+	readOnly bool // Update fails with ErrReadOnly
+}
+
+// View is bolt.DB.View with damage recovered as ErrDamaged.
+func (d *boltDB) View(fn func(*bolt.Tx) error) (err error) {
+	defer recoverDamage(d.dir, &err)()
+	return d.DB.View(fn)
+}
+
+// Update is bolt.DB.Update with damage recovered as ErrDamaged.
+func (d *boltDB) Update(fn func(*bolt.Tx) error) (err error) {
+	if d.readOnly {
+		return ErrReadOnly
+	}
+	defer recoverDamage(d.dir, &err)()
+	return d.DB.Update(fn)
+}
+
+// recoverDamage makes faults on the mapped file panics (instead of a
+// crash) for the calling goroutine, and returns the deferred function
+// that turns a panic into ErrDamaged and restores the setting. Use as
+// defer recoverDamage(dir, &err)().
+func recoverDamage(dir string, err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			*err = damaged(dir, r)
+		}
+	}
+}
+
+// damaged is the error of a damaged store file.
+func damaged(dir string, cause any) error {
+	return fmt.Errorf("%w: %s: %v — run 'hmo doctor --dir %s' to check it, and 'hmo salvage --dir %s NEWDIR' to copy every readable record into a new store",
+		ErrDamaged, filepath.Join(dir, DBFile), cause, dir, dir)
+}
+
+// checkDBFile refuses a store file that cannot be a store: empty (a
+// store file is never shorter than its four header pages) or not a
+// regular file.
+func checkDBFile(dir string) error {
+	path := filepath.Join(dir, DBFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil // missing: the caller decides
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is not a regular file", ErrDamaged, path)
+	case fi.Size() == 0:
+		return fmt.Errorf("%w: %s is empty (0 bytes): the store was truncated or its creation interrupted — restore it from a backup, or move it away and run 'hmo init --dir %s'",
+			ErrDamaged, path, dir)
+	}
+	return nil
+}
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	// Problems are bbolt's consistency errors (tx.Check) and records that
+	// cannot be decoded, one line each.
+	Problems []string
+	// Records is how many records could be read.
+	Records int
+	// Rebuilds are the index rebuilds the store has noted (see
+	// Rebuilds).
+	Rebuilds []Rebuild
+}
+
+// Check verifies the store file in dir without opening the store for
+// writing: bbolt's page consistency check (tx.Check) and a decode of
+// every record. It does not need the embedder. A store too damaged to
+// open gives an error wrapping ErrDamaged.
+func Check(dir string, opts *CheckOptions) (rep CheckReport, err error) {
+	d, err := openReadOnly(dir, opts)
+	if err != nil {
+		return rep, err
+	}
+	defer d.Close()
+	err = d.View(func(tx *bolt.Tx) error {
+		for cerr := range tx.Check() {
+			rep.Problems = append(rep.Problems, cerr.Error())
+			if len(rep.Problems) >= 100 {
+				rep.Problems = append(rep.Problems, "(more problems not listed)")
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	n, bad := 0, 0
+	_ = scanRecords(d, func(id uint64, r *Record, rerr error) {
+		if rerr != nil {
+			bad++
+			if bad <= 20 {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("record %d: %v", id, rerr))
+			}
+			return
+		}
+		n++
+	}, &rep.Problems)
+	rep.Records = n
+	rep.Rebuilds, _ = readRebuilds(d)
+	return rep, nil
+}
+
+// CheckOptions configure Check and Salvage. Nil means the defaults.
+type CheckOptions struct {
+	// Timeout bounds the wait for the store's lock. Default 1s.
+	Timeout time.Duration
+}
+
+func (o *CheckOptions) timeout() time.Duration {
+	if o == nil || o.Timeout <= 0 {
+		return time.Second
+	}
+	return o.Timeout
+}
+
+// scanRecords calls fn for every record id the store ever assigned (1
+// to the records bucket's sequence), looking each up from the root so
+// that a damaged page costs only the records on it: ids are read 256
+// per transaction, and a chunk that fails is read again one id per
+// transaction. Missing ids (deleted records) are skipped. A failure to
+// reach the bucket at all is appended to problems and returned.
+func scanRecords(d *boltDB, fn func(id uint64, r *Record, err error), problems *[]string) error {
+	var last uint64
+	err := d.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecords)
+		if b == nil {
+			return fmt.Errorf("%w: no records bucket", ErrDamaged)
+		}
+		last = b.Sequence()
+		return nil
+	})
+	if err != nil {
+		*problems = append(*problems, "records: "+err.Error())
+		return err
+	}
+	type got struct {
+		id  uint64
+		r   Record
+		err error
+	}
+	read := func(from, to uint64) ([]got, error) {
+		var out []got
+		err := d.View(func(tx *bolt.Tx) error {
+			for id := from; id <= to; id++ {
+				r, err := getRecord(tx, id)
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				out = append(out, got{id, r, err})
+			}
+			return nil
+		})
+		return out, err
+	}
+	const chunk = 256
+	for from := uint64(1); from <= last; from += chunk {
+		to := min(from+chunk-1, last)
+		rs, err := read(from, to)
+		if err != nil { // a damaged page: one id at a time
+			rs = rs[:0]
+			for id := from; id <= to; id++ {
+				one, err := read(id, id)
+				if err != nil {
+					one = []got{{id: id, err: err}}
+				}
+				rs = append(rs, one...)
+			}
+		}
+		for i := range rs {
+			fn(rs[i].id, &rs[i].r, rs[i].err)
+		}
+	}
+	return nil
+}
+
+// openErr wraps an error of bolt.Open.
+func openErr(dir string, err error) error {
+	if errors.Is(err, ErrDamaged) {
+		return err
+	}
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return fmt.Errorf("%w: %s", ErrLocked, dir)
+	}
+	return fmt.Errorf("hmo: open %s: %w — if the file is damaged, 'hmo salvage --dir %s NEWDIR' copies what can be read", dir, err, dir)
+}
+
+// openReadOnly opens the store file in dir read-only (shared lock).
+func openReadOnly(dir string, opts *CheckOptions) (d *boltDB, err error) {
+	if err := checkDBFile(dir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, DBFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%w: no store in %s", ErrNotFound, dir)
+	}
+	db, err := openBoltSafe(dir, &bolt.Options{ReadOnly: true, Timeout: opts.timeout()})
+	if err != nil {
+		return nil, openErr(dir, err)
+	}
+	return &boltDB{DB: db, dir: dir}, nil
+}
+
+// SalvageReport is what Salvage copied.
+type SalvageReport struct {
+	Copied     int // current records copied into the new store
+	History    int // older versions (replaced by Update) left out
+	Unreadable int // records that could not be read
+	// Problems name what could not be read, a few lines.
+	Problems []string
+}
+
+// Salvage copies every readable current record of the store in src,
+// which may be damaged, into dst (a newly opened store), in id order so
+// sessions keep their order. Older versions replaced by Update are not
+// copied. The indexes of dst are built from the copies; src is only
+// read.
+func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (rep SalvageReport, err error) {
+	d, err := openReadOnly(src, opts)
+	if err != nil {
+		return rep, err
+	}
+	defer d.Close()
+	var batch []Input
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if _, err := dst.Remember(ctx, batch...); err != nil {
+			return fmt.Errorf("hmo: salvage: after %d records: %w", rep.Copied, err)
+		}
+		rep.Copied += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	var werr error
+	serr := scanRecords(d, func(id uint64, r *Record, rerr error) {
+		if werr != nil {
+			return
+		}
+		if rerr == nil {
+			rerr = dst.Validate(&Input{Scope: r.Scope, Session: r.Session, Role: r.Role, Time: r.Time, Text: r.Text, Sources: r.Sources})
+		}
+		switch {
+		case rerr != nil:
+			rep.Unreadable++
+			if len(rep.Problems) < 20 {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("record %d: %v", id, rerr))
+			}
+		case r.SupersededBy != 0:
+			rep.History++
+		default:
+			batch = append(batch, Input{Scope: r.Scope, Session: r.Session, Role: r.Role, Time: r.Time, Text: r.Text, Sources: r.Sources})
+			if len(batch) == 1000 {
+				werr = flush()
+			}
+		}
+	}, &rep.Problems)
+	if werr != nil {
+		return rep, werr
+	}
+	if err := flush(); err != nil {
+		return rep, err
+	}
+	if serr != nil {
+		// The key pages themselves are damaged: what was reached is copied.
+		rep.Unreadable++
+	}
+	return rep, nil
+}
+
+// openBoltSafe opens the store file of dir like openBolt; a panic of
+// bbolt on damaged pages becomes ErrDamaged, and the file (with its
+// lock) is closed.
+func openBoltSafe(dir string, o *bolt.Options) (db *bolt.DB, err error) {
+	var files []*os.File
+	oc := *o
+	oc.OpenFile = func(name string, flag int, mode os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, mode)
+		if err == nil {
+			files = append(files, f)
+		}
+		return f, err
+	}
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				// bbolt leaves its file open, locked and mapped when it
+				// panics: the mapping keeps the lock alive past Close, so
+				// unlock first.
+				unlockFile(f)
+				f.Close()
+			}
+		}
+	}()
+	defer recoverDamage(dir, &err)()
+	return openBolt(filepath.Join(dir, DBFile), &oc)
+}
