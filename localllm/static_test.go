@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/hmo-dev/hmo/internal/wvpack"
 	"github.com/hmo-dev/hmo/localllm"
 )
 
@@ -368,16 +369,11 @@ func withTotal(b []byte) []byte {
 }
 
 func TestStaticTableChecks(t *testing.T) {
-	packed, err := os.ReadFile("static/words.bin.zst")
+	packed, err := os.ReadFile("static/words.wvp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	raw, err := dec.DecodeAll(packed, nil)
+	raw, err := wvpack.Unpack(packed, 1<<30)
 	if err != nil {
 		t.Fatal(err)
 	}
