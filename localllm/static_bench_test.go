@@ -27,7 +27,7 @@ func BenchmarkStaticEmbed(b *testing.B) {
 // the cost of the first NewStatic in a process; heap-B is the heap the
 // embedder keeps.
 func BenchmarkStaticNew(b *testing.B) {
-	packed, err := os.ReadFile("static/words.wvp")
+	packed, err := os.ReadFile("static/words.bin.zst")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,13 +9,11 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/hmo-dev/hmo/internal/wvpack"
 )
 
 // embeddedTable is the word-vector table written by tools/embedgen.
 //
-//go:embed static/words.wvp
+//go:embed static/words.bin.zst
 var embeddedTable []byte
 
 // Table format constants; the layout is documented in tools/embedgen/table.go.
@@ -53,16 +51,8 @@ type wordTable struct {
 	commons sync.Map // commonKey → []float64: prior common components, computed once
 }
 
-// decodeTable decompresses and validates a table: packed by
-// internal/wvpack (what tools/embedgen writes), or one zstd frame.
+// decodeTable decompresses and validates a table.
 func decodeTable(packed []byte) (*wordTable, error) {
-	if wvpack.IsPacked(packed) {
-		raw, err := wvpack.Unpack(packed, tableMaxBytes)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrStaticTable, err)
-		}
-		return parseTable(raw)
-	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(tableMaxBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStaticTable, err)

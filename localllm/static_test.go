@@ -13,7 +13,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/hmo-dev/hmo/internal/wvpack"
 	"github.com/hmo-dev/hmo/localllm"
 )
 
@@ -369,11 +368,16 @@ func withTotal(b []byte) []byte {
 }
 
 func TestStaticTableChecks(t *testing.T) {
-	packed, err := os.ReadFile("static/words.wvp")
+	packed, err := os.ReadFile("static/words.bin.zst")
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := wvpack.Unpack(packed, 1<<30)
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	raw, err := dec.DecodeAll(packed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

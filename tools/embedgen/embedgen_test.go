@@ -100,7 +100,7 @@ func writeTemp(t *testing.T, name string, data []byte) string {
 
 func generate(t *testing.T, in string, n int) []byte {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "words.wvp")
+	out := filepath.Join(t.TempDir(), "words.bin.zst")
 	if err := run(in, out, defaultSource, n, true, io.Discard); err != nil {
 		t.Fatalf("run(%s): %v", in, err)
 	}

