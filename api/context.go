@@ -26,12 +26,21 @@ func (l *Local) Context(ctx context.Context, req ContextRequest) (ContextRespons
 	if tokens < 0 || tokens > MaxContextTokens {
 		return ContextResponse{}, fmt.Errorf("%w: max_tokens %d outside [1, %d]", ErrInvalid, tokens, MaxContextTokens)
 	}
-	recs, err := l.contextRecords(ctx, &req)
-	if err != nil {
-		return ContextResponse{}, err
-	}
-	resp := render(recs, tokens)
-	if strings.TrimSpace(req.Prompt) != "" {
+	var resp ContextResponse
+	if strings.TrimSpace(req.Prompt) == "" {
+		recs, err := l.contextRecords(ctx, &req)
+		if err != nil {
+			return ContextResponse{}, err
+		}
+		resp = render(recs, tokens)
+	} else {
+		var err error
+		if resp, err = l.assemble(ctx, &req, tokens); err != nil {
+			return ContextResponse{}, err
+		}
+		if l.noAccess {
+			return resp, nil
+		}
 		if err := l.e.Access(resp.IDs...); err != nil {
 			return ContextResponse{}, err
 		}
@@ -81,6 +90,14 @@ const roleAssistant = "assistant"
 // render lays records out one per line, "- [#id date role] text", until
 // the budget is spent; the first memory is shortened to fit if needed.
 func render(recs []engine.Record, tokens int) ContextResponse {
+	return layout(recs, tokens, contextLine, nil, false)
+}
+
+// layout writes line(r) for each record, best first, while the budget
+// lasts, calling wrote after each line written; the first memory is
+// shortened to fit if needed. A line that does not fit ends the block, or
+// with pack is passed over for the next.
+func layout(recs []engine.Record, tokens int, line func(*engine.Record) string, wrote func(*engine.Record), pack bool) ContextResponse {
 	resp := ContextResponse{IDs: []uint64{}}
 	if len(recs) == 0 {
 		return resp
@@ -89,16 +106,22 @@ func render(recs []engine.Record, tokens int) ContextResponse {
 	sb.WriteString(ContextHeader)
 	left := tokens*BytesPerToken - len(ContextHeader)
 	for i := range recs {
-		line := contextLine(&recs[i])
-		if len(line) > left {
-			if i > 0 || left < 2*minTextBytes {
+		l := line(&recs[i])
+		if len(l) > left {
+			if len(resp.IDs) > 0 && pack {
+				continue
+			}
+			if len(resp.IDs) > 0 || left < 2*minTextBytes {
 				break
 			}
-			line = shorten(line[:len(line)-1], left-len(ellipsis)-1) + "\n"
+			l = shorten(l[:len(l)-1], left-len(ellipsis)-1) + "\n"
 		}
-		sb.WriteString(line)
-		left -= len(line)
+		sb.WriteString(l)
+		left -= len(l)
 		resp.IDs = append(resp.IDs, recs[i].ID)
+		if wrote != nil {
+			wrote(&recs[i])
+		}
 	}
 	if len(resp.IDs) == 0 {
 		return resp

@@ -14,13 +14,15 @@ import (
 // Local is the Service over an open engine in this process. It does not
 // own the engine: the caller closes it. It is safe for concurrent use.
 type Local struct {
-	e *engine.Engine
+	e        *engine.Engine
+	assembly Assembly // how Context fills its budget; immutable
+	noAccess bool     // context blocks are not counted as recalls
 }
 
 var _ Service = (*Local)(nil)
 
 // NewLocal returns the Service over e.
-func NewLocal(e *engine.Engine) *Local { return &Local{e: e} }
+func NewLocal(e *engine.Engine) *Local { return &Local{e: e, assembly: DefaultAssembly} }
 
 // Engine is the engine served.
 func (l *Local) Engine() *engine.Engine { return l.e }

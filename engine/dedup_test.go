@@ -182,6 +182,7 @@ func TestDerivedRecordsAreNotContext(t *testing.T) {
 	o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
 	o.Mode = engine.ModeFlat
 	o.NoVector = true
+	o.Stages = "-prf" // exact lexical matches only: feedback words would add neighbours by design
 	e, err := engine.Open(t.TempDir(), o)
 	if err != nil {
 		t.Fatal(err)

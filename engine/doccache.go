@@ -63,11 +63,19 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, i := range missing {
 			if r, err := getRecord(tx, ids[i]); err == nil {
-				out[i] = docOf(&r)
-				e.docCache.put(out[i])
+				out[i] = e.cacheDoc(&r)
 			}
 		}
 		return nil
 	})
 	return out, err
+}
+
+// cacheDoc builds the pipeline's metadata of r, with its time
+// expressions resolved once, and caches it.
+func (e *Engine) cacheDoc(r *Record) retrieve.Doc {
+	d := docOf(r)
+	d.Mentions, d.Timed = retrieve.TimeMentions(d.Text, d.Time), true
+	e.docCache.put(d)
+	return d
 }

@@ -66,6 +66,7 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 // forgetTx deletes ids and returns their texts and the records re-indexed
 // because their context changed.
 func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]string, []uint64, error) {
+	e.themes.invalidate() // rebuilt without the forgotten text
 	texts := make([]string, 0, len(ids))
 	var touched []uint64
 	for _, id := range ids {

@@ -9,6 +9,7 @@ import (
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/segtree"
 	"github.com/hmo-dev/hmo/tiers"
+	"github.com/hmo-dev/hmo/xmemory"
 )
 
 // Defaults for Options. Sizes are in bytes unless stated.
@@ -20,7 +21,7 @@ const (
 	DefaultFusion         = FusionLinear
 	DefaultTextWeight     = retrieve.DefaultTextWeight // weight of the normalised BM25 score in linear fusion (see BENCHMARKS.md)
 	DefaultRRFK           = retrieve.DefaultRRFK       // reciprocal-rank fusion constant
-	DefaultCandidates     = 50                         // candidates drawn from each index per query (at least k)
+	DefaultCandidates     = 100                        // candidates drawn from each index per query (at least k): the pool the priors rerank
 	DefaultK              = 10                         // results per query when the query says 0
 	DefaultMaxK           = 1000
 	DefaultImportance     = 5.0              // I0 on the 1-10 scale when no scorer is configured
@@ -117,9 +118,22 @@ type Options struct {
 	// zero fields take the segtree package defaults. A store built with
 	// other values is rebuilt on Open.
 	SegTree segtree.Options
+	// Themes shapes xMemory's theme partition of each scope (Engine.Themes);
+	// zero values mean the xmemory package defaults (12 facts a theme).
+	Themes xmemory.Options
+	// ThemesMaxRecords is the most records of a scope that xMemory's
+	// themes are built for: the build costs O(records × themes), about
+	// 90 µs a record at LoCoMo's size and growing with the scope. A larger
+	// scope has no themes (Engine.Themes reports 0) and memory_context
+	// selects among its records alone. Default DefaultThemesMaxRecords;
+	// negative means no limit.
+	ThemesMaxRecords int
 	// Propagation configures relevance propagation over the segment
 	// tree (the segtree stage). Zero fields take the retrieve defaults.
 	Propagation retrieve.PropagationOptions
+	// PRF configures pseudo-relevance feedback (the prf stage). Zero
+	// fields take the retrieve defaults.
+	PRF retrieve.PRFOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -240,6 +254,12 @@ func (o *Options) withDefaults() (*Options, error) {
 	if _, err := c.SegTree.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 	}
+	if c.ThemesMaxRecords == 0 {
+		c.ThemesMaxRecords = DefaultThemesMaxRecords
+	}
+	if _, err := c.Themes.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
 	return &c, c.validate()
 }
 
@@ -260,6 +280,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		Fusion:      retrieve.FusionOptions{Method: c.Fusion, TextWeight: c.TextWeight, RRFK: c.RRFK},
 		Priors:      c.Priors,
 		Propagation: c.Propagation,
+		PRF:         c.PRF,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
@@ -295,6 +316,9 @@ func setDefault(v *int, def int) {
 		*v = def
 	}
 }
+
+// DefaultThemesMaxRecords is the default of Options.ThemesMaxRecords.
+const DefaultThemesMaxRecords = 10000
 
 // DefaultStandaloneRoles are the roles package capture gives distilled
 // facts and session summaries.

@@ -59,8 +59,28 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	e = openAt(t, dir, clock)
+	// Build the derived structures (xMemory themes, HyMem's event units)
+	// with the secret in them before forgetting it.
+	if _, _, err := e.Themes("", ids); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := e.Episode(ids[len(ids)-1]); err != nil {
+		t.Fatal(err)
+	}
 	if err := e.Forget(context.Background(), ids[len(ids)-1]); err != nil {
 		t.Fatal(err)
+	}
+	if th, _, _ := e.Themes("", ids[len(ids)-1:]); th[0] != 0 {
+		t.Errorf("the forgotten record keeps theme %d", th[0])
+	}
+	if sums, err := e.SegmentSummaries(); err != nil {
+		t.Fatal(err)
+	} else {
+		for id, s := range sums {
+			if bytes.Contains([]byte(s), secret) {
+				t.Errorf("event unit %d's summary keeps the forgotten text: %q", id, s)
+			}
+		}
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)

@@ -144,8 +144,10 @@ type archiveSource struct {
 	q *Query
 }
 
-func (s *archiveSource) Text(ctx context.Context, _ *retrieve.Query, c int) ([]retrieve.Hit, error) {
-	t, err := s.e.textCandidates(ctx, s.q, c)
+func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	q := *s.q
+	q.Text = rq.Text // the pipeline may expand the question
+	t, err := s.e.textCandidates(ctx, &q, c)
 	return toHits(t), err
 }
 
@@ -245,25 +247,32 @@ func toScored(hits []VectorHit) []scored {
 	return out
 }
 
-// keepMatching drops candidates that fail the query's filters.
+// keepMatching drops candidates that fail the query's filters. It reads
+// the records' metadata through the pipeline's cache.
 func (e *Engine) keepMatching(hits []scored, q *Query, c int) ([]scored, error) {
+	ids := make([]uint64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.id
+	}
+	docs, err := e.docs(ids)
+	if err != nil {
+		return nil, err
+	}
 	var out []scored
-	err := e.db.View(func(tx *bolt.Tx) error {
-		for _, h := range hits {
-			r, err := getRecord(tx, h.id)
-			if err != nil {
-				continue // forgotten since the index answered
-			}
-			if q.match(&r) {
-				out = append(out, h)
-			}
-			if len(out) == c {
-				break
-			}
+	for i, h := range hits {
+		d := &docs[i]
+		if d.ID == 0 {
+			continue // forgotten since the index answered
 		}
-		return nil
-	})
-	return out, err
+		r := Record{Scope: d.Scope, Session: d.Session, Time: d.Time}
+		if q.match(&r) {
+			out = append(out, h)
+		}
+		if len(out) == c {
+			break
+		}
+	}
+	return out, nil
 }
 
 // exactVector scans every stored vector of the records that match the

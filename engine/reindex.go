@@ -208,6 +208,7 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	defer e.null.invalidate() // the sample holds the old embedder's vectors
+	defer e.themes.invalidate()
 	if err := e.checkOpen(); err != nil {
 		return err
 	}

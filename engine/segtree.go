@@ -14,7 +14,7 @@ import (
 // The segment tree (SegTreeMem) of every scope lives in bucketSegTree,
 // updated in the transaction that changes the records: "n"+id is a
 // segment, "p"+leaf a record's level-1 segment, "f"+scope a scope's
-// frontier. Node ids come from the bucket's sequence. metaSegTree names
+// frontier and "r"+scope its top-level segments. Node ids come from the bucket's sequence. metaSegTree names
 // the layout it was built with; a store without it, or with another, is
 // rebuilt from the records on Open.
 var (
@@ -24,7 +24,7 @@ var (
 
 func (e *Engine) segTreeLayout() string {
 	o, _ := e.opts.SegTree.WithDefaults()
-	return fmt.Sprintf("segtree/1 levels=%d threshold=%g children=%d embedder=%s", o.Levels, o.Threshold, o.MaxChildren, e.opts.Embedder.Name())
+	return fmt.Sprintf("segtree/2 levels=%d threshold=%g children=%d embedder=%s", o.Levels, o.Threshold, o.MaxChildren, e.opts.Embedder.Name())
 }
 
 // treeStore is one scope's tree in a bbolt transaction.
@@ -62,21 +62,27 @@ func (s *treeStore) SetParent(leaf, node uint64) error { return s.b.Put(parentKe
 func (s *treeStore) DeleteParent(leaf uint64) error    { return s.b.Delete(parentKey(leaf)) }
 func (s *treeStore) NewID() (uint64, error)            { return s.b.NextSequence() }
 
-func (s *treeStore) Frontier() ([]uint64, error) {
-	v := s.b.Get(append([]byte("f"), s.scope...))
+func (s *treeStore) Frontier() ([]uint64, error)  { return s.ids("f"), nil }
+func (s *treeStore) SetFrontier(f []uint64) error { return s.setIDs("f", f) }
+func (s *treeStore) Roots() ([]uint64, error)     { return s.ids("r"), nil }
+func (s *treeStore) SetRoots(r []uint64) error    { return s.setIDs("r", r) }
+
+// ids reads a list of node ids kept for the scope under prefix.
+func (s *treeStore) ids(prefix string) []uint64 {
+	v := s.b.Get(append([]byte(prefix), s.scope...))
 	out := make([]uint64, len(v)/8)
 	for i := range out {
 		out[i] = binary.BigEndian.Uint64(v[8*i:])
 	}
-	return out, nil
+	return out
 }
 
-func (s *treeStore) SetFrontier(f []uint64) error {
-	v := make([]byte, 0, 8*len(f))
-	for _, id := range f {
+func (s *treeStore) setIDs(prefix string, ids []uint64) error {
+	v := make([]byte, 0, 8*len(ids))
+	for _, id := range ids {
 		v = binary.BigEndian.AppendUint64(v, id)
 	}
-	return s.b.Put(append([]byte("f"), s.scope...), v)
+	return s.b.Put(append([]byte(prefix), s.scope...), v)
 }
 
 func (s *treeStore) Leaf(id uint64) ([]float32, string, error) {

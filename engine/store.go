@@ -84,6 +84,8 @@ type Engine struct {
 
 	null nullCache // vectors sampled for the relevance null
 
+	themes themeCache // xMemory's theme partitions, derived from bbolt
+
 	closed atomic.Bool
 }
 

@@ -119,7 +119,8 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), &viewSource{e: e, views: ts.views[1:], text: w.text, vec: w.vec})
+	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
+	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,12 +142,28 @@ func topOf(list []scored, c int) []scored {
 // (tierSearch) and the views' records. ts.mu is held while it is used.
 type viewSource struct {
 	e         *Engine
+	q         *Query
+	index     TextIndex // the lexical index of the tiers searched so far
 	views     []*view
 	text, vec []scored
 }
 
-func (s *viewSource) Text(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
-	return toHits(s.text), nil
+// Text returns the tiers' lexical candidates, or searches the tiers'
+// index again for a question the pipeline expanded.
+func (s *viewSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	if rq.Text == s.q.Text {
+		return toHits(s.text), nil
+	}
+	q := s.q
+	hits, err := s.index.Search(ctx, rq.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]retrieve.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = retrieve.Hit{ID: h.ID, Score: h.Score, Coverage: h.Coverage}
+	}
+	return out, nil
 }
 
 func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.Hit, error) {
@@ -156,9 +173,13 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 	out := make([]retrieve.Doc, len(ids))
 	for i, id := range ids {
+		if d, ok := s.e.docCache.get(id); ok {
+			out[i] = d
+			continue
+		}
 		for _, v := range s.views {
 			if r, ok := v.recs[id]; ok {
-				out[i] = docOf(r)
+				out[i] = s.e.cacheDoc(r)
 				break
 			}
 		}

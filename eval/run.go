@@ -45,6 +45,16 @@ type Options struct {
 	WorkDir string
 	// Progress, when set, is called after each conversation or haystack.
 	Progress func(done, total int)
+	// ContextBudget, when positive, also measures memory_context blocks
+	// of that many tokens for every question (Report.Context) and
+	// HyMem's paths at that budget (Report.HyMem).
+	ContextBudget int
+	// ContextMinScore is the blocks' relevance floor (api.ContextRequest
+	// MinScore: 0 the default floor, negative none).
+	ContextMinScore float64
+	// HyMemSufficiency judges HyMem's light path; nil means the engine's
+	// Options.Sufficiency.
+	HyMemSufficiency engine.Sufficiency
 }
 
 // QuestionResult is one question's outcome. Reports keep them so that a
@@ -68,8 +78,10 @@ type Report struct {
 	ByCategory      map[string]*Metrics `json:"by_category"`
 	MedianLatencyMS float64             `json:"median_latency_ms"`
 	P99LatencyMS    float64             `json:"p99_latency_ms"`
-	ImportanceAUC   float64             `json:"importance_auc"`  // ROC-AUC of I0 separating evidence turns from the rest
-	Tiers           *TierReport         `json:"tiers,omitempty"` // tiered mode only
+	ImportanceAUC   float64             `json:"importance_auc"`    // ROC-AUC of I0 separating evidence turns from the rest
+	Tiers           *TierReport         `json:"tiers,omitempty"`   // tiered mode only
+	Context         *ContextReport      `json:"context,omitempty"` // with Options.ContextBudget
+	HyMem           *HyMemReport        `json:"hymem,omitempty"`   // with Options.ContextBudget
 	IngestSeconds   float64             `json:"ingest_seconds"`
 	QuestionsPerSec float64             `json:"questions_per_second"`
 	// Questions are the per-question results, in the order asked.
@@ -115,6 +127,10 @@ func run(ctx context.Context, benchmark string, n int, next func(i int) haystack
 	}
 	defer os.RemoveAll(work)
 	rep := &Report{Benchmark: benchmark, Conversations: n}
+	if o.ContextBudget > 0 {
+		rep.Context = newContextReport(o.ContextBudget, o.ContextMinScore)
+		rep.HyMem = &HyMemReport{suff: o.HyMemSufficiency}
+	}
 	var ingest time.Duration
 	for i := range n {
 		h := next(i)
@@ -128,6 +144,10 @@ func run(ctx context.Context, benchmark string, n int, next func(i int) haystack
 		}
 	}
 	rep.finish(ingest)
+	if rep.Context != nil {
+		rep.Context.finish()
+		rep.HyMem.finish()
+	}
 	return rep, nil
 }
 
@@ -165,6 +185,14 @@ func (rep *Report) haystack(ctx context.Context, h haystack, dir string, open Op
 		}
 		if err := rep.ask(ctx, e, h.scope, q, turnOf); err != nil {
 			return took, err
+		}
+		if rep.Context != nil {
+			if err := rep.Context.ask(ctx, e, h.scope, q, turnOf, rep.Questions[len(rep.Questions)-1]); err != nil {
+				return took, err
+			}
+			if err := rep.HyMem.ask(ctx, e, h.scope, q, turnOf, rep.Context.Budget); err != nil {
+				return took, err
+			}
 		}
 	}
 	rep.addTiers(e.TierStats())

@@ -122,7 +122,8 @@ func (s *Scoring) termScore(idf float64, st *fieldStats, tf, dl *[nFields]float6
 	return idf * t * (s.K1 + 1) / (s.K1 + t)
 }
 
-// said reports whether a term occurs in what a record or its context
-// turn says. Coverage (engine.TextHit.Coverage) counts only such terms: a
-// query naming a speaker is not answered by the speaker's name alone.
-func said(tf *[nFields]float64) bool { return tf[fText] > 0 || tf[fContext] > 0 }
+// said reports whether a term occurs in what the record itself says.
+// Coverage (engine.TextHit.Coverage) counts only such terms: a query
+// naming a speaker is not answered by the speaker's name alone, nor by
+// the turn before the record (which has its own document).
+func said(tf *[nFields]float64) bool { return tf[fText] > 0 }

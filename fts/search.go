@@ -21,7 +21,12 @@ import (
 // (its "BM25" squares idf, counts repeated words twice, multiplies by
 // coord and takes the dictionary size as average length) decides only
 // which documents are rescored.
-const candidateFactor = 2
+const candidateFactor = 1
+
+// scanFactor: a term's postings at most this many times longer than the
+// candidate list are read through; longer ones are searched by seeking
+// each candidate.
+const scanFactor = 8
 
 // Search returns up to k ids of documents matching any word of q, best
 // BM25F score first (see Scoring), restricted by f. A query with no
@@ -124,6 +129,10 @@ func (x *Index) rescore(ctx context.Context, terms []string, ids []uint64) ([]en
 		cands = append(cands, &cand{iid: iid, hit: engine.TextHit{ID: id}, tf: make([][nFields]float64, len(terms))})
 	}
 	slices.SortFunc(cands, func(a, b *cand) int { return a.iid.Compare(b.iid) })
+	byIID := make(map[string]*cand, len(cands))
+	for _, c := range cands {
+		byIID[string(c.iid)] = c
+	}
 	idfs := make([]float64, len(terms))
 	for ti, t := range terms {
 		var df uint64
@@ -132,7 +141,30 @@ func (x *Index) rescore(ctx context.Context, terms []string, ids []uint64) ([]en
 			if err != nil {
 				return nil, x.wrap("search", err)
 			}
-			df = max(df, tfr.Count())
+			cnt := tfr.Count()
+			df = max(df, cnt)
+			if cnt <= scanFactor*uint64(len(cands)) {
+				// Short postings: read them through rather than seek
+				// each candidate.
+				for {
+					d, err := tfr.Next(nil)
+					if err != nil {
+						tfr.Close()
+						return nil, x.wrap("search", err)
+					}
+					if d == nil {
+						break
+					}
+					if c, ok := byIID[string(d.ID)]; ok {
+						c.tf[ti][f] = float64(d.Freq)
+						if d.Norm > 0 {
+							c.dl[f] = math.Round(1 / (d.Norm * d.Norm))
+						}
+					}
+				}
+				tfr.Close()
+				continue
+			}
 			var d *index.TermFieldDoc
 			for _, c := range cands {
 				if d != nil && d.ID.Compare(c.iid) > 0 {

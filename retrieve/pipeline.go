@@ -23,6 +23,8 @@ type Options struct {
 	Priors PriorOptions
 	// Propagation configures the segtree stage.
 	Propagation PropagationOptions
+	// PRF configures the prf stage.
+	PRF PRFOptions
 }
 
 // Defaults of the stage options.
@@ -55,6 +57,13 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.Context, DefaultContextWeight)
 	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
 	setDefault(&c.Propagation.Alpha, DefaultAlpha)
+	setDefault(&c.PRF.Weight, DefaultPRFWeight)
+	if c.PRF.Docs == 0 {
+		c.PRF.Docs = DefaultPRFDocs
+	}
+	if c.PRF.Terms == 0 {
+		c.PRF.Terms = DefaultPRFTerms
+	}
 	if c.Propagation.Hops == 0 {
 		c.Propagation.Hops = DefaultHops
 	}
@@ -69,6 +78,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
 	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
+	case c.PRF.Weight < 0 || c.PRF.Weight >= 1 || c.PRF.Docs < 0 || c.PRF.Terms < 0:
+		return c, fmt.Errorf("%w: prf %+v", ErrInvalidOption, c.PRF)
 	case c.Priors.SpeechAct < 0 || c.Priors.SpeechAct > 1 || c.Priors.Context < 0 || c.Priors.Context > 1:
 		return c, fmt.Errorf("%w: speech act or context weight outside [0, 1]", ErrInvalidOption)
 	case c.Propagation.Alpha < 0 || c.Propagation.Alpha >= 1 || c.Propagation.Hops < 0 || c.Propagation.Hops > 8:
@@ -105,38 +116,10 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	if err != nil {
 		return nil, err
 	}
-	// 2. Fusion.
-	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
-	// 3. Priors, each a share of the best fused score.
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim|StageSpeechAct|StageContext) != 0 {
-		if err := loadDocs(cands, src); err != nil {
-			return nil, err
-		}
-		scale := bestFused(cands)
-		if p.o.Stages.Has(StageSpeaker) {
-			speakerPrior(q, cands, p.o.Priors.Speaker, scale)
-		}
-		if p.o.Stages.Has(StageTime) {
-			timePrior(q, cands, p.o.Priors.Time, scale)
-		}
-		if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
-			if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
-				return nil, err
-			}
-		}
-		if p.o.Stages.Has(StageSession) {
-			sessionPrior(cands, p.o.Priors.Session)
-		}
-		if p.o.Stages.Has(StageContext) {
-			if cands, err = contextPrior(q, cands, src, p.o.Priors.Context); err != nil {
-				return nil, err
-			}
-		}
-		if p.o.Stages.Has(StageSpeechAct) {
-			if cands, err = speechActPrior(q, cands, src, p.o.Priors.SpeechAct); err != nil {
-				return nil, err
-			}
-		}
+	// 2. Fusion, 3. the priors.
+	cands, err := p.rank(q, src, text, vec)
+	if err != nil {
+		return nil, err
 	}
 	// 4. Propagation over the segment tree.
 	if ts, ok := src.(TreeSource); ok && p.o.Stages.Has(StageSegTree) && len(cands) > 0 {
@@ -157,6 +140,86 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	// 6. Selection.
 	selectBest(cands)
 	return cands, nil
+}
+
+// rank fuses the generators' lists and applies the priors, each a share
+// of the best fused score.
+func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, error) {
+	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
+	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim|StageSpeechAct|StageContext) == 0 {
+		return cands, nil
+	}
+	if err := loadDocs(cands, src); err != nil {
+		return nil, err
+	}
+	scale := bestFused(cands)
+	if p.o.Stages.Has(StageSpeaker) {
+		speakerPrior(q, cands, p.o.Priors.Speaker, scale)
+	}
+	if p.o.Stages.Has(StageTime) {
+		timePrior(q, cands, p.o.Priors.Time, scale)
+	}
+	if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
+		if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
+			return nil, err
+		}
+	}
+	if p.o.Stages.Has(StageSession) {
+		sessionPrior(cands, p.o.Priors.Session)
+	}
+	var err error
+	if p.o.Stages.Has(StageContext) {
+		if cands, err = contextPrior(q, cands, src, p.o.Priors.Context); err != nil {
+			return nil, err
+		}
+	}
+	if p.o.Stages.Has(StageSpeechAct) {
+		if cands, err = speechActPrior(q, cands, src, p.o.Priors.SpeechAct); err != nil {
+			return nil, err
+		}
+	}
+	return cands, nil
+}
+
+// candidates runs the enabled generators, the lexical one alongside the
+// vector one.
+func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
+	c := max(q.Candidates, q.K)
+	var textErr, vecErr error
+	var wg sync.WaitGroup
+	if p.o.Stages.Has(StageText) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, textErr = src.Text(ctx, q, c)
+		}()
+	}
+	if p.o.Stages.Has(StageVector) && q.Vector != nil {
+		vec, vecErr = src.Vector(ctx, q, c)
+	}
+	wg.Wait()
+	if err := errors.Join(textErr, vecErr); err != nil {
+		return nil, nil, err
+	}
+	// Pseudo-relevance feedback: a second lexical search with the words
+	// of the best first-pass records, mixed into the first.
+	if p.o.Stages.Has(StagePRF) && len(text) > 0 {
+		if text, err = expand(ctx, &p.o.PRF, q, src, text, c); err != nil {
+			return nil, nil, err
+		}
+	}
+	return text, vec, nil
+}
+
+// selectBest orders candidates best first; equal scores put the higher
+// (newer) id first.
+func selectBest(c []Candidate) {
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].Score != c[j].Score {
+			return c[i].Score > c[j].Score
+		}
+		return c[i].ID > c[j].ID
+	})
 }
 
 // loadDocs attaches each candidate's metadata.
@@ -192,35 +255,4 @@ func setDefault(v *float64, def float64) {
 	if *v == 0 {
 		*v = def
 	}
-}
-
-// candidates runs the enabled generators, the lexical one alongside the
-// vector one.
-func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
-	c := max(q.Candidates, q.K)
-	var textErr, vecErr error
-	var wg sync.WaitGroup
-	if p.o.Stages.Has(StageText) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			text, textErr = src.Text(ctx, q, c)
-		}()
-	}
-	if p.o.Stages.Has(StageVector) && q.Vector != nil {
-		vec, vecErr = src.Vector(ctx, q, c)
-	}
-	wg.Wait()
-	return text, vec, errors.Join(textErr, vecErr)
-}
-
-// selectBest orders candidates best first; equal scores put the higher
-// (newer) id first.
-func selectBest(c []Candidate) {
-	sort.Slice(c, func(i, j int) bool {
-		if c[i].Score != c[j].Score {
-			return c[i].Score > c[j].Score
-		}
-		return c[i].ID > c[j].ID
-	})
 }

@@ -83,7 +83,10 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 		if d == nil {
 			continue
 		}
-		mentions := TimeMentions(d.Text, d.Time)
+		mentions := d.Mentions
+		if !d.Timed {
+			mentions = TimeMentions(d.Text, d.Time)
+		}
 		hit := when && len(mentions) > 0
 		for _, s := range spans {
 			if hit {

@@ -46,6 +46,11 @@ type Doc struct {
 	Speaker string // the record's own role or speaker
 	Time    time.Time
 	Text    string // the record's own text, without context
+	// Mentions are the time expressions of Text resolved against Time
+	// (TimeMentions), when Timed is set; a source that caches documents
+	// fills them once. Otherwise the time prior computes them.
+	Mentions []Span
+	Timed    bool
 }
 
 // Source supplies one query's candidates and metadata. The engine

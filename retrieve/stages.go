@@ -16,6 +16,7 @@ type Stages uint32
 const (
 	StageText      Stages = 1 << iota // lexical candidates (BM25)
 	StageVector                       // vector candidates (cosine)
+	StagePRF                          // pseudo-relevance feedback: a second lexical search with words of the best records
 	StageSpeaker                      // prior: records spoken by the one person the question names
 	StageTime                         // prior: time expressions for "when" questions and dated questions
 	StageSession                      // prior: a share of the session's best score
@@ -31,6 +32,7 @@ var stageNames = []struct {
 }{
 	{StageText, "text"},
 	{StageVector, "vector"},
+	{StagePRF, "prf"},
 	{StageSpeaker, "speaker"},
 	{StageTime, "time"},
 	{StageSession, "session"},
@@ -41,7 +43,7 @@ var stageNames = []struct {
 }
 
 // DefaultStages is the set the pipeline runs when none is given.
-const DefaultStages = StageText | StageVector | StageSpeaker | StageTime | StageSession | StageSpeechAct
+const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }

@@ -72,30 +72,30 @@ func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) er
 	if len(vecs) != len(words) {
 		return nil
 	}
-	sim := map[[2]int]float64{}
+	qv := make([][]float32, len(qwords))
+	for j, qw := range qwords {
+		qv[j] = vecs[vocab[qw]]
+	}
+	best := make([]float64, len(qwords))
 	for i := range cands {
 		if len(docWords[i]) == 0 {
 			continue
 		}
-		var total float64
-		for _, qw := range qwords {
-			qi := vocab[qw]
-			best := 0.0
-			for _, dw := range docWords[i] {
-				di := vocab[dw]
-				var c float64
-				if di == qi {
-					c = 1
-				} else if v, ok := sim[[2]int{qi, di}]; ok {
-					c = v
-				} else {
-					c = cosine(vecs[qi], vecs[di])
-					sim[[2]int{qi, di}] = c
+		clear(best)
+		for _, dw := range docWords[i] {
+			dv := vecs[vocab[dw]]
+			for j, qw := range qwords {
+				c := 1.0
+				if dw != qw {
+					c = cosine(qv[j], dv)
 				}
-				best = max(best, c)
+				best[j] = max(best[j], c)
 			}
-			if best > wordSimFloor {
-				total += (best - wordSimFloor) / (1 - wordSimFloor)
+		}
+		var total float64
+		for _, b := range best {
+			if b > wordSimFloor {
+				total += (b - wordSimFloor) / (1 - wordSimFloor)
 			}
 		}
 		cands[i].Score += w * scale * total / float64(len(qwords))

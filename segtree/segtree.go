@@ -113,6 +113,10 @@ type Store interface {
 	// a level has none).
 	Frontier() ([]uint64, error)
 	SetFrontier(f []uint64) error
+	// Roots lists the top-level segments (the virtual root's children)
+	// in time order.
+	Roots() ([]uint64, error)
+	SetRoots(r []uint64) error
 	// NewID returns an unused node id.
 	NewID() (uint64, error)
 	// Leaf returns a live leaf's vector and text, for recomputing
@@ -184,6 +188,15 @@ func Insert(s Store, o Options, leaf uint64, vec []float32, text string) error {
 		front[lv-1] = id
 		child = id
 	}
+	if attach == 0 {
+		roots, err := s.Roots()
+		if err != nil {
+			return err
+		}
+		if err := s.SetRoots(append(roots, child)); err != nil {
+			return err
+		}
+	}
 	if attach > 0 {
 		n := nodes[attach-1]
 		n.Children = append(n.Children, child)
@@ -204,7 +217,14 @@ func Insert(s Store, o Options, leaf uint64, vec []float32, text string) error {
 		}
 		n.Sum = addVec(n.Sum, vec, 1)
 		n.Count++
-		if n.Rep == 0 || centrality(n, vec) > repCentrality(s, n) {
+		switch {
+		case n.Level == 1 && n.Rep != 0:
+			// A level-1 segment is small (MaxChildren): pick its most
+			// central leaf afresh, the centroid has moved.
+			if err := resummarise(s, o, n); err != nil {
+				return err
+			}
+		case n.Rep == 0 || centrality(n, vec) > repCentrality(s, n):
 			n.Rep, n.Summary = leaf, clip(text, o.SummaryRunes)
 		}
 		if err := s.PutNode(n); err != nil {
@@ -260,6 +280,15 @@ func Remove(s Store, o Options, leaf uint64, vec []float32) error {
 			if err := s.DeleteNode(n.ID); err != nil {
 				return err
 			}
+			if n.Parent == 0 {
+				roots, err := s.Roots()
+				if err != nil {
+					return err
+				}
+				if err := s.SetRoots(slices.DeleteFunc(roots, func(r uint64) bool { return r == n.ID })); err != nil {
+					return err
+				}
+			}
 			child, removedChild, frontierChanged = n.ID, true, true
 			id = next
 			continue
@@ -314,42 +343,31 @@ func resummarise(s Store, o Options, n *Node) error {
 	return nil
 }
 
-// fixFrontier walks down from the newest top-level segment along the
-// rightmost children. A deleted frontier segment means the frontier moves
-// left to the newest live one.
+// fixFrontier rebuilds the frontier from the newest top-level segment
+// down along the rightmost children, after segments were deleted.
 func fixFrontier(s Store, o Options) error {
-	front, err := s.Frontier()
+	top := o.Levels - 1
+	front := make([]uint64, top)
+	roots, err := s.Roots()
 	if err != nil {
 		return err
 	}
-	top := o.Levels - 1
-	front = append(front, make([]uint64, max(0, top-len(front)))...)[:top]
-	// Find the highest live frontier segment; below it, follow the
-	// rightmost child.
-	for lv := top; lv >= 1; lv-- {
-		id := front[lv-1]
-		n, err := s.Node(id)
-		if err != nil {
-			return err
-		}
-		if id == 0 || n == nil {
-			front[lv-1] = 0
-			continue
-		}
-		for l := lv; l > 1; l-- {
-			if len(n.Children) == 0 {
-				break
-			}
-			cid := n.Children[len(n.Children)-1]
-			front[l-2] = cid
-			if n, err = s.Node(cid); err != nil {
+	if len(roots) > 0 {
+		id := roots[len(roots)-1]
+		for lv := top; lv >= 1 && id != 0; lv-- {
+			n, err := s.Node(id)
+			if err != nil {
 				return err
 			}
 			if n == nil {
-				return fmt.Errorf("%w: node %d missing", ErrCorrupt, cid)
+				return fmt.Errorf("%w: node %d missing", ErrCorrupt, id)
+			}
+			front[lv-1] = id
+			id = 0
+			if lv > 1 && len(n.Children) > 0 {
+				id = n.Children[len(n.Children)-1]
 			}
 		}
-		break
 	}
 	return s.SetFrontier(front)
 }

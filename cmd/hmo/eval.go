@@ -69,6 +69,7 @@ type evalFlags struct {
 	fusion, only, mode     string
 	minCoverage, minCosine float64
 	o                      engine.Options
+	ctx                    contextFlags
 }
 
 func (f *evalFlags) register(fs *pflag.FlagSet) {
@@ -92,6 +93,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.gateOff, "gate-off", false, "re-score on every persona change (drift gate ablation)")
 	fs.StringVar(&f.o.Stages, "stages", "", fmt.Sprintf(`retrieval pipeline stages, applied in order to the default set (%s): "name" or "+name" adds one, "-name" removes one, "none" empties the set, "default" restores it; e.g. "-segtree" or "none,text,vector,speaker"; stages: %s`,
 		retrieve.DefaultStages, strings.Join(retrieve.StageNames(), ", ")))
+	f.ctx.register(fs)
 }
 
 // options returns the engine options the flags ask for.
@@ -135,6 +137,7 @@ func runEvalBench(ctx context.Context, env *env, bench, file string, f *evalFlag
 		return hmo.Open(dir, &oc)
 	}
 	eo := eval.Options{WorkDir: f.workDir, Progress: p.update}
+	f.ctx.apply(&eo)
 	var rep *eval.Report
 	switch bench {
 	case "locomo":
@@ -170,6 +173,7 @@ func runEvalBench(ctx context.Context, env *env, bench, file string, f *evalFlag
 	if err := eval.WriteTable(env.stdout, rep); err != nil {
 		return err
 	}
+	printContext(env.stdout, rep)
 	if rep.Comparison != nil {
 		fmt.Fprintln(env.stdout)
 		return eval.WriteComparison(env.stdout, rep.Comparison)

@@ -153,7 +153,9 @@ func TestEvalStages(t *testing.T) {
 		}
 		return b.String()
 	}
-	textStage, onlyText := run("--stages", "none,text"), run("--only", "text")
+	// --only text takes the vector stage out of the given stages (the
+	// default ones include priors and feedback, which --only leaves on).
+	textStage, onlyText := run("--stages", "none,text"), run("--only", "text", "--stages", "none,text,vector")
 	if perQuestion(textStage) != perQuestion(onlyText) {
 		t.Errorf("--stages none,text and --only text rank differently:\n%s\n%s", perQuestion(textStage), perQuestion(onlyText))
 	}

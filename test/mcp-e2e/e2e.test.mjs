@@ -75,10 +75,15 @@ test('add and search', async () => {
   // indexed with the one before it as context: the fact and its successor
   // can both match.
   assert.ok(found.results.slice(0, 2).some((m) => m.id === ids[1]), `fact not in the top 2: ${JSON.stringify(found.results)}`);
-  assert.ok(found.next_cursor, 'a first page of 3 has a next cursor');
-  const page2 = await call('memory_search', { query: 'which port does the staging database use', scope: 'proj', k: 3, cursor: found.next_cursor });
-  const first = new Set(found.results.map((m) => m.id));
-  assert.ok(page2.results.every((m) => !first.has(m.id)), 'pages do not repeat');
+  // The default relevance floor drops the unrelated journal entries.
+  assert.ok(found.results.every((m) => !m.text.startsWith('journal entry')), `unrelated memories above the floor: ${JSON.stringify(found.results)}`);
+  // Without a floor every memory of the scope ranks, so there are pages.
+  const all = await call('memory_search', { query: 'which port does the staging database use', scope: 'proj', k: 3, min_score: -1 });
+  assert.equal(all.results.length, 3);
+  assert.ok(all.next_cursor, 'a first page of 3 has a next cursor');
+  const page2 = await call('memory_search', { query: 'which port does the staging database use', scope: 'proj', k: 3, min_score: -1, cursor: all.next_cursor });
+  const first = new Set(all.results.map((m) => m.id));
+  assert.ok(page2.results.length > 0 && page2.results.every((m) => !first.has(m.id)), 'pages do not repeat');
 });
 
 test('context', async () => {

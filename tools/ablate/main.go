@@ -30,6 +30,7 @@ import (
 )
 
 var (
+	prfDocs int
 	shape   = flag.Bool("shape", false, "print the segment tree's size per conversation")
 	profile *os.File
 	opts    engine.Options
@@ -66,6 +67,8 @@ func main() {
 	flag.Float64Var(&scoring.RoleWeight, "role-weight", 0, "BM25F weight of the role (0: default)")
 	flag.Float64Var(&opts.SegTree.Threshold, "threshold", 0, "segment tree NONE threshold (0: default)")
 	flag.Float64Var(&opts.Propagation.Alpha, "alpha", 0, "propagation decay (0: default)")
+	flag.IntVar(&prfDocs, "prf-docs", 0, "feedback records (0: default)")
+	perq := flag.String("per-question", "", "write each run's per-question R@10 to FILE.NAME.json (paired comparisons across builds)")
 	prof := flag.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	flag.Parse()
 	if *prof != "" {
@@ -100,6 +103,12 @@ func main() {
 			base = r
 		}
 		r.Delta, r.DeltaCI = bootstrap(base.per, r.per, *seed)
+		if *perq != "" {
+			b, _ := json.Marshal(r.per)
+			if err := os.WriteFile(*perq+"."+r.Mode+"."+strings.ReplaceAll(name, " ", "_")+".json", b, 0o600); err != nil {
+				fail(err)
+			}
+		}
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))
 	}
@@ -120,6 +129,7 @@ func runOne(convs []locomo.Conversation, mode, stages string) (*row, error) {
 		e, err := hmo.Open(filepath.Join(work, fmt.Sprint(i)), func() *engine.Options {
 			o := opts
 			o.Clock, o.Mode, o.Stages = clock.Now, engine.Mode(mode), stages
+			o.PRF.Docs = prfDocs
 			fo := &fts.Options{Scoring: scoring}
 			o.OpenTextIndex = func(dir string) (engine.TextIndex, error) { return fts.Open(dir, fo) }
 			o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemoryWith(fo) }

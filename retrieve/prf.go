@@ -1,0 +1,123 @@
+package retrieve
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+)
+
+// PRFOptions configure pseudo-relevance feedback (the prf stage, RM3 in
+// the simple form): the words that weigh most in the best first-pass
+// records are added to the question for a second lexical search, whose
+// scores are mixed with the first's.
+type PRFOptions struct {
+	// Docs is how many first-pass records feed the expansion. Default
+	// DefaultPRFDocs.
+	Docs int
+	// Terms is how many expansion words are added. Default DefaultPRFTerms.
+	Terms int
+	// Weight is the share of the expanded search in the mixed lexical
+	// score, in [0, 1). Default DefaultPRFWeight.
+	Weight float64
+}
+
+// PRF defaults: the usual RM3 settings (a few feedback documents, ten
+// terms, the original query kept at half weight).
+const (
+	DefaultPRFDocs   = 2
+	DefaultPRFTerms  = 10
+	DefaultPRFWeight = 0.5
+)
+
+// expand runs the second lexical search with the words of the best
+// first-pass lexical candidates and mixes it into text: each list is
+// normalised by its best score and mixed (1-w)·first + w·second.
+func expand(ctx context.Context, o *PRFOptions, q *Query, src Source, text []Hit, c int) ([]Hit, error) {
+	top := text[:min(o.Docs, len(text))]
+	ids := make([]uint64, len(top))
+	for i, h := range top {
+		ids[i] = h.ID
+	}
+	docs, err := src.Docs(ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) != len(top) || len(top) == 0 {
+		return text, nil
+	}
+	inQuery := map[string]bool{}
+	for _, w := range contentWords(q.Text) {
+		inQuery[w] = true
+	}
+	weight := map[string]float64{}
+	best := top[0].Score
+	for i, d := range docs {
+		if d.ID == 0 || best <= 0 {
+			continue
+		}
+		// RM3 weighs a feedback record by P(Q|D); BM25 is a sum of
+		// log-odds, so exp(score - best) stands for it, normalised to
+		// the best record.
+		pd := math.Exp(top[i].Score - best)
+		words := contentWords(d.Text)
+		for _, w := range words {
+			if !inQuery[w] {
+				weight[w] += pd / float64(len(words))
+			}
+		}
+	}
+	if len(weight) == 0 {
+		return text, nil
+	}
+	terms := make([]string, 0, len(weight))
+	for w := range weight {
+		terms = append(terms, w)
+	}
+	sort.Slice(terms, func(i, j int) bool {
+		if weight[terms[i]] != weight[terms[j]] {
+			return weight[terms[i]] > weight[terms[j]]
+		}
+		return terms[i] < terms[j]
+	})
+	terms = terms[:min(o.Terms, len(terms))]
+	eq := *q
+	eq.Text = q.Text + " " + strings.Join(terms, " ")
+	second, err := src.Text(ctx, &eq, c)
+	if err != nil {
+		return nil, err
+	}
+	return mixLists(text, second, o.Weight), nil
+}
+
+// mixLists merges two scored lists, each divided by its best score.
+func mixLists(a, b []Hit, w float64) []Hit {
+	max1 := func(l []Hit) float64 {
+		m := 0.0
+		for _, h := range l {
+			m = max(m, h.Score)
+		}
+		if m == 0 {
+			return 1
+		}
+		return m
+	}
+	ma, mb := max1(a), max1(b)
+	idx := map[uint64]int{}
+	var out []Hit
+	for _, h := range a {
+		idx[h.ID] = len(out)
+		out = append(out, Hit{ID: h.ID, Score: (1 - w) * h.Score / ma, Coverage: h.Coverage})
+	}
+	for _, h := range b {
+		i, ok := idx[h.ID]
+		if !ok {
+			i = len(out)
+			idx[h.ID] = i
+			out = append(out, Hit{ID: h.ID})
+		}
+		out[i].Score += w * h.Score / mb
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}

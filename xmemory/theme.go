@@ -1,0 +1,309 @@
+// Package xmemory is xMemory's hierarchy (seed 002): messages are grouped
+// into episodes, episodes yield semantic facts, and facts are organised
+// into themes of at most Options.MaxFacts facts, split and merged so as to
+// maximise the paper's sparsity–semantics objective f(P) (Eq. 1–3). At
+// query time Select picks a compact, diverse set of units by the paper's
+// greedy coverage-plus-relevance rule (Eq. 4) instead of plain top-k.
+//
+// The package is pure: it holds no store. The engine keeps a Partition per
+// scope, rebuilt from bbolt on open and updated as records arrive and are
+// forgotten.
+package xmemory
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// ErrInvalidOption is returned for options out of range.
+var ErrInvalidOption = errors.New("xmemory: invalid option")
+
+// Options shape a Partition. Zero values mean the defaults.
+type Options struct {
+	// MaxFacts is the most facts a theme holds; a theme that grows past
+	// it is split. Default DefaultMaxFacts (the paper's bound, Table 8).
+	MaxFacts int
+	// Attach is the least cosine between a fact and a theme's centroid
+	// for the fact to join the theme; below it the fact starts a new
+	// theme. Default DefaultAttach.
+	Attach float64
+	// MinFacts: a theme with fewer facts is considered for merging into
+	// one of its nearest themes. Default DefaultMinFacts.
+	MinFacts int
+	// Neighbours is how many nearest themes a split or merge is judged
+	// against (the local part of f(P)). Default DefaultNeighbours.
+	Neighbours int
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxFacts   = 12
+	DefaultAttach     = 0.6
+	DefaultMinFacts   = 2
+	DefaultNeighbours = 4
+)
+
+// WithDefaults fills zero fields and validates.
+func (o Options) WithDefaults() (Options, error) {
+	if o.MaxFacts == 0 {
+		o.MaxFacts = DefaultMaxFacts
+	}
+	if o.Attach == 0 {
+		o.Attach = DefaultAttach
+	}
+	if o.MinFacts == 0 {
+		o.MinFacts = DefaultMinFacts
+	}
+	if o.Neighbours == 0 {
+		o.Neighbours = DefaultNeighbours
+	}
+	if o.MaxFacts < 2 || o.MinFacts < 1 || o.MinFacts > o.MaxFacts || o.Neighbours < 1 ||
+		o.Attach < -1 || o.Attach > 1 || math.IsNaN(o.Attach) {
+		return o, fmt.Errorf("%w: max facts %d, min facts %d, neighbours %d, attach %v", ErrInvalidOption, o.MaxFacts, o.MinFacts, o.Neighbours, o.Attach)
+	}
+	return o, nil
+}
+
+// Theme is a group of facts with the sum of their (unit) vectors.
+type Theme struct {
+	ID    uint64
+	Facts []uint64 // in arrival order
+	Sum   []float32
+}
+
+// Centroid is the theme's unit mean vector.
+func (t *Theme) Centroid() []float32 { return unit(t.Sum) }
+
+// Partition assigns facts to themes. It is not safe for concurrent use.
+type Partition struct {
+	o      Options
+	dims   int
+	next   uint64
+	themes map[uint64]*Theme
+	of     map[uint64]uint64    // fact -> theme
+	vecs   map[uint64][]float32 // fact -> unit vector
+}
+
+// New returns an empty partition of dims-dimensional facts.
+func New(dims int, o Options) (*Partition, error) {
+	c, err := o.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if dims < 1 {
+		return nil, fmt.Errorf("%w: dims %d", ErrInvalidOption, dims)
+	}
+	return &Partition{o: c, dims: dims, themes: map[uint64]*Theme{}, of: map[uint64]uint64{}, vecs: map[uint64][]float32{}}, nil
+}
+
+// Len is the number of facts.
+func (p *Partition) Len() int { return len(p.of) }
+
+// ThemeOf returns the theme of fact id, 0 when it has none.
+func (p *Partition) ThemeOf(id uint64) uint64 { return p.of[id] }
+
+// Theme returns theme id, nil when there is none. The caller must not
+// change it.
+func (p *Partition) Theme(id uint64) *Theme { return p.themes[id] }
+
+// Themes returns the ids of every theme, ascending.
+func (p *Partition) Themes() []uint64 {
+	out := make([]uint64, 0, len(p.themes))
+	for id := range p.themes {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Add attaches fact id with vector vec to the most similar theme by
+// centroid cosine, or starts a theme when none reaches Options.Attach,
+// then splits the theme if it outgrew Options.MaxFacts. Adding a fact
+// that is there already moves it.
+func (p *Partition) Add(id uint64, vec []float32) error {
+	if len(vec) != p.dims {
+		return fmt.Errorf("%w: fact %d has %d dims, want %d", ErrInvalidOption, id, len(vec), p.dims)
+	}
+	if _, ok := p.of[id]; ok {
+		p.Remove(id)
+	}
+	v := unit(vec)
+	p.vecs[id] = v
+	best, bestCos := uint64(0), p.o.Attach
+	for _, tid := range p.Themes() {
+		if c := cos(p.themes[tid].Centroid(), v); c >= bestCos {
+			best, bestCos = tid, c
+		}
+	}
+	if best == 0 {
+		p.next++
+		best = p.next
+		p.themes[best] = &Theme{ID: best, Sum: make([]float32, p.dims)}
+	}
+	p.join(best, id)
+	if len(p.themes[best].Facts) > p.o.MaxFacts {
+		p.split(best)
+	}
+	return nil
+}
+
+// Remove takes fact id out of its theme; a theme left with fewer than
+// Options.MinFacts facts is considered for a merge, and an empty one is
+// dropped.
+func (p *Partition) Remove(id uint64) {
+	tid, ok := p.of[id]
+	if !ok {
+		return
+	}
+	t := p.themes[tid]
+	for i, f := range t.Facts {
+		if f == id {
+			t.Facts = append(t.Facts[:i], t.Facts[i+1:]...)
+			break
+		}
+	}
+	addTo(t.Sum, p.vecs[id], -1)
+	delete(p.of, id)
+	delete(p.vecs, id)
+	if len(t.Facts) == 0 {
+		delete(p.themes, tid)
+		return
+	}
+	p.MaybeMerge(tid)
+}
+
+func (p *Partition) join(tid, id uint64) {
+	t := p.themes[tid]
+	t.Facts = append(t.Facts, id)
+	addTo(t.Sum, p.vecs[id], 1)
+	p.of[id] = tid
+}
+
+// Maintain considers every theme smaller than Options.MinFacts for a
+// merge, in id order. Call it after a batch of Adds.
+func (p *Partition) Maintain() {
+	for _, tid := range p.Themes() {
+		if t := p.themes[tid]; t != nil && len(t.Facts) < p.o.MinFacts {
+			p.MaybeMerge(tid)
+		}
+	}
+}
+
+// MaybeMerge merges theme tid, if it is tiny, into the nearest theme
+// (among Options.Neighbours) whose merge maximises f(P) over the themes
+// concerned, when that beats leaving it alone and the merged theme stays
+// within Options.MaxFacts.
+func (p *Partition) MaybeMerge(tid uint64) {
+	t := p.themes[tid]
+	if t == nil || len(t.Facts) >= p.o.MinFacts {
+		return
+	}
+	near := p.nearest(tid, p.o.Neighbours)
+	local := append([]uint64{tid}, near...)
+	groups := p.groups(local)
+	bestScore, best := Objective(groups), -1
+	for i := range near {
+		if len(t.Facts)+len(groups[i+1]) > p.o.MaxFacts {
+			continue
+		}
+		cand := make([][][]float32, 0, len(groups)-1)
+		for j := 1; j < len(groups); j++ {
+			g := groups[j]
+			if j == i+1 {
+				g = append(append([][]float32{}, g...), groups[0]...)
+			}
+			cand = append(cand, g)
+		}
+		if s := Objective(cand); s > bestScore {
+			bestScore, best = s, i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	into := near[best]
+	for _, f := range t.Facts {
+		p.join(into, f)
+	}
+	delete(p.themes, tid)
+}
+
+// split divides an overcrowded theme: candidate splits come from 2- and
+// 3-means over its facts, and the one that maximises f(P) over the theme
+// and its nearest themes is taken; a part still too large is split again.
+func (p *Partition) split(tid uint64) {
+	t := p.themes[tid]
+	near := p.nearest(tid, p.o.Neighbours)
+	rest := p.groups(near)
+	vecs := make([][]float32, len(t.Facts))
+	for i, f := range t.Facts {
+		vecs[i] = p.vecs[f]
+	}
+	var best [][]int
+	bestScore := math.Inf(-1)
+	for k := 2; k <= 3 && k <= len(vecs); k++ {
+		parts := kmeans(vecs, k)
+		cand := append([][][]float32{}, rest...)
+		for _, part := range parts {
+			g := make([][]float32, len(part))
+			for i, j := range part {
+				g[i] = vecs[j]
+			}
+			cand = append(cand, g)
+		}
+		if s := Objective(cand); s > bestScore {
+			bestScore, best = s, parts
+		}
+	}
+	facts := t.Facts
+	delete(p.themes, tid)
+	for _, part := range best {
+		p.next++
+		nt := &Theme{ID: p.next, Sum: make([]float32, p.dims)}
+		p.themes[nt.ID] = nt
+		for _, j := range part {
+			p.join(nt.ID, facts[j])
+		}
+	}
+	// Parts still over the cap are split again (ids ascending, so the
+	// order is deterministic).
+	for _, id := range p.Themes() {
+		if id > tid && len(p.themes[id].Facts) > p.o.MaxFacts {
+			p.split(id)
+		}
+	}
+}
+
+// nearest returns up to n themes other than tid, most similar centroid
+// first (ties: lower id).
+func (p *Partition) nearest(tid uint64, n int) []uint64 {
+	c := p.themes[tid].Centroid()
+	type sim struct {
+		id uint64
+		s  float64
+	}
+	var all []sim
+	for _, id := range p.Themes() {
+		if id != tid {
+			all = append(all, sim{id, cos(c, p.themes[id].Centroid())})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
+	out := make([]uint64, 0, n)
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].id)
+	}
+	return out
+}
+
+func (p *Partition) groups(ids []uint64) [][][]float32 {
+	out := make([][][]float32, len(ids))
+	for i, id := range ids {
+		for _, f := range p.themes[id].Facts {
+			out[i] = append(out[i], p.vecs[f])
+		}
+	}
+	return out
+}
