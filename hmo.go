@@ -95,7 +95,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 	if o.OpenTextIndex == nil {
 		ro := o.ReadOnly
 		o.OpenTextIndex = func(dir string) (engine.TextIndex, error) {
-			return fts.Open(dir, &fts.Options{ReadOnly: ro, AsyncPersist: false})
+			return fts.Open(dir, &fts.Options{ReadOnly: ro, AsyncPersist: !ro})
 		}
 	}
 	return engine.Open(dir, &o)
