@@ -9,7 +9,7 @@ export CGO_ENABLED := 0
 DEMO_DIR := $(CURDIR)/.demo
 LOCOMO   ?= ../shared/data/locomo-dev.json
 
-.PHONY: all build run test test-integrations test-openclaw test-claude-plugin test-short test-ollama check bench eval ablation embeddings clean crash-loop fuzz
+.PHONY: all build run test test-integrations test-openclaw test-claude-plugin test-short test-ollama check bench bench-peers eval ablation embeddings clean crash-loop fuzz
 
 all: build
 
@@ -69,6 +69,7 @@ test-short:
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # Benchmarks recorded in BENCHMARKS.md. SCALE_SIZES adds store sizes to the
@@ -79,6 +80,15 @@ BENCH_DIR   ?=
 bench: build
 	$(GO) test -run '^$$' -bench Recall -benchtime 200x -count 1 ./bench/
 	HMO_SCALE_SIZES=$(SCALE_SIZES) HMO_BENCH_DIR=$(BENCH_DIR) $(GO) test -run '^$$' -bench Scale -benchtime 1x -count 1 -timeout 3h ./bench/
+
+# The peers benchmark of issue 11 (bench/peers): hmo against LanceDB (with
+# and without IVF-PQ), SQLite FTS5 + sqlite-vec as OpenClaw's memory index
+# uses them, chromem-go and an exact vek32 scan, on the synth workload with
+# hmo's vectors; interleaved rounds; table, JSON and SVG chart under
+# PEERS_DIR (default .cache/peers). Installs its npm packages itself
+# (cached); skipped in make test. PEERS_N=100000 PEERS_ROUNDS=2.
+bench-peers:
+	bash bench/peers/run.sh
 
 eval: build
 	$(BIN) eval locomo $(LOCOMO)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/hnsw"
 	"github.com/hmo-dev/hmo/synth"
 )
 
@@ -36,11 +34,14 @@ const (
 
 // scaleJob is what a child process runs.
 type scaleJob struct {
-	Dir     string   `json:"dir"`
-	Mode    string   `json:"mode"` // tiered or flat (exhaustive)
-	Queries []string `json:"queries"`
-	Sources []uint64 `json:"sources"` // the record each query was made from
-	Out     string   `json:"out"`     // where the child writes its scaleResult
+	Dir  string `json:"dir"`
+	Mode string `json:"mode"` // tiered or flat (exhaustive)
+	// NoText and NoVector restrict flat mode to one side (engine.Options).
+	NoText   bool     `json:"no_text,omitempty"`
+	NoVector bool     `json:"no_vector,omitempty"`
+	Queries  []string `json:"queries"`
+	Sources  []uint64 `json:"sources"` // the record each query was made from
+	Out      string   `json:"out"`     // where the child writes its scaleResult
 }
 
 // scaleResult is what a child process measured.
@@ -106,6 +107,42 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(tier.SourceHit, "tier-source-hit@10")
 			b.ReportMetric(exh.SourceHit, "exhaustive-source-hit@10")
 			b.ReportMetric(float64(engine.DiskBytes(dir))/(1<<20), "disk-MB")
+			b.ReportMetric(exh.AnonMB, "exhaustive-anon-MB")
+			vec := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), NoText: true, Queries: queries, Sources: sources})
+			txt := runChild(b, scaleJob{Dir: dir, Mode: string(engine.ModeFlat), NoVector: true, Queries: queries, Sources: sources})
+			b.ReportMetric(vec.MedianMs, "vector-median-ms")
+			b.ReportMetric(txt.MedianMs, "text-median-ms")
+			// The peers benchmark's workload (issue 11): everyday queries
+			// and the planted needles' queries, shorter than whole records.
+			wq, ws, err := workload(dir, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, side := range []struct {
+				name string
+				job  scaleJob
+			}{
+				{"hybrid", scaleJob{Mode: string(engine.ModeFlat)}},
+				{"vector", scaleJob{Mode: string(engine.ModeFlat), NoText: true}},
+				{"text", scaleJob{Mode: string(engine.ModeFlat), NoVector: true}},
+				{"tiered", scaleJob{Mode: string(engine.ModeTiered)}},
+			} {
+				j := side.job
+				j.Dir, j.Queries, j.Sources = dir, wq, ws
+				r := runChild(b, j)
+				b.ReportMetric(r.MedianMs, "wl-"+side.name+"-median-ms")
+				b.ReportMetric(r.P99Ms, "wl-"+side.name+"-p99-ms")
+				if side.name == "hybrid" {
+					b.ReportMetric(r.RSSMB, "wl-hybrid-rss-MB")
+					b.ReportMetric(r.AnonMB, "wl-hybrid-anon-MB")
+					b.ReportMetric(r.SourceHit, "wl-needle-hit@10")
+				}
+				if side.name == "tiered" {
+					b.ReportMetric(r.TierShare, "wl-tier12-share")
+				}
+			}
+			flatIngest(b, n)
+			archiveMetrics(b, dir, n)
 		})
 	}
 }
@@ -124,12 +161,6 @@ func scaleSizes() []int {
 	return out
 }
 
-// exactVectors opens the archive's vector index without a graph: every
-// search scores every vector, the exhaustive baseline.
-func exactVectors(dir string, dims int) (engine.VectorIndex, error) {
-	return hnsw.Open(dir, &hnsw.Options{Dims: dims, ExactBelow: math.MaxInt32})
-}
-
 // scaleStore returns the directory of a tiered store of n synthetic
 // records, building it unless a complete one is kept under HMO_BENCH_DIR.
 func scaleStore(b *testing.B, n int) (string, error) {
@@ -137,7 +168,7 @@ func scaleStore(b *testing.B, n int) (string, error) {
 	if base == "" {
 		base = workDir
 	}
-	dir := filepath.Join(base, fmt.Sprintf("scale-%d", n))
+	dir := filepath.Join(base, fmt.Sprintf("scale2-%d", n))
 	done := filepath.Join(dir, "complete")
 	if _, err := os.Stat(done); err == nil {
 		return dir, nil
@@ -145,18 +176,21 @@ func scaleStore(b *testing.B, n int) (string, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
 	}
-	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeTiered, OpenVectorIndex: exactVectors})
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeTiered})
 	if err != nil {
 		return "", err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	stream := synth.New(synth.Options{Seed: 42, Records: n})
 	ingested := 0
+	positions := make([]uint64, 0, n) // stream position -> record id (duplicates share one)
 	for batch := stream.Next(ingestBatch); batch != nil; batch = stream.Next(ingestBatch) {
-		if _, err := e.Remember(context.Background(), batch...); err != nil {
+		ids, err := e.Remember(context.Background(), batch...)
+		if err != nil {
 			e.Close()
 			return "", err
 		}
+		positions = append(positions, ids...)
 		ingested += len(batch)
 		if ingested%100_000 == 0 {
 			fmt.Fprintf(os.Stderr, "scale: %d/%d records, %.0f rec/s\n", ingested, n, float64(ingested)/time.Since(start).Seconds())
@@ -167,6 +201,13 @@ func scaleStore(b *testing.B, n int) (string, error) {
 		return "", err
 	}
 	b.ReportMetric(float64(n)/took.Seconds(), "ingest-rec/s")
+	// The machine is shared: CPU time per record is the steadier figure.
+	b.ReportMetric(1e6*(cpuTime()-cpu0).Seconds()/float64(n), "ingest-cpu-us/rec")
+	// Identical texts of one scope are stored once (engine dedup).
+	b.ReportMetric(float64(len(distinct(positions))), "stored-records")
+	if err := writePositions(dir, positions); err != nil {
+		return "", err
+	}
 	return dir, os.WriteFile(done, []byte(took.String()+"\n"), 0o600)
 }
 
@@ -176,14 +217,22 @@ func scaleStore(b *testing.B, n int) (string, error) {
 // so a few of their words match many records equally well, and the
 // sufficiency test sends such ambiguous queries on to the archive.
 func recentQueries(dir string, n int) ([]string, []uint64, error) {
-	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat, OpenVectorIndex: exactVectors})
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat})
 	if err != nil {
 		return nil, nil, err
 	}
 	defer e.Close()
+	positions, err := readPositions(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []string
 	var ids []uint64
-	for id := uint64(n); id > uint64(max(n-scaleRecent, 0)); id-- {
+	for p := len(positions) - 1; p >= 0 && len(ids) < scaleRecent; p-- {
+		id := positions[p]
+		if slices.Contains(ids, id) {
+			continue
+		}
 		r, err := e.Get(id)
 		if err != nil {
 			return nil, nil, err
@@ -242,7 +291,7 @@ func TestScaleChild(t *testing.T) {
 func serveQueries(job scaleJob) (scaleResult, error) {
 	var res scaleResult
 	ctx := context.Background()
-	e, err := hmo.Open(job.Dir, &engine.Options{Mode: engine.Mode(job.Mode), OpenVectorIndex: exactVectors})
+	e, err := hmo.Open(job.Dir, &engine.Options{Mode: engine.Mode(job.Mode), NoText: job.NoText, NoVector: job.NoVector})
 	if err != nil {
 		return res, err
 	}

@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
 
+// Record encodings. recordV1 is the layout of stores written before the
+// binary codec; it is still read. New records are written as recordV2.
 const (
-	recordVersion  = 1
+	recordV1       = 1 // [1][flags][uvarint len(meta)][meta JSON][text, maybe zstd]
+	recordV2       = 2 // [2][flags][binary fields (encodeFields)][text, maybe zstd]
 	flagCompressed = 1 << 0
 )
 
@@ -32,14 +36,8 @@ func zstdCodecs() (*zstd.Encoder, *zstd.Decoder) {
 }
 
 // encodeRecord lays a record out as
-// [version][flags][uvarint len(meta)][meta JSON][text, maybe zstd].
+// [2][flags][fields, see encodeFields][text, maybe zstd].
 func encodeRecord(r *Record, compressAbove int) ([]byte, error) {
-	meta := *r
-	meta.Text = ""
-	mb, err := json.Marshal(&meta)
-	if err != nil {
-		return nil, err
-	}
 	text := []byte(r.Text)
 	var flags byte
 	if len(text) > compressAbove {
@@ -48,29 +46,175 @@ func encodeRecord(r *Record, compressAbove int) ([]byte, error) {
 			text, flags = c, flagCompressed
 		}
 	}
-	out := make([]byte, 0, 2+binary.MaxVarintLen64+len(mb)+len(text))
-	out = append(out, recordVersion, flags)
-	out = binary.AppendUvarint(out, uint64(len(mb)))
-	out = append(out, mb...)
+	out := make([]byte, 0, 64+len(r.Scope)+len(r.Session)+len(r.Role)+len(r.Summary)+len(text))
+	out = append(out, recordV2, flags)
+	out = encodeFields(out, r)
 	return append(out, text...), nil
 }
 
-// decodeRecord reverses encodeRecord. It never panics on bad input.
+// encodeFields appends every field of r but Text, in a fixed order:
+// uvarint ID; strings Scope, Session, Role; times Time, Created; strings
+// Summary, SummaryKind; uvarint count and strings of Sources; uvarints
+// Prev, Supersedes, SupersededBy; the header: float64 I0, uvarint N, time
+// LastUsed, float64 P, byte Tier. A string is a uvarint length and its
+// bytes, a time a varint of Unix seconds and a uvarint of nanoseconds
+// (UTC), a float64 its 8 IEEE 754 bytes, little-endian.
+func encodeFields(b []byte, r *Record) []byte {
+	b = binary.AppendUvarint(b, r.ID)
+	b = appendString(b, r.Scope)
+	b = appendString(b, r.Session)
+	b = appendString(b, r.Role)
+	b = appendTime(b, r.Time)
+	b = appendTime(b, r.Created)
+	b = appendString(b, r.Summary)
+	b = appendString(b, r.SummaryKind)
+	b = binary.AppendUvarint(b, uint64(len(r.Sources)))
+	for _, s := range r.Sources {
+		b = appendString(b, s)
+	}
+	b = binary.AppendUvarint(b, r.Prev)
+	b = binary.AppendUvarint(b, r.Supersedes)
+	b = binary.AppendUvarint(b, r.SupersededBy)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Header.I0))
+	b = binary.AppendUvarint(b, uint64(r.Header.N))
+	b = appendTime(b, r.Header.LastUsed)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Header.P))
+	return append(b, r.Header.Tier)
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	return binary.AppendUvarint(binary.AppendVarint(b, t.Unix()), uint64(t.Nanosecond()))
+}
+
+// fieldReader reads what encodeFields wrote; the first error sticks.
+type fieldReader struct {
+	b   []byte
+	err error
+}
+
+func (f *fieldReader) fail(what string) {
+	if f.err == nil {
+		f.err = fmt.Errorf("%w: bad %s", ErrCorrupt, what)
+	}
+	f.b = nil
+}
+
+func (f *fieldReader) uvarint(what string) uint64 {
+	v, n := binary.Uvarint(f.b)
+	if n <= 0 {
+		f.fail(what)
+		return 0
+	}
+	f.b = f.b[n:]
+	return v
+}
+
+func (f *fieldReader) str(what string) string {
+	n := f.uvarint(what)
+	if n > uint64(len(f.b)) {
+		f.fail(what)
+		return ""
+	}
+	s := string(f.b[:n])
+	f.b = f.b[n:]
+	return s
+}
+
+func (f *fieldReader) time(what string) time.Time {
+	sec, n := binary.Varint(f.b)
+	if n <= 0 {
+		f.fail(what)
+		return time.Time{}
+	}
+	f.b = f.b[n:]
+	ns := f.uvarint(what)
+	if ns >= 1e9 {
+		f.fail(what)
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(ns)).UTC()
+}
+
+func (f *fieldReader) f64(what string) float64 {
+	if len(f.b) < 8 {
+		f.fail(what)
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(f.b))
+	f.b = f.b[8:]
+	return v
+}
+
+func (f *fieldReader) byte1(what string) byte {
+	if len(f.b) < 1 {
+		f.fail(what)
+		return 0
+	}
+	v := f.b[0]
+	f.b = f.b[1:]
+	return v
+}
+
+// decodeFields reverses encodeFields and returns the bytes after them.
+func decodeFields(b []byte, r *Record) ([]byte, error) {
+	f := fieldReader{b: b}
+	r.ID = f.uvarint("id")
+	r.Scope, r.Session, r.Role = f.str("scope"), f.str("session"), f.str("role")
+	r.Time, r.Created = f.time("time"), f.time("created")
+	r.Summary, r.SummaryKind = f.str("summary"), f.str("summary kind")
+	if n := f.uvarint("sources"); n > uint64(len(f.b)) {
+		f.fail("sources")
+	} else if n > 0 {
+		r.Sources = make([]string, n)
+		for i := range r.Sources {
+			r.Sources[i] = f.str("source")
+		}
+	}
+	r.Prev, r.Supersedes, r.SupersededBy = f.uvarint("prev"), f.uvarint("supersedes"), f.uvarint("superseded by")
+	r.Header.I0 = f.f64("i0")
+	if n := f.uvarint("n"); n > math.MaxUint32 {
+		f.fail("n")
+	} else {
+		r.Header.N = uint32(n)
+	}
+	r.Header.LastUsed = f.time("t_last")
+	r.Header.P = f.f64("p")
+	r.Header.Tier = f.byte1("tier")
+	return f.b, f.err
+}
+
+// decodeRecord reverses encodeRecord, and reads the JSON layout of
+// version 1 too. It never panics on bad input.
 func decodeRecord(b []byte) (Record, error) {
 	var r Record
-	if len(b) < 3 || b[0] != recordVersion {
+	if len(b) < 3 {
 		return r, fmt.Errorf("%w: bad header", ErrCorrupt)
 	}
 	flags := b[1]
-	n, k := binary.Uvarint(b[2:])
-	if k <= 0 || n > uint64(len(b)-2-k) {
-		return r, fmt.Errorf("%w: bad length", ErrCorrupt)
+	var text []byte
+	switch b[0] {
+	case recordV1:
+		n, k := binary.Uvarint(b[2:])
+		if k <= 0 || n > uint64(len(b)-2-k) {
+			return r, fmt.Errorf("%w: bad length", ErrCorrupt)
+		}
+		meta := b[2+k : 2+k+int(n)]
+		if err := json.Unmarshal(meta, &r); err != nil {
+			return r, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		text = b[2+k+int(n):]
+	case recordV2:
+		var err error
+		if text, err = decodeFields(b[2:], &r); err != nil {
+			return Record{}, err
+		}
+	default:
+		return r, fmt.Errorf("%w: record version %d", ErrCorrupt, b[0])
 	}
-	meta := b[2+k : 2+k+int(n)]
-	if err := json.Unmarshal(meta, &r); err != nil {
-		return r, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	text := b[2+k+int(n):]
 	if flags&flagCompressed != 0 {
 		_, dec := zstdCodecs()
 		t, err := dec.DecodeAll(text, nil)

@@ -22,8 +22,15 @@ const (
 const syncChunk = 2048
 
 // vectorBacklog is how many checkpoints' worth of changes may wait for a
-// vector index that is not open before a checkpoint opens it.
-const vectorBacklog = 8
+// vector index that is not open before a checkpoint opens it. The index is
+// a memory-mapped file: keeping it current costs no heap, and spares the
+// first archive query a long catch-up after an import.
+const vectorBacklog = 1
+
+// closeBacklog is the number of changes a vector index that is not open
+// may miss when the store closes; above it, Close opens it and catches it
+// up, so that the next process's first archive query does not.
+const closeBacklog = 1024
 
 // openIndexes opens the text index. The vector index of the archive opens
 // on first use (openVector): a process that is served by the tiers never
@@ -75,7 +82,15 @@ func (e *Engine) openVector() error {
 		}
 	}
 	e.setVec(vec)
-	if err := e.syncSide(e.vectorSide()); err != nil {
+	err = e.syncSide(e.vectorSide())
+	if err != nil && e.opts.ReadOnly {
+		// The index on disk is behind the records (or was never
+		// written) and cannot be written now: catch up in memory.
+		vec.Close()
+		e.setVec(newMemVectors(e.dims))
+		err = e.syncSide(e.vectorSide())
+	}
+	if err != nil {
 		return fmt.Errorf("hmo: sync vector index: %w", err)
 	}
 	return nil
@@ -90,7 +105,8 @@ func (e *Engine) setVec(v VectorIndex) {
 func (e *Engine) resetVector() (VectorIndex, error) {
 	dir := filepath.Join(e.dir, e.vecDir)
 	if e.opts.ReadOnly {
-		return nil, fmt.Errorf("hmo: vector index %s cannot be read, and the store is open read-only: open it for writing to rebuild it", dir)
+		// Nothing may be written: rebuild it in memory for this open.
+		return newMemVectors(e.dims), nil
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("hmo: reset vector index: %w", err)
@@ -293,7 +309,11 @@ func (e *Engine) applyVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) error 
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
-		docs = append(docs, VectorDoc{ID: id, Vector: v})
+		r, err := getRecord(tx, id)
+		if err != nil {
+			return fmt.Errorf("record %d: %w", id, err)
+		}
+		docs = append(docs, VectorDoc{ID: id, Vector: v, Scope: r.Scope, Session: r.Session, Time: r.Time})
 	}
 	return e.vec.Apply(docs, dels, wm)
 }
@@ -389,7 +409,7 @@ func (e *Engine) checkpoint() error {
 	if err := e.vec.Save(); err != nil {
 		return fmt.Errorf("hmo: save vector index: %w", err)
 	}
-	twm, err := e.text.Watermark()
+	twm, err := e.textDurable()
 	if err != nil {
 		return err
 	}
@@ -409,6 +429,14 @@ func (e *Engine) checkpoint() error {
 		}
 		return putU64(m, metaLogTrimmed, upto)
 	})
+}
+
+// textDurable is the text index's watermark that survives a crash.
+func (e *Engine) textDurable() (uint64, error) {
+	if d, ok := e.text.(DurableWatermarker); ok {
+		return d.DurableWatermark()
+	}
+	return e.text.Watermark()
 }
 
 // maybeCheckpoint runs a checkpoint once enough changes accumulated.

@@ -67,6 +67,29 @@ type VectorIndex interface {
 type VectorDoc struct {
 	ID     uint64
 	Vector []float32
+	// Scope, Session and Time are the record's labels, kept by indexes
+	// that filter during the search (FilteredVectorIndex); others ignore
+	// them.
+	Scope, Session string
+	Time           time.Time
+}
+
+// VectorFilter restricts a vector search. Zero fields do not filter.
+type VectorFilter struct {
+	Scope   string
+	Session string
+	From    time.Time // event time, inclusive
+	To      time.Time // event time, exclusive
+}
+
+// FilteredVectorIndex is a VectorIndex that applies a filter while it
+// searches, so that a selective filter still yields the k best matching
+// vectors. The engine uses it when the index implements it.
+type FilteredVectorIndex interface {
+	VectorIndex
+	// SearchFilter returns up to k nearest live ids that pass f, best
+	// first.
+	SearchFilter(q []float32, k int, f VectorFilter) ([]VectorHit, error)
 }
 
 // TextDoc is one document for the full-text index. Its three text
@@ -122,6 +145,15 @@ type TextIndex interface {
 	Watermark() (uint64, error)
 	// Close releases the index.
 	Close() error
+}
+
+// DurableWatermarker is implemented by a TextIndex whose Apply may return
+// before the changes are on disk. The engine trims its change log only up
+// to DurableWatermark, so that after a crash the index catches up from
+// the log.
+type DurableWatermarker interface {
+	// DurableWatermark is the highest watermark known to be on disk.
+	DurableWatermark() (uint64, error)
 }
 
 // Enricher is the language-model side of ingestion and persona upkeep (HMO

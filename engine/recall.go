@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hmo-dev/hmo/internal/vecscan"
 	"github.com/hmo-dev/hmo/retrieve"
 )
 
@@ -201,6 +202,20 @@ func (e *Engine) vectorCandidates(qv []float32, q *Query, c int) ([]scored, erro
 	if !q.filtered() {
 		return e.searchVector(qv, c)
 	}
+	vi, err := e.vectorIndex()
+	if err != nil {
+		return nil, err
+	}
+	if fi, ok := vi.(FilteredVectorIndex); ok {
+		// The index filters while it scans: exact, k hits whatever the
+		// filter's selectivity. Labels match by hash there; the records
+		// confirm them.
+		hits, err := fi.SearchFilter(qv, c, VectorFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+		if err != nil {
+			return nil, fmt.Errorf("hmo: vector search: %w", err)
+		}
+		return e.keepMatching(toScored(hits), q, c)
+	}
 	hits, err := e.searchVector(qv, 4*c)
 	if err != nil {
 		return nil, err
@@ -221,11 +236,15 @@ func (e *Engine) searchVector(qv []float32, c int) ([]scored, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: vector search: %w", err)
 	}
+	return toScored(hits), nil
+}
+
+func toScored(hits []VectorHit) []scored {
 	out := make([]scored, len(hits))
 	for i, h := range hits {
 		out[i] = scored{id: h.ID, score: float64(h.Score)}
 	}
-	return out, nil
+	return out
 }
 
 // keepMatching drops candidates that fail the query's filters. It reads
@@ -257,7 +276,8 @@ func (e *Engine) keepMatching(hits []scored, q *Query, c int) ([]scored, error) 
 }
 
 // exactVector scans every stored vector of the records that match the
-// query's filters; used when the filters are too selective for the graph.
+// query's filters; used when the filters are too selective for an index
+// that cannot filter while it searches.
 func (e *Engine) exactVector(qv []float32, q *Query, c int) ([]scored, error) {
 	top := newTopK(c)
 	err := e.db.View(func(tx *bolt.Tx) error {
@@ -278,13 +298,9 @@ func (e *Engine) exactVector(qv []float32, q *Query, c int) ([]scored, error) {
 	return top.sorted(), err
 }
 
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
+// dot is the inner product of two vectors, through the SIMD kernel every
+// similarity in hmo uses.
+func dot(a, b []float32) float32 { return vecscan.Dot(a, b) }
 
 // results loads the top k candidates.
 func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {

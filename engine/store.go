@@ -321,7 +321,13 @@ func (e *Engine) Close() error {
 	if e.opts.ReadOnly {
 		return errors.Join(e.closeIndexes(), e.db.Close())
 	}
-	err := e.syncIndexes()
+	var err error
+	if e.vec == nil && e.sinceCheckpoint > closeBacklog {
+		err = e.openVector()
+	}
+	if err == nil {
+		err = e.syncIndexes()
+	}
 	if err == nil {
 		err = e.checkpoint()
 	}

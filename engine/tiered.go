@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,7 +30,19 @@ type tierState struct {
 	dirty    map[uint64]bool
 	accessed map[uint64]Header // headers of tier-3 records (accessed or demoted) not yet written back
 	stats    TierStats
-	counted  bool // stats changed since the last flush
+	counted  bool       // stats changed since the last flush
+	batch    *moveBatch // non-nil while admit defers the views' changes
+}
+
+// moveBatch collects the tier moves of one admitted batch, so that each
+// record is loaded into (or dropped from) the views once, at its final
+// tier: a batch larger than Tier 1 would otherwise load most of its
+// records into Tier 1, then move them on to Tier 2 or out, analysing
+// their text each time.
+type moveBatch struct {
+	from map[uint64]uint8     // tier before the batch of each record that moved
+	hdr  map[uint64]Header    // header of each record at its last move into Tier 1 or 2
+	vecs map[uint64][]float32 // vectors of the new records (alignment)
 }
 
 // TierStats counts what the tier walk did.
@@ -152,18 +165,79 @@ func (e *Engine) admit(ids []uint64) error {
 	now := e.opts.Clock()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	ts.batch = &moveBatch{from: map[uint64]uint8{}, hdr: map[uint64]Header{}, vecs: map[uint64][]float32{}}
+	defer func() { ts.batch = nil }()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, id := range ids {
 			if err := e.admitOne(tx, id, now); err != nil {
 				return err
 			}
 		}
-		return nil
+		return e.finishBatch(tx)
 	})
 	if err != nil {
 		return err
 	}
 	return e.flushTiers()
+}
+
+// viewRecord returns a record of the view of tier t, if t is 1 or 2.
+func (ts *tierState) viewRecord(t uint8, id uint64) (*Record, bool) {
+	if t != 1 && t != 2 {
+		return nil, false
+	}
+	r, ok := ts.views[t].recs[id]
+	return r, ok
+}
+
+// finishBatch applies the net moves of the batch to the views. ts.mu is
+// held.
+func (e *Engine) finishBatch(tx *bolt.Tx) error {
+	ts := e.tiers
+	b := ts.batch
+	ts.batch = nil
+	var in [3][]uint64
+	for id, from := range b.from {
+		to := ts.mgr.Tier(id)
+		active := to == 1 || to == 2
+		h, loaded := b.hdr[id] // the header of its last move into a tier
+		if to == from && (active || !loaded) {
+			continue
+		}
+		if r, ok := ts.viewRecord(from, id); ok {
+			if !loaded {
+				h, loaded = r.Header, true
+			}
+			if err := ts.views[from].remove([]uint64{id}); err != nil {
+				return err
+			}
+		}
+		if !active && loaded {
+			// Leaving the active tiers: its header goes back into the
+			// record at the next flush.
+			h.Tier = TierArchive
+			ts.accessed[id] = h
+		}
+		if active {
+			in[to] = append(in[to], id)
+		}
+	}
+	for t := uint8(1); t <= 2; t++ {
+		slices.Sort(in[t])
+		if err := e.loadIntoView(tx, t, in[t]); err != nil {
+			return err
+		}
+		// A view holds the header a record had when it moved in, as if
+		// it had been loaded then.
+		for _, id := range in[t] {
+			if r, ok := ts.views[t].recs[id]; ok {
+				if h, ok := b.hdr[id]; ok {
+					r.Header = h
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
@@ -195,6 +269,9 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("hmo: tiers: %w", err)
 	}
+	if b := ts.batch; b != nil {
+		b.vecs[id] = vec
+	}
 	ts.dirty[id] = true
 	return e.applyMoves(tx, moves)
 }
@@ -202,8 +279,13 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 // alignment is S_p of an active record, from its cached vector. It runs
 // under the manager's lock and ts.mu.
 func (e *Engine) alignment(id uint64) float64 {
+	if b := e.tiers.batch; b != nil {
+		if v, ok := b.vecs[id]; ok {
+			return e.tiers.pers.Alignment(v)
+		}
+	}
 	for t := 1; t <= 2; t++ {
-		if v, ok := e.tiers.views[t].vecs[id]; ok {
+		if v, ok := e.tiers.views[t].vec(id); ok {
 			return e.tiers.pers.Alignment(v)
 		}
 	}
@@ -213,6 +295,26 @@ func (e *Engine) alignment(id uint64) float64 {
 // applyMoves moves records between the views. ts.mu is held.
 func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 	ts := e.tiers
+	if b := ts.batch; b != nil {
+		// Within an admitted batch: note where each record came from;
+		// finishBatch moves it once.
+		for _, mv := range moves {
+			ts.dirty[mv.ID] = true
+			if _, seen := b.from[mv.ID]; !seen {
+				b.from[mv.ID] = mv.From
+			}
+			if en, ok := ts.mgr.Entry(mv.ID); ok && (mv.To == 1 || mv.To == 2) {
+				// The header a view would have loaded it with now.
+				b.hdr[mv.ID] = headerOf(en)
+			}
+			if mv.To < mv.From {
+				ts.stats.Promotions++
+			} else {
+				ts.stats.Demotions++
+			}
+		}
+		return nil
+	}
 	var in [3][]uint64
 	for _, mv := range moves {
 		ts.dirty[mv.ID] = true

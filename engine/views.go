@@ -2,17 +2,26 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
-// view is a tier held in RAM: its records, their vectors and a small
+// view is a tier held in RAM: its records, their vectors in one
+// contiguous matrix (scanned like the archive's, with SIMD) and a small
 // lexical index over their indexed text. Tier 1's records are also
 // indexed in Tier 2's lexical index (also), so that the search of tiers
 // 1 and 2 together ranks them with one set of term statistics, as the
 // archive's index would. The engine's tmu guards it.
 type view struct {
 	recs map[uint64]*Record
-	vecs map[uint64][]float32
+	pos  map[uint64]int // id -> row of mat
+	ids  []uint64       // row -> id
+	mat  []float32      // rows of dims floats
+	dims int            // set by the first vector added to an empty view
 	text TextIndex
 	also TextIndex // a second index the view's documents go to; nil for none
 }
@@ -22,7 +31,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: tier text index: %w", err)
 	}
-	return &view{recs: map[uint64]*Record{}, vecs: map[uint64][]float32{}, text: t}, nil
+	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, text: t}, nil
 }
 
 // viewDoc is what a view needs of a record.
@@ -32,26 +41,91 @@ type viewDoc struct {
 	text TextDoc // the indexed document
 }
 
+// vec returns the vector of a record in the view.
+func (v *view) vec(id uint64) ([]float32, bool) {
+	r, ok := v.pos[id]
+	if !ok {
+		return nil, false
+	}
+	return v.mat[r*v.dims : (r+1)*v.dims], true
+}
+
 func (v *view) add(docs []viewDoc) error {
 	tds := make([]TextDoc, len(docs))
 	for i := range docs {
 		d := &docs[i]
+		if len(v.ids) == 0 {
+			v.dims = len(d.vec)
+		}
+		if len(d.vec) != v.dims {
+			return fmt.Errorf("%w: tier vector of %d, view holds %d", ErrDims, len(d.vec), v.dims)
+		}
 		v.recs[d.rec.ID] = &d.rec
-		v.vecs[d.rec.ID] = d.vec
+		if r, ok := v.pos[d.rec.ID]; ok {
+			copy(v.mat[r*v.dims:], d.vec)
+		} else {
+			v.pos[d.rec.ID] = len(v.ids)
+			v.ids = append(v.ids, d.rec.ID)
+			v.mat = append(v.mat, d.vec...)
+		}
 		tds[i] = d.text
 	}
-	if v.also != nil {
-		if err := v.also.Apply(tds, nil, 0); err != nil {
-			return err
+	if len(tds) < parallelViewDocs {
+		if v.also != nil {
+			if err := v.also.Apply(tds, nil, 0); err != nil {
+				return err
+			}
+		}
+		return v.text.Apply(tds, nil, 0)
+	}
+	// A view filled at once (restored at Open): the text analysis, the
+	// bulk of the work, runs on every core. Text indexes are safe for
+	// concurrent use, and the documents are distinct.
+	parts := runtime.GOMAXPROCS(0)
+	errs := make(chan error, 2*parts)
+	var wg sync.WaitGroup
+	for _, ix := range []TextIndex{v.text, v.also} {
+		if ix == nil {
+			continue
+		}
+		for p := range parts {
+			chunk := tds[p*len(tds)/parts : (p+1)*len(tds)/parts]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- ix.Apply(chunk, nil, 0)
+			}()
 		}
 	}
-	return v.text.Apply(tds, nil, 0)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
 }
+
+// parallelViewDocs is the batch size from which a view's text indexes are
+// filled by several goroutines.
+const parallelViewDocs = 256
 
 func (v *view) remove(ids []uint64) error {
 	for _, id := range ids {
 		delete(v.recs, id)
-		delete(v.vecs, id)
+		r, ok := v.pos[id]
+		if !ok {
+			continue
+		}
+		// The last row fills the hole.
+		last := len(v.ids) - 1
+		if r != last {
+			moved := v.ids[last]
+			copy(v.mat[r*v.dims:(r+1)*v.dims], v.mat[last*v.dims:])
+			v.ids[r], v.pos[moved] = moved, r
+		}
+		v.ids, v.mat = v.ids[:last], v.mat[:last*v.dims]
+		delete(v.pos, id)
 	}
 	if v.also != nil {
 		if err := v.also.Apply(nil, ids, 0); err != nil {
@@ -64,11 +138,17 @@ func (v *view) remove(ids []uint64) error {
 // search scores every record of the view exactly (cosine) and asks its
 // lexical index, both restricted by q's filters.
 func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text, vec []scored, err error) {
-	top := newTopK(c)
-	for id, r := range v.recs {
-		if q.match(r) {
-			top.push(scored{id: id, score: float64(dot(qv, v.vecs[id]))})
-		}
+	var keep func(int) bool
+	if q.filtered() {
+		keep = func(r int) bool { return q.match(v.recs[v.ids[r]]) }
+	}
+	rows, err := vecscan.Scan(v.mat, v.dims, qv, c, keep)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hmo: tier vector scan: %w", err)
+	}
+	vec = make([]scored, len(rows))
+	for i, h := range rows {
+		vec[i] = scored{id: v.ids[h.Row], score: float64(h.Score)}
 	}
 	hits, err := v.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
 	if err != nil {
@@ -78,5 +158,5 @@ func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text,
 	for i, h := range hits {
 		text[i] = scored{h.ID, h.Score, h.Coverage}
 	}
-	return text, top.sorted(), nil
+	return text, vec, nil
 }

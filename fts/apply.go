@@ -13,7 +13,8 @@ import (
 // none of it, and Watermark says which. A doc whose id is present replaces
 // it; an id both in docs and in deletes ends up deleted. Deleting an absent
 // id does nothing. Apply returns once the batch is persisted (synced to
-// disk).
+// disk), or with Options.AsyncPersist once it is searchable
+// (DurableWatermark follows the disk).
 //
 // Empty Scope and Session are not indexed, so such a doc matches no filter
 // on them; likewise a zero Time matches no time filter. Time is indexed in
@@ -72,9 +73,11 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	var wm [8]byte
 	binary.BigEndian.PutUint64(wm[:], watermark)
 	b.SetInternal(keyWatermark, wm[:])
+	b.SetPersistedCallback(x.persisted(watermark))
 	if err := x.bi.Batch(b); err != nil {
 		return x.wrap("apply", err)
 	}
+	x.applied.Store(watermark)
 	return nil
 }
 

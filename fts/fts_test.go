@@ -582,6 +582,49 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// TestAsyncPersist: with AsyncPersist, Apply returns before the disk has
+// the batch; DurableWatermark catches up with Watermark, and Close waits
+// for it, so a clean reopen has every batch.
+func TestAsyncPersist(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "text")
+	o := &fts.Options{AsyncPersist: true}
+	x, err := fts.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := uint64(1); i <= 50; i++ {
+		apply(t, x, []engine.TextDoc{{ID: i, Text: "async batch number"}}, nil, i)
+		if d, _ := x.DurableWatermark(); d > i {
+			t.Fatalf("durable watermark %d ahead of the applied %d", d, i)
+		}
+	}
+	if got := len(search(t, x, "async", 100, engine.TextFilter{})); got != 50 {
+		t.Fatalf("searchable before persist: %d docs, want 50", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for d, _ := x.DurableWatermark(); d != 50; d, _ = x.DurableWatermark() {
+		if time.Now().After(deadline) {
+			t.Fatalf("durable watermark stuck at %d, want 50", d)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	apply(t, x, []engine.TextDoc{{ID: 51, Text: "async last"}}, nil, 51)
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	x, err = fts.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if wm, _ := x.Watermark(); wm != 51 {
+		t.Fatalf("reopened watermark %d, want 51", wm)
+	}
+	if d, _ := x.DurableWatermark(); d != 51 {
+		t.Fatalf("reopened durable watermark %d, want 51", d)
+	}
+}
+
 // TestReadOnlyApplyFails: bleve's read-only index never introduces a
 // batch, so Apply must fail at once instead of waiting forever (it hung
 // "hmo stats" on a full disk, issue 14 finding 3).

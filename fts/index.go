@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -43,6 +44,10 @@ type Index struct {
 	readOnly bool // Options.ReadOnly: Apply fails
 
 	applyMu sync.Mutex // serialises Apply so that batches land in call order
+
+	async   bool          // Options.AsyncPersist
+	applied atomic.Uint64 // watermark of the last Apply
+	durable atomic.Uint64 // highest watermark known to be on disk
 
 	closeMu sync.Mutex  // serialises Close
 	closed  atomic.Bool // set by Close; bleve itself refuses use after Close
@@ -82,11 +87,18 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{bi: bi, dir: dir, scoring: o.Scoring, readOnly: o.ReadOnly}
+	x = &Index{bi: bi, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
 		_ = bi.Close()
 		return nil, err
 	}
+	wm, err := x.Watermark()
+	if err != nil {
+		_ = bi.Close()
+		return nil, err
+	}
+	x.applied.Store(wm)
+	x.durable.Store(wm)
 	return x, nil
 }
 
@@ -122,6 +134,9 @@ func hasIndex(dir string) (bool, error) {
 // storeConfig is the scorch configuration of new and opened indexes.
 func storeConfig(o Options) map[string]any {
 	c := map[string]any{"bolt_timeout": o.LockTimeout.String()}
+	if o.AsyncPersist && !o.ReadOnly {
+		c["unsafe_batch"] = true
+	}
 	if o.ReadOnly {
 		c["read_only"] = true
 	}
@@ -211,6 +226,44 @@ func (x *Index) Watermark() (uint64, error) {
 	return 0, fmt.Errorf("fts: watermark: %w (%d bytes)", ErrCorrupt, len(v))
 }
 
+// DurableWatermark returns the highest watermark whose batch is known to
+// be on disk: after a crash the index holds at least the batches up to
+// it. Without Options.AsyncPersist it is Watermark.
+func (x *Index) DurableWatermark() (uint64, error) {
+	if !x.async {
+		return x.Watermark()
+	}
+	return x.durable.Load(), nil
+}
+
+// persisted is the callback of a batch carrying watermark wm.
+func (x *Index) persisted(wm uint64) func(error) {
+	return func(err error) {
+		if err != nil {
+			return
+		}
+		for {
+			cur := x.durable.Load()
+			if wm <= cur || x.durable.CompareAndSwap(cur, wm) {
+				return
+			}
+		}
+	}
+}
+
+// closeWait bounds how long Close waits for bleve's persister to write
+// the batches applied asynchronously; what it has not written by then is
+// replayed by the caller's log after the next Open.
+const closeWait = 30 * time.Second
+
+// waitPersisted waits until every applied batch is on disk, or closeWait.
+func (x *Index) waitPersisted() {
+	deadline := time.Now().Add(closeWait)
+	for x.durable.Load() < x.applied.Load() && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // DocCount returns the number of documents in the index.
 func (x *Index) DocCount() (uint64, error) {
 	n, err := x.bi.DocCount()
@@ -228,6 +281,11 @@ func (x *Index) Close() error {
 		return nil
 	}
 	x.closed.Store(true)
+	if x.async {
+		x.applyMu.Lock() // no Apply in flight
+		x.waitPersisted()
+		x.applyMu.Unlock()
+	}
 	if err := x.bi.Close(); err != nil {
 		return fmt.Errorf("fts: close %s: %w", x.dir, err)
 	}

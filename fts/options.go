@@ -44,6 +44,14 @@ type Options struct {
 	// LockTimeout is how long Open waits for the index's file lock.
 	// Default DefaultLockTimeout.
 	LockTimeout time.Duration
+	// AsyncPersist lets Apply return once a batch is searchable, before
+	// it is on disk (scorch's unsafe_batch): segments are written by
+	// bleve's persister in the background, and DurableWatermark tells how
+	// far the disk got. It is for callers that can replay what a crash
+	// loses from a log of their own, as the engine does from its change
+	// log. Close waits for the persister. Default false: Apply returns
+	// once the batch is synced to disk.
+	AsyncPersist bool
 	// SkipVerify skips the checksum pass over the segment files at Open,
 	// which reads the whole index once (10-17 ms measured for 100K short
 	// records, 17 MiB). Default false: damaged segments fail Open with

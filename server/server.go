@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -48,6 +49,11 @@ type Options struct {
 	Clock func() time.Time
 	// IdleCheck is how often idleness is checked. Default DefaultIdleCheck.
 	IdleCheck time.Duration
+	// Logger receives the server's log: each request at Debug (Warn when
+	// refused for its token, Error for a server error), start, idleness
+	// and stop at Info, errors of the HTTP server itself at Warn.
+	// Default: nothing is logged.
+	Logger *slog.Logger
 	// ReadTimeout bounds reading a request, headers and body. Default
 	// DefaultReadTimeout.
 	ReadTimeout time.Duration
@@ -107,6 +113,9 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	if c.IdleCheck == 0 {
 		c.IdleCheck = DefaultIdleCheck
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Idle < 0 || c.MaxBodyBytes < 0 || c.IdleCheck < 0 || c.ReadTimeout < 0 || c.ReadHeaderTimeout < 0 || c.IdleTimeout < 0 {
 		return nil, errors.New("server: negative option")
@@ -177,6 +186,7 @@ func New(svc api.Service, opts *Options) (*Server, error) {
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
 		IdleTimeout:       o.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
 	s.last.Store(o.Clock().UnixNano())
 	return s, nil
@@ -224,6 +234,7 @@ func (s *Server) Start() (Info, error) {
 	if err := writeInfo(s.opts.Dir, &s.info); err != nil {
 		return s.info, err
 	}
+	s.opts.Logger.Info("serving", "pid", s.pid, "dir", s.opts.Dir, "socket", s.info.Socket, "addr", s.info.Addr)
 	return s.info, nil
 }
 
@@ -272,17 +283,43 @@ func (s *Server) closeListeners() {
 	}
 }
 
-// track counts requests in flight and notes when the last one ended.
+// track counts requests in flight, notes when the last one ended and logs
+// each.
 func (s *Server) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.inflight.Add(1)
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			s.last.Store(s.opts.Clock().UnixNano())
 			s.inflight.Add(-1)
+			level := slog.LevelDebug
+			switch {
+			case sw.status >= 500:
+				level = slog.LevelError
+			case sw.status == http.StatusUnauthorized:
+				level = slog.LevelWarn
+			}
+			s.opts.Logger.Log(r.Context(), level, "request", "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "duration", time.Since(start).Round(time.Microsecond))
 		}()
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(sw, r)
 	})
 }
+
+// statusWriter remembers the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // watchIdle closes Done once no request has been served for Idle.
 func (s *Server) watchIdle() {
@@ -296,6 +333,7 @@ func (s *Server) watchIdle() {
 		case <-t.C:
 			idle := s.opts.Clock().Sub(time.Unix(0, s.last.Load()))
 			if s.inflight.Load() == 0 && idle >= s.opts.Idle {
+				s.opts.Logger.Info("idle", "for", s.opts.Idle)
 				s.doneOnce.Do(func() { close(s.done) })
 				return
 			}
@@ -324,6 +362,7 @@ func (s *Server) Close() error {
 			os.Remove(s.info.Socket)
 		}
 		removeInfo(s.opts.Dir, s.pid)
+		s.opts.Logger.Info("stopped", "pid", s.pid)
 	})
 	return err
 }

@@ -346,6 +346,8 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"-h"}, 0, "examples:", ""},
 		{[]string{"add", "-h"}, 0, "usage: hmo add [flags] TEXT...", ""},
 		{[]string{"help", "add"}, 0, "usage: hmo add [flags] TEXT...", ""},
+		{[]string{"help", "eval", "locomo"}, 0, "usage: hmo eval locomo [flags] FILE", ""},
+		{[]string{"help", "remember"}, 2, "", `no help for "remember": no such command`},
 		{[]string{"add", "--help"}, 0, "examples:\n  hmo add ", ""},
 		{[]string{"recall", "--help"}, 0, "--scope", ""},
 		{[]string{"version"}, 0, "hmo ", ""},

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/eval"
 )
@@ -132,6 +135,13 @@ func TestFlagsAfterArguments(t *testing.T) {
 				t.Errorf("hook claude Stop --timeout soon: %v; want the bad flag reported, exit 0", r)
 			}
 		}},
+		{"list", "", []string{"list", "--session", "s2", "--role", "user", "--limit", "2", "--json", "--dir", dir}, 0, func(t *testing.T, r result) {
+			var page api.ListResponse
+			decode(t, r.stdout, &page)
+			if len(page.Memories) != 2 || page.Memories[0].Session != "s2" || page.Memories[1].Role != "user" || page.NextCursor == "" {
+				t.Errorf("list --session s2 --role user --limit 2 --json: %+v", page)
+			}
+		}},
 		{"version", "", []string{"version"}, 0, func(t *testing.T, r result) {
 			if !strings.HasPrefix(r.stdout, "hmo ") {
 				t.Errorf("version: %v", r)
@@ -140,6 +150,21 @@ func TestFlagsAfterArguments(t *testing.T) {
 		{"completion", "", []string{"completion", "fish", "--no-descriptions"}, 0, func(t *testing.T, r result) {
 			if !strings.Contains(r.stdout, "complete -c hmo") {
 				t.Errorf("completion fish --no-descriptions: %.300s", r.stdout)
+			}
+		}},
+		{"ui", "", []string{"ui", "--json", "--dir", filepath.Join(t.TempDir(), "typo")}, 1, func(t *testing.T, r result) {
+			if !strings.Contains(r.stderr, "no store in") || !strings.HasSuffix(strings.TrimSpace(r.stderr), "typo')") {
+				t.Errorf("ui --json --dir typo: %v", r)
+			}
+		}},
+		{"man", "", []string{"man", filepath.Join(t.TempDir(), "man")}, 0, func(t *testing.T, r result) {
+			if !strings.Contains(r.stdout, "manual pages written to") {
+				t.Errorf("man DIR: %v", r)
+			}
+		}},
+		{"salvage", "", []string{"salvage", filepath.Join(t.TempDir(), "copy"), "--dir", other}, 0, func(t *testing.T, r result) {
+			if !strings.Contains(r.stdout, "1 record") {
+				t.Errorf("salvage NEWDIR --dir other: %v; want the other store's one record copied", r)
 			}
 		}},
 		{"go-style single-dash flags", "", []string{"recall", "-dir", other, "-json", "-k", "1", "x"}, 0, func(t *testing.T, r result) {
@@ -155,7 +180,9 @@ func TestFlagsAfterArguments(t *testing.T) {
 			}
 		}},
 	}
+	covered := map[string]bool{}
 	for _, tt := range tests {
+		covered[tt.args[0]] = true
 		t.Run(tt.name, func(t *testing.T) {
 			r := hmoRun(t, tt.stdin, tt.args...)
 			if r.code != tt.code {
@@ -163,6 +190,12 @@ func TestFlagsAfterArguments(t *testing.T) {
 			}
 			tt.check(t, r)
 		})
+	}
+	// Every command is in the table: a new one must be added here.
+	for _, c := range newRoot(&env{}).Commands() {
+		if c.IsAvailableCommand() && !covered[c.Name()] {
+			t.Errorf("command %s is not run with flags after its arguments here", c.Name())
+		}
 	}
 }
 
@@ -173,12 +206,12 @@ func TestPerCommandFlags(t *testing.T) {
 		has  []string
 		lack []string
 	}{
-		{"init", []string{"--dir", "--embedder"}, []string{"--mode", "--enrich-wait", "--json", "--chat-model"}},
+		{"init", []string{"--dir", "--embedder", "--json"}, []string{"--mode", "--enrich-wait", "--chat-model"}},
 		{"get", []string{"--dir", "--json"}, []string{"--enrich-wait", "--mode", "--embedder"}},
 		{"add", []string{"--scope", "--enrich-wait", "--chat-model"}, []string{"--mode", "-k"}},
 		{"recall", []string{"--mode", "-k", "--from"}, []string{"--enrich-wait", "--embedder", "--purge"}},
 		{"forget", []string{"--purge"}, []string{"--mode", "--enrich-wait", "--chat-model"}},
-		{"serve", []string{"--detach", "--idle", "--mode"}, []string{"--enrich-wait", "--json"}},
+		{"serve", []string{"--detach", "--idle", "--mode"}, []string{"--enrich-wait", "--embedder"}},
 	}
 	for _, tt := range tests {
 		r := hmoRun(t, "", tt.cmd, "--help")
@@ -238,7 +271,77 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("__complete recall -- lacks %s:\n%s", f, r.stdout)
 		}
 	}
+	// Flags with a fixed set of values complete to them.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "x", "--format", ""}, "jsonl\nlocomo\nclaude-code\nmarkdown\n"},
+		{[]string{"export", "--format", ""}, "jsonl\nmarkdown\n"},
+		{[]string{"recall", "x", "--mode", ""}, "tiered\nflat\n"},
+		{[]string{"serve", "--log-level", ""}, "debug\ninfo\nwarn\nerror\n"},
+	} {
+		if r := hmoRun(t, "", append([]string{"__complete"}, tt.args...)...); !strings.HasPrefix(r.stdout, tt.want) {
+			t.Errorf("__complete %q: %q, want %q", tt.args, r.stdout, tt.want)
+		}
+	}
 	if r := hmoRun(t, "", "completion", "tcsh"); r.code != 2 {
 		t.Errorf("completion tcsh: %v; want exit 2", r)
+	}
+}
+
+// TestJSONEverywhere runs every command that reports something with
+// --json: its stdout must be one JSON value, and nothing else.
+func TestJSONEverywhere(t *testing.T) {
+	dir := newStore(t)
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	tests := [][]string{
+		{"init", "--dir", fresh},
+		{"add", "a note", "--dir", dir},
+		{"import", conversation, "--dir", fresh},
+		{"recall", "cat", "--dir", dir},
+		{"list", "--dir", dir},
+		{"get", "1", "--dir", dir},
+		{"forget", "2", "3", "--dir", dir},
+		{"forget", "4", "--purge", "--dir", dir},
+		{"compact", "--dir", dir},
+		{"stats", "--dir", dir},
+		{"persona", "--dir", dir},
+		{"reindex", "--embedder", "static", "--dir", dir},
+		{"doctor", "--dir", dir, "--ollama-host", "127.0.0.1:1"},
+		{"serve", "--stop", "--dir", dir},
+		{"version"},
+		{"eval", "locomo", "../../locomo/testdata/small.json", "--only", "text", "--workdir", t.TempDir()},
+	}
+	for _, args := range tests {
+		t.Run(args[0], func(t *testing.T) {
+			r := hmoRun(t, "", append(args, "--json")...)
+			if r.code != 0 {
+				t.Fatalf("hmo %s --json: %v", strings.Join(args, " "), r)
+			}
+			var v any
+			dec := json.NewDecoder(strings.NewReader(r.stdout))
+			if err := dec.Decode(&v); err != nil || dec.More() || v == nil {
+				t.Errorf("hmo %s --json: stdout is not one JSON value (%v):\n%s", strings.Join(args, " "), err, r.stdout)
+			}
+		})
+	}
+}
+
+// TestManPages checks that hmo man writes a page per command.
+func TestManPages(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "man")
+	mustRun(t, "", "man", dir)
+	for _, c := range newRoot(&env{}).Commands() {
+		if !c.IsAvailableCommand() {
+			continue // help
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "hmo-"+c.Name()+".1"))
+		if err != nil || !strings.Contains(string(b), `.TH "HMO" "1"`) || !strings.Contains(string(b), c.Short[:10]) {
+			t.Errorf("man page of %s: %v\n%.300s", c.Name(), err, b)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hmo-recall.1")); err != nil || !strings.Contains(string(b), `\fB--scope\fP`) {
+		t.Errorf("hmo-recall.1 lacks --scope: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ const compactLockWait = 5 * time.Second
 // pages, deleted documents in Bleve's segments, tombstoned vectors.
 func newCompactCmd(env *env) *cobra.Command {
 	var sf storeFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "compact [flags]",
 		Short:   "rewrite the store and its indexes without what deleted records left in the files",
@@ -26,10 +27,19 @@ func newCompactCmd(env *env) *cobra.Command {
 			if err := compactIndexes(cmd.Context(), env, &sf); err != nil {
 				return err
 			}
-			return compactStore(env, &sf)
+			res, err := compactStore(env, &sf)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(env, res)
+			}
+			res.print(env)
+			return nil
 		},
 	}
 	sf.register(cmd.Flags(), withOllama)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON: {dir, bytes_before, bytes_after}")
 	return cmd
 }
 
@@ -42,16 +52,27 @@ func compactIndexes(ctx context.Context, env *env, sf *storeFlags) (err error) {
 	return e.CompactIndexes(ctx)
 }
 
+// compactResult is what compact did: the store's size on disk before and
+// after.
+type compactResult struct {
+	Dir         string `json:"dir"`
+	BytesBefore int64  `json:"bytes_before"`
+	BytesAfter  int64  `json:"bytes_after"`
+}
+
+func (c *compactResult) print(env *env) {
+	fmt.Fprintf(env.stdout, "compacted %s: %.1f MiB -> %.1f MiB\n", c.Dir, float64(c.BytesBefore)/(1<<20), float64(c.BytesAfter)/(1<<20))
+}
+
 // compactStore rewrites the closed store's bbolt file with its live data.
-func compactStore(env *env, sf *storeFlags) error {
+func compactStore(env *env, sf *storeFlags) (compactResult, error) {
 	dir, err := sf.path(env)
 	if err != nil {
-		return err
+		return compactResult{}, err
 	}
 	before := engine.DiskBytes(dir)
 	if err := engine.CompactStore(dir, compactLockWait); err != nil {
-		return err
+		return compactResult{}, err
 	}
-	fmt.Fprintf(env.stdout, "compacted %s: %.1f MiB -> %.1f MiB\n", dir, float64(before)/(1<<20), float64(engine.DiskBytes(dir))/(1<<20))
-	return nil
+	return compactResult{Dir: dir, BytesBefore: before, BytesAfter: engine.DiskBytes(dir)}, nil
 }

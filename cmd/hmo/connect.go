@@ -52,7 +52,7 @@ func (s *storeFlags) connect(env *env, co connectOptions) (*client.Client, strin
 	}
 	if co.direct {
 		opts.OpenLocal = func() (*engine.Engine, error) {
-			return hmo.Open(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout, Create: engine.CreateIfNew})
+			return hmo.OpenWith(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout, Create: engine.CreateIfNew}, s.models.resolve(env))
 		}
 	}
 	c, err := client.New(&opts)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,7 @@ func TestDaemonServesClients(t *testing.T) {
 		{[]string{"recall", "--dir", dir, "-k", "1", "where is the cache"}, "~/.cache/tides"},
 		{[]string{"get", "--dir", dir, "1"}, "NOAA harmonic"},
 		{[]string{"stats", "--dir", dir}, "hmo daemon, pid"},
+		{[]string{"list", "--dir", dir, "--reverse", "--limit", "1"}, "~/.cache/tides"},
 	}
 	for _, s := range steps {
 		start := time.Now()
@@ -232,5 +234,133 @@ func TestHookStateLivesInTheStore(t *testing.T) {
 		if strings.Contains(s, `"records": 0`) || !strings.Contains(s, `"records"`) {
 			t.Errorf("store %d after Stop: stats %s; want the transcript's turns", i+1, s)
 		}
+	}
+}
+
+// TestServeDetach checks that serve --detach returns once the daemon
+// answers, and that with a daemon already running it reports that
+// daemon's pid instead of starting one that exits at once.
+func TestServeDetach(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	r := execHMO(t, "", nil, "serve", "--detach", "--dir", dir, "--idle", "2m")
+	t.Cleanup(func() { stopDaemon(t, dir) })
+	pid, err := strconv.Atoi(strings.TrimSpace(r.stdout))
+	if r.code != 0 || err != nil {
+		t.Fatalf("serve --detach: %v", r)
+	}
+	// No wait: the daemon must already answer.
+	info, err := server.ReadInfo(dir)
+	if err != nil || info.PID != pid {
+		t.Fatalf("right after serve --detach: serve.json %+v, %v; want pid %d", info, err, pid)
+	}
+	if r := execHMO(t, "", nil, "stats", "--dir", dir); !strings.Contains(r.stdout, fmt.Sprintf("hmo daemon, pid %d", pid)) {
+		t.Errorf("stats right after serve --detach: %v; want it served by pid %d", r, pid)
+	}
+	// The daemon logs with slog to serve.log: info by default off a
+	// terminal, so no request lines.
+	logged, err := os.ReadFile(filepath.Join(dir, "serve.log"))
+	if err != nil || !strings.Contains(string(logged), fmt.Sprintf("level=INFO msg=serving pid=%d", pid)) || strings.Contains(string(logged), "msg=request") {
+		t.Errorf("serve.log (%v):\n%s\nwant the start at level INFO and no request lines", err, logged)
+	}
+	// Again: the running daemon is reported, truthfully.
+	r = execHMO(t, "", nil, "serve", "--detach", "--dir", dir)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != strconv.Itoa(pid) || !strings.Contains(r.stderr, fmt.Sprintf("daemon pid %d already serves", pid)) {
+		t.Errorf("serve --detach with a daemon running: %v; want pid %d reported as already serving", r, pid)
+	}
+	var d struct {
+		PID     int  `json:"pid"`
+		Started bool `json:"started"`
+	}
+	r = execHMO(t, "", nil, "serve", "--detach", "--json", "--dir", dir)
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.PID != pid || d.Started {
+		t.Errorf("serve --detach --json with a daemon running: %v (%v); want pid %d, started false", r, err, pid)
+	}
+	if proctest.Supported() {
+		n := 0
+		for _, p := range proctest.Running(hmoBinary(t)) {
+			if strings.Contains(p.Cmdline, dir) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d hmo processes serve %s, want the one daemon", n, dir)
+		}
+	}
+	if r := execHMO(t, "", nil, "serve", "--dir", unusedDir(t), "--log-level", "loud"); r.code != 2 || !strings.Contains(r.stderr, `--log-level "loud"`) {
+		t.Errorf("serve --log-level loud: %v; want exit 2", r)
+	}
+	// A daemon that cannot start: the launcher says so, with its log.
+	bad := filepath.Join(t.TempDir(), "bad")
+	r = execHMO(t, "", nil, "serve", "--detach", "--dir", bad, "--addr", "192.0.2.1:0")
+	if r.code != 1 || !strings.Contains(r.stderr, "exited before it answered") || !strings.Contains(r.stderr, "loopback") {
+		t.Errorf("serve --detach of a daemon that fails: %v; want exit 1 with the daemon's log", r)
+	}
+}
+
+// unusedDir is a store directory for a command that must fail before using it.
+func unusedDir(t *testing.T) string { return filepath.Join(t.TempDir(), "unused") }
+
+// TestRecallLimitsWithAndWithoutDaemon checks that recall has the same
+// limits whether it opens the store or asks the daemon, which pages
+// through the API (at most 50 results a page) to give -k results.
+func TestRecallLimitsWithAndWithoutDaemon(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	var lines strings.Builder
+	for i := range 80 {
+		fmt.Fprintf(&lines, "{\"text\":\"note %d: the cat sleeps on the warm laptop\"}\n", i)
+	}
+	if r := execHMO(t, lines.String(), nil, "import", "-", "--dir", dir); r.code != 0 {
+		t.Fatalf("import: %v", r)
+	}
+	check := func(how string) {
+		t.Helper()
+		r := execHMO(t, "", nil, "recall", "cat laptop", "-k", "70", "--json", "--dir", dir)
+		var res []json.RawMessage
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 || len(res) != 70 {
+			t.Errorf("recall -k 70 %s: %d results (%v), exit %d %s; want 70", how, len(res), err, r.code, r.stderr)
+		}
+		if r := execHMO(t, "", nil, "recall", "cat", "-k", "201", "--dir", dir); r.code != 2 || !strings.Contains(r.stderr, "k=201 outside [1, 200]") {
+			t.Errorf("recall -k 201 %s: %v; want exit 2", how, r)
+		}
+	}
+	check("on the store")
+	if r := execHMO(t, "", nil, "serve", "--detach", "--dir", dir); r.code != 0 {
+		t.Fatalf("serve --detach: %v", r)
+	}
+	t.Cleanup(func() { stopDaemon(t, dir) })
+	check("through the daemon")
+}
+
+// TestDaemonUsesTheModels checks that the daemon opens the store with the
+// models it is given (flags, or the environment it inherits from the
+// command that starts it): the LLM steps run in the daemon too.
+func TestDaemonUsesTheModels(t *testing.T) {
+	host := fakeOllama(t)
+	for _, tt := range []struct {
+		name    string
+		environ []string
+		args    []string
+	}{
+		{"flags", nil, []string{"--ollama-host", host, "--chat-model", "fake-chat"}},
+		{"environment", []string{"OLLAMA_HOST=" + host, envChatModel + "=fake-chat"}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if r := execHMO(t, "", nil, "init", "--dir", dir); r.code != 0 {
+				t.Fatalf("init: %v", r)
+			}
+			r := execHMO(t, "", tt.environ, append([]string{"serve", "--detach", "--dir", dir}, tt.args...)...)
+			t.Cleanup(func() { stopDaemon(t, dir) })
+			if r.code != 0 {
+				t.Fatalf("serve --detach: %v", r)
+			}
+			var s struct {
+				LLM bool `json:"llm"`
+			}
+			r = execHMO(t, "", nil, "stats", "--json", "--dir", dir)
+			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || !s.LLM {
+				t.Errorf("stats through the daemon: %v (%v); want the LLM steps on", r, err)
+			}
+		})
 	}
 }

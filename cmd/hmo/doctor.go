@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,24 +19,57 @@ const doctorTimeout = 5 * time.Second
 // checkup collects doctor's findings, one line each.
 type checkup struct {
 	env      *env
+	findings []finding
 	problems int
 }
 
-func (c *checkup) ok(format string, a ...any) {
-	fmt.Fprintf(c.env.stdout, "ok    "+format+"\n", a...)
+// finding is one line of doctor's report.
+type finding struct {
+	Status  string `json:"status"`  // ok, fail or note
+	Check   string `json:"check"`   // store, embedder, indexes, ollama, ...
+	Message string `json:"message"` // the line without status and check
 }
+
+func (c *checkup) add(status, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	check, rest, ok := strings.Cut(msg, ": ")
+	if !ok || strings.Contains(check, " ") {
+		check, rest = "", msg
+	}
+	c.findings = append(c.findings, finding{status, check, rest})
+}
+
+func (c *checkup) ok(format string, a ...any) { c.add("ok", format, a...) }
 
 func (c *checkup) fail(format string, a ...any) {
 	c.problems++
-	fmt.Fprintf(c.env.stdout, "FAIL  "+format+"\n", a...)
+	c.add("fail", format, a...)
 }
 
-func (c *checkup) note(format string, a ...any) {
-	fmt.Fprintf(c.env.stdout, "note  "+format+"\n", a...)
+func (c *checkup) note(format string, a ...any) { c.add("note", format, a...) }
+
+// print writes the findings, one line each or as JSON.
+func (c *checkup) print(asJSON bool) error {
+	if asJSON {
+		return writeJSON(c.env, struct {
+			Problems int       `json:"problems"`
+			Findings []finding `json:"findings"`
+		}{c.problems, c.findings})
+	}
+	for _, f := range c.findings {
+		label := map[string]string{"ok": "ok    ", "fail": "FAIL  ", "note": "note  "}[f.Status]
+		if f.Check != "" {
+			fmt.Fprintf(c.env.stdout, "%s%s: %s\n", label, f.Check, f.Message)
+		} else {
+			fmt.Fprintf(c.env.stdout, "%s%s\n", label, f.Message)
+		}
+	}
+	return nil
 }
 
 func newDoctorCmd(env *env) *cobra.Command {
 	var sf storeFlags
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor [flags]",
 		Short: "check the store and the local models",
@@ -43,13 +77,14 @@ func newDoctorCmd(env *env) *cobra.Command {
 		Example: `  hmo doctor
   hmo doctor --chat-model qwen2.5:3b --ollama-host 127.0.0.1:11434`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runDoctor(cmd.Context(), env, &sf) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runDoctor(cmd.Context(), env, &sf, asJSON) },
 	}
 	sf.register(cmd.Flags(), withChat)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as JSON: {problems, findings: [{status, check, message}]}")
 	return cmd
 }
 
-func runDoctor(ctx context.Context, env *env, sf *storeFlags) error {
+func runDoctor(ctx context.Context, env *env, sf *storeFlags, asJSON bool) error {
 	dir, err := sf.path(env)
 	if err != nil {
 		return err
@@ -58,6 +93,9 @@ func runDoctor(ctx context.Context, env *env, sf *storeFlags) error {
 	models := sf.models.resolve(env)
 	id, storeOK := c.store(dir, sf)
 	c.ollama(ctx, models.Host, models.ChatModel, id, storeOK)
+	if err := c.print(asJSON); err != nil {
+		return err
+	}
 	if c.problems > 0 {
 		return fmt.Errorf("%d problem(s) found", c.problems)
 	}

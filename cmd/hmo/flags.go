@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hmo-dev/hmo"
+	"github.com/hmo-dev/hmo/api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -133,6 +134,31 @@ func (s *storeFlags) openExisting(env *env) (*engine.Engine, error) {
 		return nil, fmt.Errorf("no store in %s (create one with 'hmo init --dir %s')", dir, dir)
 	}
 	return s.openDir(env, dir, engine.Options{Create: engine.CreateNever})
+}
+
+// filterFlags are the record filters of recall and list.
+type filterFlags struct {
+	scope, session, from, to string
+}
+
+func (f *filterFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.scope, "scope", "", "only this scope")
+	fs.StringVar(&f.session, "session", "", "only this session")
+	fs.StringVar(&f.from, "from", "", "only records at or after this time (RFC 3339 or a date)")
+	fs.StringVar(&f.to, "to", "", "only records before this time (RFC 3339 or a date)")
+}
+
+// filter is the filter the flags describe.
+func (f *filterFlags) filter() (api.Filter, error) {
+	from, err := parseTime(f.from)
+	if err != nil {
+		return api.Filter{}, err
+	}
+	to, err := parseTime(f.to)
+	if err != nil {
+		return api.Filter{}, err
+	}
+	return api.Filter{Scope: f.scope, Session: f.session, From: from, To: to}, nil
 }
 
 // parseTime accepts RFC 3339 or a plain date.

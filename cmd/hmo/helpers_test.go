@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
@@ -155,14 +156,25 @@ func hmoBinary(t *testing.T) string {
 
 // execHMO runs the built binary with stdin, args and extra environment
 // variables ("K=V").
+// execTimeout bounds one hmo command run by a test.
+const execTimeout = 3 * time.Minute
+
 func execHMO(t *testing.T, stdin string, environ []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(hmoBinary(t), args...)
+	// A command that hangs is killed rather than left behind as an
+	// orphan when the test binary times out.
+	ctx, cancel := context.WithTimeout(context.Background(), execTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hmoBinary(t), args...)
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = append(os.Environ(), environ...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("hmo %s: still running after %v, killed", strings.Join(args, " "), execTimeout)
+	}
 	code := 0
 	if err != nil {
 		ee, ok := err.(*exec.ExitError)

@@ -130,6 +130,18 @@ func TestImportAgentsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := t.TempDir()
+	// A workspace whose daily note holds a bullet over the size limit.
+	workspace := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(workspace, "memory"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	note := "# 2026-03-02\n\n- fine\n- " + strings.Repeat("long ", 14000) + "\n"
+	if err := os.WriteFile(filepath.Join(workspace, "MEMORY.md"), []byte("- ok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(workspace, "memory", "2026-03-02.md"), []byte(note), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -140,6 +152,8 @@ func TestImportAgentsBadInput(t *testing.T) {
 		{"unknown format", []string{"--format", "docx", bad}, 2, "unknown format"},
 		{"directory as jsonl", []string{"--format", "jsonl", empty}, 1, "is a directory"},
 		{"empty memory directory", []string{empty}, 1, "no MEMORY.md"},
+		{"oversize note in a workspace", []string{workspace}, 1, ": 2026-03-02.md line 4: record too large"},
+		{"oversize note file", []string{filepath.Join(workspace, "memory", "2026-03-02.md")}, 1, "2026-03-02.md: line 4: record too large"},
 		{"bad export format", nil, 2, "want jsonl or markdown"},
 	}
 	for _, tt := range tests {

@@ -82,6 +82,9 @@ func run(ctx context.Context, env *env, args []string) int {
 		return ee.code
 	case errors.As(err, new(usageError)):
 		fmt.Fprintf(env.stderr, "%s: %s\n", commandName(cmd), message(err))
+		if cmd != nil {
+			fmt.Fprintf(env.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
 		return 2
 	default:
 		fmt.Fprintf(env.stderr, "%s: %s\n", commandName(cmd), message(err))
@@ -89,16 +92,13 @@ func run(ctx context.Context, env *env, args []string) int {
 	}
 }
 
-// commandName names cmd in messages: "hmo add", "hmo eval" (the
-// subcommand of hmo, not deeper), or "hmo".
+// commandName names cmd in messages: "hmo add", "hmo eval locomo", or
+// "hmo".
 func commandName(cmd *cobra.Command) string {
-	if cmd == nil || !cmd.HasParent() {
+	if cmd == nil {
 		return "hmo"
 	}
-	for cmd.Parent().HasParent() {
-		cmd = cmd.Parent()
-	}
-	return "hmo " + cmd.Name()
+	return cmd.CommandPath()
 }
 
 // message is err's text with one prefix: the command's. The packages'

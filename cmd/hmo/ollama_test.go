@@ -99,3 +99,29 @@ func TestDoctorOneLinePerFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorJSON checks doctor --json: the same findings as the text, each
+// with its status and check, and exit 1 when one fails.
+func TestDoctorJSON(t *testing.T) {
+	dir := newStore(t)
+	host := fakeOllama(t)
+	r := hmoRun(t, "", "doctor", "--json", "--dir", dir, "--ollama-host", host, "--chat-model", "qwen2.5:3b")
+	var rep struct {
+		Problems int `json:"problems"`
+		Findings []struct{ Status, Check, Message string }
+	}
+	decode(t, r.stdout, &rep)
+	text := hmoRun(t, "", "doctor", "--dir", dir, "--ollama-host", host, "--chat-model", "qwen2.5:3b")
+	if r.code != 1 || rep.Problems != 1 || len(rep.Findings) != strings.Count(text.stdout, "\n") {
+		t.Fatalf("doctor --json: %v\nwant exit 1, one problem, one finding per line of\n%s", r, text.stdout)
+	}
+	var failed []string
+	for _, f := range rep.Findings {
+		if f.Status == "fail" {
+			failed = append(failed, f.Check+": "+f.Message)
+		}
+	}
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], "ollama: chat model qwen2.5:3b not found") {
+		t.Errorf("doctor --json failures %q", failed)
+	}
+}

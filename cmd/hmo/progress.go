@@ -17,13 +17,17 @@ type progress struct {
 }
 
 func newProgress(env *env, label string) *progress {
-	on := false
-	if f, ok := env.stderr.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			on = true
-		}
+	return &progress{w: env.stderr, label: label, on: isTerminal(env.stderr), start: time.Now()}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	return &progress{w: env.stderr, label: label, on: on, start: time.Now()}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // update redraws the bar at most ten times a second, and always at the end.

@@ -13,12 +13,15 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
+// maxRecallK is the most results recall gives: as deep as the API pages.
+const maxRecallK = api.MaxSearchDepth
+
 // recallFlags are the flags of recall.
 type recallFlags struct {
-	store    storeFlags
-	q        engine.Query
-	from, to string
-	asJSON   bool
+	store  storeFlags
+	filter filterFlags
+	q      engine.Query
+	asJSON bool
 }
 
 func newRecallCmd(env *env) *cobra.Command {
@@ -35,11 +38,8 @@ func newRecallCmd(env *env) *cobra.Command {
 	fs := cmd.Flags()
 	f.store.register(fs, withMode|withChat)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
-	fs.IntVarP(&f.q.K, "k", "k", engine.DefaultK, "number of results")
-	fs.StringVar(&f.q.Scope, "scope", "", "only this scope")
-	fs.StringVar(&f.q.Session, "session", "", "only this session")
-	fs.StringVar(&f.from, "from", "", "only records at or after this time (RFC 3339 or a date)")
-	fs.StringVar(&f.to, "to", "", "only records before this time (RFC 3339 or a date)")
+	fs.IntVarP(&f.q.K, "k", "k", engine.DefaultK, fmt.Sprintf("number of results, 1 to %d", maxRecallK))
+	f.filter.register(fs)
 	return cmd
 }
 
@@ -48,12 +48,15 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 	if q.Text = strings.Join(args, " "); strings.TrimSpace(q.Text) == "" {
 		return usageError{"recall needs a query"}
 	}
-	if q.From, err = parseTime(f.from); err != nil {
+	if q.K < 1 || q.K > maxRecallK {
+		// The same limit whether the daemon or the store answers.
+		return usageError{fmt.Sprintf("k=%d outside [1, %d]", q.K, maxRecallK)}
+	}
+	filter, err := f.filter.filter()
+	if err != nil {
 		return err
 	}
-	if q.To, err = parseTime(f.to); err != nil {
-		return err
-	}
+	q.Scope, q.Session, q.From, q.To = filter.Scope, filter.Session, filter.From, filter.To
 	var res []engine.Result
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {
 		defer c.Close()
@@ -123,17 +126,27 @@ func writeJSON(env *env, v any) error {
 // recallDaemon searches through the daemon holding the store. Results
 // carry the record and fused score; component scores and headers stay in
 // the daemon.
+//
+// A page of the API holds at most api.MaxSearchK results: it pages on to
+// reach q.K, which is at most maxRecallK.
 func recallDaemon(ctx context.Context, svc api.Service, q *engine.Query) ([]engine.Result, error) {
-	resp, err := svc.Search(ctx, api.SearchRequest{
-		Query: q.Text, K: q.K, MaxTokens: api.MaxSearchTokens,
+	req := api.SearchRequest{
+		Query: q.Text, MaxTokens: api.MaxSearchTokens,
 		Filter: api.Filter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To},
-	})
-	if err != nil {
-		return nil, err
 	}
-	out := make([]engine.Result, len(resp.Results))
-	for i, m := range resp.Results {
-		out[i] = engine.Result{Record: toRecord(&m), Score: m.Score, Tier: m.Tier}
+	var out []engine.Result
+	for len(out) < q.K {
+		req.K = min(q.K-len(out), api.MaxSearchK)
+		resp, err := svc.Search(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range resp.Results {
+			out = append(out, engine.Result{Record: toRecord(&m), Score: m.Score, Tier: m.Tier})
+		}
+		if req.Cursor = resp.NextCursor; req.Cursor == "" || len(resp.Results) == 0 {
+			break
+		}
 	}
 	return out, nil
 }

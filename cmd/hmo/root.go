@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // usageTemplate is the help of every command, on stdout for --help and
@@ -26,6 +29,7 @@ Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{if 
 The store is in --dir, $HMO_DIR or the user's data directory.{{end}}{{end}}
 `
 
+// helpTemplate is --help: the description, then the usage.
 const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
 
 {{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
@@ -39,12 +43,13 @@ func newRoot(env *env) *cobra.Command {
 one store per user, tiered recall (HMO), local models through Ollama.`,
 		Example: `  hmo add "I'm allergic to shellfish" --scope me
   hmo recall "what am I allergic to" -k 3
+  hmo list --scope me --reverse --limit 10
   hmo import notes.jsonl
   hmo serve --detach`,
 		Version:       buildVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		// Flags after the arguments are flags too; "--" ends them.
+		// An argument of hmo itself is an unknown command.
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil
@@ -73,6 +78,7 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newAddCmd(env),
 		newImportCmd(env),
 		newRecallCmd(env),
+		newListCmd(env),
 		newGetCmd(env),
 		newForgetCmd(env),
 		newCompactCmd(env),
@@ -87,14 +93,26 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		newServeCmd(env),
 		newMCPCmd(env),
 		newHookCmd(env),
+		newManCmd(env),
 		newUICmd(env),
 	)
+	completeFlagValues(root)
+	argsAreUsage(root)
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":
 			c.Short = "help about any command"
+			c.RunE = func(cmd *cobra.Command, args []string) error {
+				target, rest, err := root.Find(args)
+				if err != nil || len(rest) > 0 {
+					return usageError{fmt.Sprintf("no help for %q: no such command", strings.Join(args, " "))}
+				}
+				target.InitDefaultHelpFlag()
+				target.InitDefaultVersionFlag()
+				return target.Help()
+			}
 		case "completion":
 			c.Short = "print the shell completion script (bash, zsh, fish, powershell)"
 			c.Example = `  source <(hmo completion bash)
@@ -112,6 +130,52 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 		}
 	}
 	return root
+}
+
+// flagValues are the values shell completion offers for a flag: by
+// "command flag" first, else by flag name.
+var flagValues = map[string][]string{
+	"mode":          {"tiered", "flat"},
+	"embedder":      {"static", "ollama"},
+	"log-level":     {"debug", "info", "warn", "error"},
+	"log-format":    {"text", "json"},
+	"import format": {"jsonl", "locomo", "claude-code", "markdown"},
+	"export format": {"jsonl", "markdown"},
+	"locomo only":   {"hybrid", "text", "vector"},
+	"locomo fusion": {"linear", "rrf"},
+}
+
+// completeFlagValues registers flagValues with every command under c.
+func completeFlagValues(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		vals, ok := flagValues[c.Name()+" "+f.Name]
+		if !ok {
+			vals, ok = flagValues[f.Name]
+		}
+		if ok && len(vals) > 0 {
+			c.RegisterFlagCompletionFunc(f.Name, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
+		}
+	})
+	for _, sub := range c.Commands() {
+		completeFlagValues(sub)
+	}
+}
+
+// argsAreUsage makes every argument check of the commands under c (cobra's
+// ExactArgs and the like) a bad command line: exit status 2.
+func argsAreUsage(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			if err != nil && !errors.As(err, new(usageError)) && !errors.As(err, new(exitError)) {
+				return usageError{err.Error()}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		argsAreUsage(sub)
+	}
 }
 
 // noArgs refuses arguments: "NAME takes no arguments".

@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hmo-dev/hmo/internal/proctest"
 	"github.com/hmo-dev/hmo/localllm"
 )
 
@@ -84,10 +86,13 @@ func (s *server) start(t *testing.T, logPath string) {
 	s.log = f
 	s.cmd = exec.Command(s.bin, "serve")
 	s.cmd.Env, s.cmd.Stdout, s.cmd.Stderr = s.env, f, f
+	// A process group of its own: the model runners the server starts
+	// ('ollama runner') are in it, and are killed with it.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("ollama serve: %v", err)
 	}
-	t.Cleanup(func() { s.kill(); f.Close() })
+	t.Cleanup(func() { s.kill(); f.Close(); noneLeft(t, s.bin) })
 	c, _ := localllm.NewOllama(&localllm.OllamaOptions{Host: s.host, Retries: -1, CallTimeout: time.Second})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -102,11 +107,38 @@ func (s *server) start(t *testing.T, logPath string) {
 	}
 }
 
-// kill stops the server at once, as a crash would.
+// kill stops the server and its runners at once, as a crash would.
 func (s *server) kill() {
 	if s.cmd != nil && s.cmd.Process != nil && s.cmd.ProcessState == nil {
-		s.cmd.Process.Kill()
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // the whole group
 		s.cmd.Wait()
+	}
+}
+
+// noneLeft fails the test if a process of the Ollama binary (the server or
+// an 'ollama runner') is still alive shortly after the server was killed.
+// Zombies awaiting their reaper do not count.
+func noneLeft(t *testing.T, bin string) {
+	t.Helper()
+	if !proctest.Supported() {
+		t.Log("cannot list processes here: the check for leftover Ollama processes is skipped")
+		return
+	}
+	var alive []proctest.Proc
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		alive = alive[:0]
+		for _, p := range proctest.Running(bin) {
+			if p.State != "Z" {
+				alive = append(alive, p)
+			}
+		}
+		if len(alive) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, p := range alive {
+		t.Errorf("process left after the Ollama server was killed: pid %d %s", p.PID, p.Cmdline)
+		syscall.Kill(p.PID, syscall.SIGKILL) // do not leave it to the next run
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
-	"github.com/hmo-dev/hmo/hnsw"
 	"github.com/hmo-dev/hmo/internal/testembed"
+	"github.com/hmo-dev/hmo/vecfile"
 )
 
 // Options are the engine options of a test store.
@@ -18,9 +18,9 @@ func Options() *engine.Options {
 	return &engine.Options{
 		Embedder: testembed.Hash{ID: "test:hash/64", Size: 64},
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
-			return hnsw.Open(dir, &hnsw.Options{Dims: dims})
+			return vecfile.Open(dir, &vecfile.Options{Dims: dims})
 		},
-		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, nil) },
+		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, &fts.Options{AsyncPersist: true}) },
 		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },
 	}
 }

@@ -1,0 +1,192 @@
+// Package vecscan is the exact vector scan every similarity in hmo goes
+// through: SIMD dot products (github.com/viterin/vek/vek32) over a
+// contiguous row-major matrix, split over the available cores, keeping the
+// k best rows that pass a filter. It holds no state and is safe for
+// concurrent use.
+package vecscan
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"sync"
+
+	"github.com/viterin/vek/vek32"
+)
+
+// ParallelAbove is the row count above which Scan splits the rows over
+// GOMAXPROCS goroutines; below it, one goroutine is faster than the
+// hand-off (measured: 100-d rows cost about 10 ns each with AVX2).
+const ParallelAbove = 16384
+
+// ErrFault is returned when a scan faults: the rows live in a mapped file
+// that shrank or is unreadable, or a keep function panicked.
+var ErrFault = errors.New("vecscan: fault while scanning")
+
+// Hit is one scanned row and its dot product with the query.
+type Hit struct {
+	Row   int
+	Score float32
+}
+
+// Dot is the inner product of a and b, with SIMD where the CPU has it. It
+// returns 0 for empty or unequal-length vectors instead of panicking.
+func Dot(a, b []float32) float32 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
+	return vek32.Dot(a, b)
+}
+
+// Scan returns the k rows of mat (rows of dims floats, len(mat)/dims of
+// them) with the highest dot product with q, best first; ties go to the
+// lower row. keep, if not nil, is asked about each row before it is
+// scored and must be safe for concurrent calls. q must have dims floats.
+func Scan(mat []float32, dims int, q []float32, k int, keep func(row int) bool) ([]Hit, error) {
+	if dims <= 0 || k <= 0 || len(q) != dims {
+		return nil, nil
+	}
+	n := len(mat) / dims
+	return ScanFunc(n, k, keep, func(lo, hi int, h *Heap) {
+		for r := lo; r < hi; r++ {
+			if keep != nil && !keep(r) {
+				continue
+			}
+			h.Push(r, vek32.Dot(q, mat[r*dims:(r+1)*dims]))
+		}
+	})
+}
+
+// ScanFunc runs scan over [0, n) in parts, one goroutine per part when n
+// is above ParallelAbove, each part pushing rows into its own heap of k,
+// and merges the parts' heaps. It is the skeleton of Scan for row layouts
+// other than a float32 matrix (quantised rows). A panic or a memory fault
+// (a mapped file cut short under the scan) in any part is returned as an
+// error wrapping ErrFault.
+func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]Hit, error) {
+	if n <= 0 || k <= 0 {
+		return nil, nil
+	}
+	parts := 1
+	if n > ParallelAbove {
+		parts = max(1, min(runtime.GOMAXPROCS(0), n/(ParallelAbove/2)))
+	}
+	heaps := make([]Heap, parts)
+	errs := make([]error, parts)
+	if parts == 1 {
+		heaps[0].k = k
+		errs[0] = guard(func() { scan(0, n, &heaps[0]) })
+	} else {
+		var wg sync.WaitGroup
+		for p := range parts {
+			heaps[p].k = k
+			lo, hi := p*n/parts, (p+1)*n/parts
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[p] = guard(func() { scan(lo, hi, &heaps[p]) })
+			}()
+		}
+		wg.Wait()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var all []Hit
+	for _, h := range heaps {
+		all = append(all, h.hits...)
+	}
+	slices.SortFunc(all, Compare)
+	return all[:min(k, len(all))], nil
+}
+
+// guard runs fn with faults on mapped memory turned into panics, and
+// panics turned into an error.
+func guard(fn func()) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrFault, r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// Compare orders hits best first: higher score, then lower row.
+func Compare(a, b Hit) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Row, b.Row)
+}
+
+// Heap keeps the k best hits pushed into it. The zero value keeps none;
+// NewHeap sets k.
+type Heap struct {
+	k    int
+	hits []Hit // a min-heap: hits[0] is the worst kept
+}
+
+// NewHeap returns a heap keeping the k best hits.
+func NewHeap(k int) *Heap { return &Heap{k: k} }
+
+// Push offers a row with its score.
+func (h *Heap) Push(row int, score float32) {
+	if len(h.hits) == h.k && h.k > 0 && score < h.hits[0].Score {
+		return // the common case of a long scan: below the worst kept
+	}
+	if len(h.hits) < h.k {
+		h.hits = append(h.hits, Hit{row, score})
+		h.up(len(h.hits) - 1)
+		return
+	}
+	if h.k == 0 || !worse(h.hits[0], Hit{row, score}) {
+		return
+	}
+	h.hits[0] = Hit{row, score}
+	h.down(0)
+}
+
+// Sorted returns the kept hits, best first.
+func (h *Heap) Sorted() []Hit {
+	out := slices.Clone(h.hits)
+	slices.SortFunc(out, Compare)
+	return out
+}
+
+// worse reports whether a ranks below b.
+func worse(a, b Hit) bool { return Compare(a, b) > 0 }
+
+func (h *Heap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !worse(h.hits[i], h.hits[p]) {
+			return
+		}
+		h.hits[i], h.hits[p] = h.hits[p], h.hits[i]
+		i = p
+	}
+}
+
+func (h *Heap) down(i int) {
+	n := len(h.hits)
+	for {
+		w := i
+		if l := 2*i + 1; l < n && worse(h.hits[l], h.hits[w]) {
+			w = l
+		}
+		if r := 2*i + 2; r < n && worse(h.hits[r], h.hits[w]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		h.hits[i], h.hits[w] = h.hits[w], h.hits[i]
+		i = w
+	}
+}

@@ -1,0 +1,105 @@
+package vecscan_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
+)
+
+func naive(mat []float32, dims int, q []float32, k int, keep func(int) bool) []vecscan.Hit {
+	var hs []vecscan.Hit
+	for r := 0; r < len(mat)/dims; r++ {
+		if keep != nil && !keep(r) {
+			continue
+		}
+		var s float32
+		for i := range q {
+			s += q[i] * mat[r*dims+i]
+		}
+		hs = append(hs, vecscan.Hit{Row: r, Score: s})
+	}
+	slices.SortFunc(hs, vecscan.Compare)
+	return hs[:min(k, len(hs))]
+}
+
+func TestScanMatchesNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	cases := []struct {
+		name    string
+		n, dims int
+		k       int
+		keep    func(int) bool
+	}{
+		{"small", 100, 8, 10, nil},
+		{"k above n", 5, 8, 10, nil},
+		{"filtered", 1000, 16, 7, func(r int) bool { return r%3 == 0 }},
+		{"parallel", 3 * vecscan.ParallelAbove, 12, 10, nil},
+		{"parallel filtered", 3 * vecscan.ParallelAbove, 12, 10, func(r int) bool { return r%5 == 1 }},
+		{"nothing kept", 500, 4, 3, func(int) bool { return false }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mat := make([]float32, tc.n*tc.dims)
+			for i := range mat {
+				// Coarse values, so that exact ties occur and their order
+				// (lower row first) is checked too.
+				mat[i] = float32(rng.IntN(5) - 2)
+			}
+			q := make([]float32, tc.dims)
+			for i := range q {
+				q[i] = float32(rng.IntN(3) - 1)
+			}
+			got, err := vecscan.Scan(mat, tc.dims, q, tc.k, tc.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := naive(mat, tc.dims, q, tc.k, tc.keep)
+			if len(got) != len(want) {
+				t.Fatalf("got %d hits, want %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("hit %d: got %+v, want %+v", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestScanBadInput(t *testing.T) {
+	mat := make([]float32, 40)
+	for _, c := range []struct {
+		dims, k int
+		q       []float32
+	}{{0, 1, nil}, {4, 0, make([]float32, 4)}, {4, 1, make([]float32, 3)}} {
+		if hits, err := vecscan.Scan(mat, c.dims, c.q, c.k, nil); hits != nil || err != nil {
+			t.Errorf("Scan(dims %d, k %d, len(q) %d) = %v, %v; want nothing", c.dims, c.k, len(c.q), hits, err)
+		}
+	}
+	if vecscan.Dot([]float32{1, 2}, []float32{1}) != 0 || vecscan.Dot(nil, nil) != 0 {
+		t.Error("Dot of unequal or empty vectors is not 0")
+	}
+	if d := vecscan.Dot([]float32{1, 2, 3}, []float32{4, 5, 6}); d != 32 {
+		t.Errorf("Dot = %v, want 32", d)
+	}
+}
+
+// TestScanRecoversPanics: a panic in a scanning goroutine is an error,
+// not a crash.
+func TestScanRecoversPanics(t *testing.T) {
+	for _, n := range []int{10, 3 * vecscan.ParallelAbove} {
+		mat := make([]float32, n*2)
+		_, err := vecscan.Scan(mat, 2, []float32{1, 1}, 3, func(r int) bool {
+			if r == n-1 {
+				panic("boom")
+			}
+			return true
+		})
+		if !errors.Is(err, vecscan.ErrFault) {
+			t.Errorf("n=%d: %v, want ErrFault", n, err)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+// Package vecfile is hmo's exact vector index: every vector of a store in
+// one contiguous memory-mapped matrix, scanned with SIMD dot products over
+// all cores (internal/vecscan), with the scope, session and time filters
+// applied during the scan. It implements engine.VectorIndex and
+// engine.FilteredVectorIndex.
+//
+// The vectors live in the page cache, not on the Go heap: a process's
+// anonymous memory does not grow with the archive. The id of each row is
+// kept in the row's slot, and rows are appended in increasing id order, so
+// an id is found by binary search over the mapped slots; only rows that
+// arrive out of order (none in the engine's use) cost a map entry.
+//
+// Two files live in the index directory, both mode 0600:
+//
+//	slots   a 4 KiB header page (two alternating copies of the header,
+//	        each with a CRC, so a torn write leaves the previous one),
+//	        then one 48-byte slot per row: id, event time, hashes of
+//	        scope and session, flags, quantisation scale and a CRC-32C
+//	        of the slot and its row
+//	matrix  a 4 KiB header page naming the file's identity, then the
+//	        rows: dims float32 (or int8) each
+//
+// The header records the row count, the watermark (the last change-log
+// sequence applied) and the matrix file's identity. Open verifies the
+// header and every row's checksum (Options.SkipVerify skips the rows);
+// any mismatch is ErrCorrupt, and the engine rebuilds the index from
+// bbolt, the source of truth. Rows appended after the last Save are not
+// counted by the header; rows changed in place after it (deletions,
+// replacements) carry their own checksum. Either way the change log past
+// the saved watermark is replayed over them, which repeats those changes.
+package vecfile

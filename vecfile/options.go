@@ -1,0 +1,87 @@
+package vecfile
+
+import "fmt"
+
+// Format is the element type of the stored rows. It is fixed when the
+// index is created; opening it with another fails with ErrIncompatible.
+type Format uint8
+
+// Formats.
+const (
+	// Float32 stores each component as a float32: exact scores.
+	Float32 Format = 1
+	// Int8 stores each component as an int8 scaled by the row's largest
+	// magnitude: a quarter of the page cache, scores within about 1% (the
+	// recall@10 against Float32 is measured in the tests and BENCHMARKS.md).
+	Int8 Format = 2
+)
+
+func (f Format) String() string {
+	switch f {
+	case Float32:
+		return "float32"
+	case Int8:
+		return "int8"
+	}
+	return fmt.Sprintf("format(%d)", uint8(f))
+}
+
+// elemSize is the bytes per component.
+func (f Format) elemSize() int {
+	if f == Int8 {
+		return 1
+	}
+	return 4
+}
+
+// Defaults for Options.
+const (
+	// DefaultFormat is the row format of a new index.
+	DefaultFormat = Float32
+	// DefaultCompactRatio is the share of dead rows above which Apply
+	// rewrites the files with the live rows only.
+	DefaultCompactRatio = 0.25
+)
+
+// Options configure an Index. Dims is required, so a nil *Options is
+// refused; zero fields take their defaults.
+type Options struct {
+	// Dims is the length of every vector. Required, > 0.
+	Dims int
+	// Format is the row format of a new index. Default DefaultFormat.
+	Format Format
+	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
+	// which Apply rewrites the files without them. Default
+	// DefaultCompactRatio; 1 never compacts.
+	CompactRatio float64
+	// ReadOnly opens the files for reading only: Apply and Compact fail
+	// with ErrReadOnly, Save and Close write nothing, and a missing index
+	// is an error instead of being created. Default false.
+	ReadOnly bool
+	// SkipVerify skips the checksum of the rows at Open (it reads both
+	// files once: about 4 ms per 100K 100-d rows from the page cache).
+	// Default false.
+	SkipVerify bool
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	if o == nil {
+		return Options{}, fmt.Errorf("%w: Dims is required", ErrOptions)
+	}
+	c := *o
+	if c.Format == 0 {
+		c.Format = DefaultFormat
+	}
+	if c.CompactRatio == 0 {
+		c.CompactRatio = DefaultCompactRatio
+	}
+	switch {
+	case c.Dims <= 0 || c.Dims > 1<<16:
+		return c, fmt.Errorf("%w: Dims %d outside [1, 65536]", ErrOptions, c.Dims)
+	case c.Format != Float32 && c.Format != Int8:
+		return c, fmt.Errorf("%w: unknown format %d", ErrOptions, c.Format)
+	case !(c.CompactRatio > 0 && c.CompactRatio <= 1):
+		return c, fmt.Errorf("%w: CompactRatio %v must be in (0, 1]", ErrOptions, c.CompactRatio)
+	}
+	return c, nil
+}
