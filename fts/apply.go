@@ -54,10 +54,11 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		nl := x.fieldLengths(d)
 		lens.add(&nl)
 		pending[d.ID] = &nl
-		if err := b.Index(docID(d.ID), fields(d)); err != nil {
+		f := fields(d)
+		f[fieldLengths] = encodeDocLen(&nl)
+		if err := b.Index(docID(d.ID), f); err != nil {
 			return x.wrap("apply", err)
 		}
-		b.SetInternal(docLenKey(d.ID), encodeDocLen(&nl))
 	}
 	for _, id := range deletes {
 		l, err := old(id)
@@ -67,7 +68,6 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		lens.sub(l)
 		pending[id] = nil
 		b.Delete(docID(id))
-		b.DeleteInternal(docLenKey(id))
 	}
 	b.SetInternal(keyLengths, lens.encode())
 	var wm [8]byte

@@ -181,7 +181,7 @@ func openIndex(dir string, o Options) (bleve.Index, error) {
 
 // schemaValue identifies the layout and analysis of an index built with o.
 func schemaValue(o Options) string {
-	return "hmo-fts/2 analyzer=" + string(o.Analyzer)
+	return "hmo-fts/3 analyzer=" + string(o.Analyzer)
 }
 
 // check verifies that an opened index was built by this package with the

@@ -3,21 +3,23 @@ package fts
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
+	"strings"
+
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// Field lengths are kept beside the documents, with bleve's internal
-// values written in the same batch as the documents: the total length of
-// each field (keyLengths) and each document's own lengths (docLenKey), so
-// that a delete can take its document's lengths off the totals. bleve's
-// own statistics have no true total length (its BM25 uses the size of the
-// term dictionary instead).
+// Field lengths are kept beside the documents, written in the same batch:
+// the total length of each field in a bleve internal value (keyLengths),
+// and each document's own lengths in its stored field fieldLengths, so
+// that a delete can take them off the totals. bleve's own statistics have
+// no true total length (its BM25 uses the size of the term dictionary
+// instead). Per-document lengths must not be internal values: scorch
+// rewrites every internal value at every persist, which made ingest
+// quadratic in the archive's size.
 var keyLengths = []byte("hmo_lengths") // nFields big-endian uint64 totals
-
-func docLenKey(id uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte("hmo_dl:"), id)
-}
 
 type totals [nFields]uint64
 
@@ -61,12 +63,33 @@ func decodeTotals(b []byte) (totals, error) {
 	return t, fmt.Errorf("fts: field lengths: %w (%d bytes)", ErrCorrupt, len(b))
 }
 
-func encodeDocLen(l *[nFields]uint32) []byte {
-	b := make([]byte, 0, 4*nFields)
-	for _, v := range l {
-		b = binary.BigEndian.AppendUint32(b, v)
+// encodeDocLen is the stored value of a document's field lengths:
+// decimal numbers separated by spaces.
+func encodeDocLen(l *[nFields]uint32) string {
+	b := make([]byte, 0, 8*nFields)
+	for f, v := range l {
+		if f > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendUint(b, uint64(v), 10)
 	}
-	return b
+	return string(b)
+}
+
+func decodeDocLen(id uint64, v []byte) (*[nFields]uint32, error) {
+	parts := strings.Fields(string(v))
+	if len(parts) != nFields {
+		return nil, fmt.Errorf("fts: document %d lengths: %w (%q)", id, ErrCorrupt, v)
+	}
+	var l [nFields]uint32
+	for f, p := range parts {
+		n, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("fts: document %d lengths: %w (%q)", id, ErrCorrupt, v)
+		}
+		l[f] = uint32(n)
+	}
+	return &l, nil
 }
 
 // lengths reads the field totals. The caller holds applyMu.
@@ -78,23 +101,26 @@ func (x *Index) lengths() (totals, error) {
 	return decodeTotals(b)
 }
 
-// docLengths reads a document's field lengths, nil when it has none.
+// docLengths reads a document's field lengths, nil when it is not
+// indexed.
 func (x *Index) docLengths(id uint64) (*[nFields]uint32, error) {
-	b, err := x.bi.GetInternal(docLenKey(id))
+	doc, err := x.bi.Document(docID(id))
 	if err != nil {
 		return nil, x.wrap("apply", err)
 	}
-	if len(b) == 0 {
+	if doc == nil {
 		return nil, nil
 	}
-	if len(b) != 4*nFields {
-		return nil, fmt.Errorf("fts: document %d lengths: %w (%d bytes)", id, ErrCorrupt, len(b))
+	var v []byte
+	doc.VisitFields(func(f index.Field) {
+		if f.Name() == fieldLengths {
+			v = f.Value()
+		}
+	})
+	if v == nil {
+		return nil, nil
 	}
-	var l [nFields]uint32
-	for f := range nFields {
-		l[f] = binary.BigEndian.Uint32(b[4*f:])
-	}
-	return &l, nil
+	return decodeDocLen(id, v)
 }
 
 // fieldLengths analyses d's scored fields and counts their tokens, as

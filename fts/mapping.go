@@ -19,6 +19,11 @@ const (
 	fieldScope   = "scope"
 	fieldSession = "session"
 	fieldTime    = "time"
+	// fieldLengths holds the document's scored field lengths, stored and
+	// not indexed, so that a delete or an update can take them off the
+	// totals. It lives in the segments (written once, merged with them),
+	// unlike bleve's internal values, which every persist rewrites whole.
+	fieldLengths = "dl"
 )
 
 // analyzerName is the name under which a's analysis is registered in the
@@ -85,6 +90,12 @@ func newMapping(a Analyzer) (*mapping.IndexMappingImpl, error) {
 	tm := mapping.NewDateTimeFieldMapping()
 	unstored(tm)
 	dm.AddFieldMappingsAt(fieldTime, tm)
+	dl := mapping.NewTextFieldMapping()
+	dl.Analyzer = keyword.Name
+	unstored(dl)
+	dl.Index = false
+	dl.Store = true
+	dm.AddFieldMappingsAt(fieldLengths, dl)
 	dm.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
 	im.DefaultMapping = dm
 	return im, im.Validate()
