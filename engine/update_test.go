@@ -158,3 +158,26 @@ func TestListPagesFiltersAndReverses(t *testing.T) {
 		t.Errorf("bad position err = %v, want ErrInvalidQuery", err)
 	}
 }
+
+// Access of a version that was superseded (or forgotten) since the caller
+// saw it skips it: its vector is gone, and memory_context failed with
+// "wrong vector dimensions: vector is 0 bytes" when it showed one.
+func TestAccessSkipsRecordsNoLongerLive(t *testing.T) {
+	e, _ := openTest(t, t.TempDir())
+	ids := remember(t, e,
+		engine.Input{Scope: "s", Text: "the staging database runs on port 5433"},
+		engine.Input{Scope: "s", Text: "deploys happen on Tuesdays"},
+	)
+	if _, err := e.Update(context.Background(), ids[0], "the staging database moved to port 6543"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Access(ids[0], ids[1]); err != nil {
+		t.Fatalf("Access with a superseded id: %v", err)
+	}
+	if err := e.Forget(context.Background(), ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Access(ids[1]); err != nil {
+		t.Fatalf("Access with a forgotten id: %v", err)
+	}
+}

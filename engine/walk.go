@@ -68,7 +68,8 @@ func (e *Engine) Access(ids ...uint64) error {
 	}
 	res := make([]Result, 0, len(ids))
 	for _, id := range ids {
-		if r, err := e.Get(id); err == nil {
+		// History versions are not searched, so they are not counted.
+		if r, err := e.Get(id); err == nil && r.SupersededBy == 0 {
 			res = append(res, Result{Record: r})
 		}
 	}
@@ -246,7 +247,13 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
 	en, ok := ts.mgr.Entry(id)
 	if !ok {
 		r := &res.Record
-		vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		raw := tx.Bucket(bucketVectors).Get(u64key(id))
+		if raw == nil {
+			// Superseded or forgotten since the caller saw it: nothing
+			// to count.
+			return nil
+		}
+		vec, err := decodeVector(raw, e.dims)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
