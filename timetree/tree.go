@@ -26,6 +26,12 @@ import (
 // tree's first.
 var ErrDims = errors.New("timetree: vector dimensions differ")
 
+// ScanNodes is how many of a window's newest nodes a new child is
+// compared with (the tree grows on its recent edge, as SegTreeMem's right
+// frontier does); older nodes of the window keep their children but take
+// no new ones. It bounds the cost of an insert whatever the window holds.
+const ScanNodes = 64
+
 // Level describes one level above the leaves.
 type Level struct {
 	Window    func(time.Time) time.Time // the start of the window holding t
@@ -111,7 +117,12 @@ func (t *Tree) Add(id uint64, scope string, at time.Time, v []float32) error {
 	for l := range t.levels {
 		k := winKey{level: l + 1, scope: scope, start: t.levels[l].Window(lf.at)}
 		best, bestCos := uint64(0), t.levels[l].Threshold
-		for _, nid := range t.byWin[k] {
+		// Only the window's newest nodes are candidates: scanning them
+		// all made an insert cost grow with the window, and a day of
+		// agent notes (leaves that rarely pass 0.8) quadratic to import.
+		cands := t.byWin[k]
+		cands = cands[max(0, len(cands)-ScanNodes):]
+		for _, nid := range cands {
 			if c := cosine(t.nodes[nid].sum, vec); c >= bestCos {
 				best, bestCos = nid, c
 			}
