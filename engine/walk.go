@@ -68,8 +68,7 @@ func (e *Engine) Access(ids ...uint64) error {
 	}
 	res := make([]Result, 0, len(ids))
 	for _, id := range ids {
-		// History versions are not searched, so they are not counted.
-		if r, err := e.Get(id); err == nil && r.SupersededBy == 0 {
+		if r, err := e.Get(id); err == nil {
 			res = append(res, Result{Record: r})
 		}
 	}
@@ -249,8 +248,8 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
 		r := &res.Record
 		raw := tx.Bucket(bucketVectors).Get(u64key(id))
 		if raw == nil {
-			// Superseded or forgotten since the caller saw it: nothing
-			// to count.
+			// A history version, or forgotten since the caller saw it:
+			// it has no vector and nothing to count.
 			return nil
 		}
 		vec, err := decodeVector(raw, e.dims)
