@@ -71,11 +71,12 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	return out, err
 }
 
-// cacheDoc builds the pipeline's metadata of r, with its time
-// expressions resolved once, and caches it.
+// cacheDoc builds the pipeline's metadata of r, with what the stages
+// derive from its text analysed once (retrieve.Doc.Analyse), and caches
+// it.
 func (e *Engine) cacheDoc(r *Record) retrieve.Doc {
 	d := docOf(r)
-	d.Mentions, d.Timed = retrieve.TimeMentions(d.Text, d.Time), true
+	d.Analyse()
 	e.docCache.put(d)
 	return d
 }

@@ -49,7 +49,7 @@ func calibrate(q *Query, cands []Candidate, src Source) error {
 	for i := range cands {
 		c := &cands[i]
 		if c.doc != nil {
-			c.OwnCoverage = OwnCoverage(terms, c.doc.Text)
+			c.OwnCoverage = c.doc.ownCoverage(terms)
 		}
 		if q.VectorNull.SD > 0 && c.Vector != 0 {
 			c.VectorZ = (c.Vector - q.VectorNull.Mean) / q.VectorNull.SD

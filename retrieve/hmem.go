@@ -128,7 +128,7 @@ func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 		}
 		if len(spans) > 0 {
 			day := time.Date(d.Time.Year(), d.Time.Month(), d.Time.Day(), 0, 0, 0, 0, time.UTC)
-			mine := append([]Span{{Start: day, End: day.AddDate(0, 0, 1)}}, TimeMentions(d.Text, d.Time)...)
+			mine := append([]Span{{Start: day, End: day.AddDate(0, 0, 1)}}, d.mentions()...)
 			t := 0.0
 			for _, k := range spans {
 				for _, m := range mine {

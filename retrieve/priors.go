@@ -83,10 +83,7 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 		if d == nil {
 			continue
 		}
-		mentions := d.Mentions
-		if !d.Timed {
-			mentions = TimeMentions(d.Text, d.Time)
-		}
+		mentions := d.mentions()
 		hit := when && len(mentions) > 0
 		for _, s := range spans {
 			if hit {

@@ -48,9 +48,48 @@ type Doc struct {
 	Text    string // the record's own text, without context
 	// Mentions are the time expressions of Text resolved against Time
 	// (TimeMentions), when Timed is set; a source that caches documents
-	// fills them once. Otherwise the time prior computes them.
+	// fills them once (Analyse). Otherwise the time prior computes them.
 	Mentions []Span
 	Timed    bool
+	// What Analyse derives from Text, when analysed is set: its distinct
+	// content terms (ContentTerms) and whether it is mainly a question
+	// (IsQuestion). Otherwise the stages compute them from Text.
+	terms    []string
+	question bool
+	analysed bool
+}
+
+// Analyse computes once what the stages derive from d.Text on every
+// query (its time mentions, content terms and speech act), so that a
+// source that caches documents pays for it once per record. The stages
+// give the same results with or without it.
+func (d *Doc) Analyse() {
+	d.Mentions, d.Timed = TimeMentions(d.Text, d.Time), true
+	d.terms, d.question, d.analysed = ContentTerms(d.Text), IsQuestion(d.Text), true
+}
+
+// mentions are d's time expressions (TimeMentions of its text).
+func (d *Doc) mentions() []Span {
+	if d.Timed {
+		return d.Mentions
+	}
+	return TimeMentions(d.Text, d.Time)
+}
+
+// isQuestion is IsQuestion of d's text.
+func (d *Doc) isQuestion() bool {
+	if d.analysed {
+		return d.question
+	}
+	return IsQuestion(d.Text)
+}
+
+// ownCoverage is OwnCoverage of terms in d's text.
+func (d *Doc) ownCoverage(terms []string) float64 {
+	if !d.analysed {
+		return OwnCoverage(terms, d.Text)
+	}
+	return coverage(terms, d.terms)
 }
 
 // Source supplies one query's candidates and metadata. The engine

@@ -26,10 +26,10 @@ const DefaultContextWeight = 0.5
 func speechActPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
 	terms := ContentTerms(q.Text)
 	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
-		if !IsQuestion(d.Text) {
+		if !d.isQuestion() {
 			return false, false
 		}
-		return true, OwnCoverage(terms, d.Text) < 0.5
+		return true, d.ownCoverage(terms) < 0.5
 	})
 }
 
@@ -44,7 +44,7 @@ func contextPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candida
 		return cands, nil
 	}
 	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
-		off := OwnCoverage(terms, d.Text) == 0
+		off := d.ownCoverage(terms) == 0
 		return off, off
 	})
 }
@@ -98,7 +98,7 @@ func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (d
 		if !ok {
 			continue
 		}
-		if d := cands[i].doc; d != nil && !IsQuestion(d.Text) && cands[i].Score < s {
+		if d := cands[i].doc; d != nil && !d.isQuestion() && cands[i].Score < s {
 			cands[i].Score = s
 		}
 	}
@@ -194,17 +194,42 @@ func OwnCoverage(terms []string, text string) float64 {
 	}
 	var found uint64 // bit i: terms[i] seen (the first 64 terms count)
 	eachTerm(text, func(w string) {
-		for i, t := range terms {
-			if i < 64 && t == w {
-				found |= 1 << i
-			}
-		}
+		found |= termBits(terms, w)
 	})
-	n := 0
-	for ; found != 0; found &= found - 1 {
-		n++
+	return share(found, len(terms))
+}
+
+// coverage is OwnCoverage of terms in a text whose content terms are
+// have (ContentTerms of the text).
+func coverage(terms, have []string) float64 {
+	if len(terms) == 0 {
+		return 0
 	}
-	return float64(n) / float64(len(terms))
+	var found uint64
+	for _, w := range have {
+		found |= termBits(terms, w)
+	}
+	return share(found, len(terms))
+}
+
+// termBits has bit i set where terms[i] is w (the first 64 terms count).
+func termBits(terms []string, w string) uint64 {
+	var b uint64
+	for i, t := range terms {
+		if i < 64 && t == w {
+			b |= 1 << i
+		}
+	}
+	return b
+}
+
+// share is the number of bits set in found over n.
+func share(found uint64, n int) float64 {
+	c := 0
+	for ; found != 0; found &= found - 1 {
+		c++
+	}
+	return float64(c) / float64(n)
 }
 
 // functionWords are English function words and question words.

@@ -1,0 +1,73 @@
+package retrieve_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/retrieve"
+)
+
+// Doc.Analyse caches what the stages derive from a record's text; the
+// pipeline must rank exactly as it does from the raw text.
+func TestAnalysedDocsRankAlike(t *testing.T) {
+	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	texts := []string{
+		"I went camping with the kids last week, by the lake.",
+		"Did you go camping? Where did you go?",
+		"Wow, that sounds lovely. How are the kids?",
+		"My sister's wedding is on 12 June 2023 in Tampa.",
+		"I'm allergic to shellfish, so no shrimp for me!",
+		"What are you painting these days? Is it the sunset?",
+		"I painted a sunset over the lake yesterday. It took three hours.",
+		"Yes. Yes. Yes?",
+		"",
+		"Caroline said the adoption agency called on Monday.",
+	}
+	raw := map[uint64]retrieve.Doc{}
+	analysed := map[uint64]retrieve.Doc{}
+	var text, vec []retrieve.Hit
+	for i, s := range texts {
+		id := uint64(i + 1)
+		d := retrieve.Doc{ID: id, Prev: uint64(i), Scope: "s", Session: "1", Speaker: []string{"Melanie", "Caroline"}[i%2],
+			Time: day.Add(time.Duration(i) * time.Hour), Text: s}
+		raw[id] = d
+		d.Analyse()
+		analysed[id] = d
+		text = append(text, retrieve.Hit{ID: id, Score: float64(20 - i), Coverage: float64(i%3) / 3})
+		vec = append(vec, retrieve.Hit{ID: uint64(len(texts) - i), Score: 0.9 - 0.05*float64(i)})
+	}
+	all, err := retrieve.ParseStages("default,+context,+wordsim,+temporal,+robust")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stages := range []retrieve.Stages{retrieve.DefaultStages, all} {
+		for _, q := range []string{
+			"When did Melanie go camping?",
+			"What is Caroline painting?",
+			"food allergy shellfish",
+			"When is the sister's wedding in June 2023?",
+			"What did Melanie and Caroline do last week?",
+			"yes",
+		} {
+			query := &retrieve.Query{Text: q, K: 5, Candidates: 10, Now: day.AddDate(0, 0, 3), VectorNull: retrieve.Null{Mean: 0.2, SD: 0.1}}
+			want, err := run(&retrieve.Options{Stages: stages}, query, &fakeSource{text: text, vec: vec, docs: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := run(&retrieve.Options{Stages: stages}, query, &fakeSource{text: text, vec: vec, docs: analysed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%q (%v): %d candidates analysed, %d raw", q, stages, len(got), len(want))
+			}
+			for i := range want {
+				g, w := got[i], want[i]
+				if g.ID != w.ID || g.Score != w.Score || g.Relevance != w.Relevance || g.OwnCoverage != w.OwnCoverage {
+					t.Errorf("%q (%v) rank %d: analysed %d score %v relevance %v own %v, raw %d score %v relevance %v own %v",
+						q, stages, i, g.ID, g.Score, g.Relevance, g.OwnCoverage, w.ID, w.Score, w.Relevance, w.OwnCoverage)
+				}
+			}
+		}
+	}
+}
