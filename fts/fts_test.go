@@ -657,3 +657,39 @@ func TestReadOnlyApplyFails(t *testing.T) {
 		t.Fatalf("watermark %d, %v", wm, err)
 	}
 }
+
+// A scope filter that every document passes is left out of the search;
+// deleted and replaced documents must not make a scope look universal.
+func TestScopeFilterAfterDeletes(t *testing.T) {
+	x := open(t, nil)
+	doc := func(id uint64, scope string) engine.TextDoc {
+		return engine.TextDoc{ID: id, Text: "red kite", Scope: scope}
+	}
+	steps := []struct {
+		name       string
+		docs       []engine.TextDoc
+		deletes    []uint64
+		wantA      []uint64
+		wantB      []uint64
+		unfiltered []uint64
+	}{
+		{"two scopes", []engine.TextDoc{doc(1, "a"), doc(2, "a"), doc(3, "b")}, nil, []uint64{1, 2}, []uint64{3}, []uint64{1, 2, 3}},
+		{"b deleted: a is every document", nil, []uint64{3}, []uint64{1, 2}, []uint64{}, []uint64{1, 2}},
+		{"a record re-filed under b", []engine.TextDoc{doc(2, "b")}, nil, []uint64{1}, []uint64{2}, []uint64{1, 2}},
+		{"re-filed back", []engine.TextDoc{doc(2, "a")}, nil, []uint64{1, 2}, []uint64{}, []uint64{1, 2}},
+		{"new b record", []engine.TextDoc{doc(4, "b")}, nil, []uint64{1, 2}, []uint64{4}, []uint64{1, 2, 4}},
+	}
+	for i, s := range steps {
+		apply(t, x, s.docs, s.deletes, uint64(i+1))
+		for _, c := range []struct {
+			f    engine.TextFilter
+			want []uint64
+		}{{engine.TextFilter{Scope: "a"}, s.wantA}, {engine.TextFilter{Scope: "b"}, s.wantB}, {engine.TextFilter{}, s.unfiltered}} {
+			got := ids(search(t, x, "kite", 10, c.f))
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: Search with %+v = %v, want %v", s.name, c.f, got, c.want)
+			}
+		}
+	}
+}

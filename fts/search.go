@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
+	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -52,23 +54,34 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	req := bleve.NewSearchRequestOptions(x.query(terms, f), candidateFactor*k, 0, false)
-	res, err := x.bi.SearchInContext(ctx, req)
+	// One snapshot serves the search and the rescoring: the candidates'
+	// internal ids need no second lookup.
+	adv, err := x.bi.Advanced()
+	if err != nil {
+		return nil, x.wrap("search", err)
+	}
+	r, err := adv.Reader()
+	if err != nil {
+		return nil, x.wrap("search", err)
+	}
+	defer r.Close()
+	if f.Scope != "" {
+		all, err := everyDoc(r, fieldScope, f.Scope)
+		if err != nil {
+			return nil, x.wrap("search", err)
+		}
+		if all {
+			f.Scope = "" // every document passes: a filter that drops none
+		}
+	}
+	matches, err := x.collect(ctx, r, x.query(terms, f), candidateFactor*k)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, x.wrap("search", err)
 	}
-	ids := make([]uint64, 0, len(res.Hits))
-	for _, h := range res.Hits {
-		id, err := strconv.ParseUint(h.ID, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("fts: search: %w (document id %q)", ErrCorrupt, h.ID)
-		}
-		ids = append(ids, id)
-	}
-	if hits, err = x.rescore(ctx, terms, ids); err != nil {
+	if hits, err = x.rescore(ctx, r, terms, matches); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(hits, func(a, b engine.TextHit) int {
@@ -80,20 +93,52 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	return hits[:min(k, len(hits))], nil
 }
 
-// rescore computes the BM25F score and coverage of each candidate from
-// one snapshot of the index: N, df and the field totals of that snapshot,
-// and each candidate's term frequencies and field lengths from the
-// postings (bleve keeps a field's length in its norm, 1/√len).
-func (x *Index) rescore(ctx context.Context, terms []string, ids []uint64) ([]engine.TextHit, error) {
-	adv, err := x.bi.Advanced()
-	if err != nil {
-		return nil, x.wrap("search", err)
+// collect runs bleve's search of q on snapshot r and returns its best
+// size matches, as bleve.Index.SearchInContext does for a request of
+// that size sorted by score: the same scoring model, searcher and top-n
+// collector, without the stored fields.
+func (x *Index) collect(ctx context.Context, r index.IndexReader, q query.Query, size int) (search.DocumentMatchCollection, error) {
+	m := x.bi.Mapping()
+	model := index.DefaultScoringModel
+	if im, ok := m.(*mapping.IndexMappingImpl); ok && im.ScoringModel == index.BM25Scoring {
+		model = index.BM25Scoring
 	}
-	r, err := adv.Reader()
+	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey,
+		search.GetScoringModelCallbackFn(func() string { return model }))
+	ctx = search.ContextWithTermSearchersCounter(ctx)
+	s, err := q.Searcher(ctx, r, m, search.SearcherOptions{})
 	if err != nil {
-		return nil, x.wrap("search", err)
+		return nil, err
 	}
-	defer r.Close()
+	defer s.Close()
+	coll := collector.NewTopNCollector(size, 0, search.SortOrder{&search.SortScore{Desc: true}})
+	if err := coll.Collect(ctx, s, r); err != nil {
+		return nil, err
+	}
+	return coll.Results(), nil
+}
+
+// everyDoc reports whether every document of snapshot r has term v in
+// field (deleted documents count in neither total).
+func everyDoc(r index.IndexReader, field, v string) (bool, error) {
+	n, err := r.DocCount()
+	if err != nil {
+		return false, err
+	}
+	tfr, err := r.TermFieldReader(context.Background(), []byte(v), field, false, false, false)
+	if err != nil {
+		return false, err
+	}
+	defer tfr.Close()
+	return tfr.Count() >= n, nil
+}
+
+// rescore computes the BM25F score and coverage of each match from
+// snapshot r, the one the matches come from: N, df and the field totals
+// of that snapshot, and each candidate's term frequencies and field
+// lengths from the postings (bleve keeps a field's length in its norm,
+// 1/√len).
+func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string, matches search.DocumentMatchCollection) ([]engine.TextHit, error) {
 	n, err := r.DocCount()
 	if err != nil {
 		return nil, x.wrap("search", err)
@@ -110,23 +155,20 @@ func (x *Index) rescore(ctx context.Context, terms []string, ids []uint64) ([]en
 	for f := range nFields {
 		st.total[f] = float64(tot[f])
 	}
-	// The candidates in this snapshot, in internal-id order.
+	// The candidates, in internal-id order.
 	type cand struct {
 		iid index.IndexInternalID
 		hit engine.TextHit
 		tf  [][nFields]float64 // per term
 		dl  [nFields]float64
 	}
-	cands := make([]*cand, 0, len(ids))
-	for _, id := range ids {
-		iid, err := r.InternalID(docID(id))
+	cands := make([]*cand, 0, len(matches))
+	for _, m := range matches {
+		id, err := strconv.ParseUint(m.ID, 10, 64)
 		if err != nil {
-			return nil, x.wrap("search", err)
+			return nil, fmt.Errorf("fts: search: %w (document id %q)", ErrCorrupt, m.ID)
 		}
-		if iid == nil {
-			continue // deleted since the search
-		}
-		cands = append(cands, &cand{iid: iid, hit: engine.TextHit{ID: id}, tf: make([][nFields]float64, len(terms))})
+		cands = append(cands, &cand{iid: m.IndexInternalID, hit: engine.TextHit{ID: id}, tf: make([][nFields]float64, len(terms))})
 	}
 	slices.SortFunc(cands, func(a, b *cand) int { return a.iid.Compare(b.iid) })
 	byIID := make(map[string]*cand, len(cands))
