@@ -176,6 +176,7 @@ func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string
 		byIID[string(c.iid)] = c
 	}
 	idfs := make([]float64, len(terms))
+	var buf index.TermFieldDoc // reused by every posting read
 	for ti, t := range terms {
 		var df uint64
 		for f, field := range bm25Fields {
@@ -189,7 +190,7 @@ func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string
 				// Short postings: read them through rather than seek
 				// each candidate.
 				for {
-					d, err := tfr.Next(nil)
+					d, err := tfr.Next(&buf)
 					if err != nil {
 						tfr.Close()
 						return nil, x.wrap("search", err)
@@ -212,7 +213,7 @@ func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string
 				if d != nil && d.ID.Compare(c.iid) > 0 {
 					continue // the postings skipped past this candidate
 				}
-				if d, err = tfr.Advance(c.iid, nil); err != nil {
+				if d, err = tfr.Advance(c.iid, &buf); err != nil {
 					tfr.Close()
 					return nil, x.wrap("search", err)
 				}

@@ -22,6 +22,7 @@ func TestAnalysedDocsRankAlike(t *testing.T) {
 		"Yes. Yes. Yes?",
 		"",
 		"Caroline said the adoption agency called on Monday.",
+		"Wir waren in München im Café, größer als 東京都の美術館?",
 	}
 	raw := map[uint64]retrieve.Doc{}
 	analysed := map[uint64]retrieve.Doc{}
@@ -48,6 +49,7 @@ func TestAnalysedDocsRankAlike(t *testing.T) {
 			"When is the sister's wedding in June 2023?",
 			"What did Melanie and Caroline do last week?",
 			"yes",
+			"München Café größer 東京都の美術館",
 		} {
 			query := &retrieve.Query{Text: q, K: 5, Candidates: 10, Now: day.AddDate(0, 0, 3), VectorNull: retrieve.Null{Mean: 0.2, SD: 0.1}}
 			want, err := run(&retrieve.Options{Stages: stages}, query, &fakeSource{text: text, vec: vec, docs: raw})

@@ -55,6 +55,7 @@ type Doc struct {
 	// content terms (ContentTerms) and whether it is mainly a question
 	// (IsQuestion). Otherwise the stages compute them from Text.
 	terms    []string
+	keys     []uint64 // termKey of each of terms
 	question bool
 	analysed bool
 }
@@ -66,6 +67,10 @@ type Doc struct {
 func (d *Doc) Analyse() {
 	d.Mentions, d.Timed = TimeMentions(d.Text, d.Time), true
 	d.terms, d.question, d.analysed = ContentTerms(d.Text), IsQuestion(d.Text), true
+	d.keys = make([]uint64, len(d.terms))
+	for i, t := range d.terms {
+		d.keys[i] = termKey(t)
+	}
 }
 
 // mentions are d's time expressions (TimeMentions of its text).
@@ -89,7 +94,7 @@ func (d *Doc) ownCoverage(terms []string) float64 {
 	if !d.analysed {
 		return OwnCoverage(terms, d.Text)
 	}
-	return coverage(terms, d.terms)
+	return coverage(terms, d.terms, d.keys)
 }
 
 // Source supplies one query's candidates and metadata. The engine

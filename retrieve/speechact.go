@@ -200,16 +200,42 @@ func OwnCoverage(terms []string, text string) float64 {
 }
 
 // coverage is OwnCoverage of terms in a text whose content terms are
-// have (ContentTerms of the text).
-func coverage(terms, have []string) float64 {
+// have (ContentTerms of the text), with keys their termKeys.
+func coverage(terms, have []string, keys []uint64) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
+	var want [64]uint64 // termKey of the first 64 terms
+	for i, t := range terms[:min(len(terms), 64)] {
+		want[i] = termKey(t)
+	}
 	var found uint64
-	for _, w := range have {
-		found |= termBits(terms, w)
+	for j, k := range keys {
+		if k == 0 { // a long term: compared as a string
+			found |= termBits(terms, have[j])
+			continue
+		}
+		for i, w := range want[:min(len(terms), 64)] {
+			if w == k {
+				found |= 1 << i
+			}
+		}
 	}
 	return share(found, len(terms))
+}
+
+// termKey packs a term of 1 to 7 bytes and its length into a number,
+// distinct for distinct terms; 0 for any other term. Stems are at most
+// stemRunes runes, so nearly all fit and compare as one integer.
+func termKey(t string) uint64 {
+	if len(t) == 0 || len(t) > 7 {
+		return 0
+	}
+	k := uint64(len(t)) << 56
+	for i := 0; i < len(t); i++ {
+		k |= uint64(t[i]) << (8 * i)
+	}
+	return k
 }
 
 // termBits has bit i set where terms[i] is w (the first 64 terms count).
