@@ -79,6 +79,7 @@ SCALE_SIZES ?= 100000
 BENCH_DIR   ?=
 bench: build
 	$(GO) test -run '^$$' -bench Recall -benchtime 200x -count 1 ./bench/
+	HMO_LOCOMO=$(abspath $(LOCOMO)) $(GO) test -run '^$$' -bench LoCoMo -benchtime 1032x -count 1 ./bench/
 	HMO_SCALE_SIZES=$(SCALE_SIZES) HMO_BENCH_DIR=$(BENCH_DIR) $(GO) test -run '^$$' -bench Scale -benchtime 1x -count 1 -timeout 3h ./bench/
 
 # The peers benchmark of issue 11 (bench/peers): hmo against LanceDB (with

@@ -48,6 +48,12 @@ func TestMain(m *testing.M) {
 		}
 		return true
 	})
+	locomoBuilt.Range(func(_, v any) bool {
+		for _, e := range v.(*locomoStores).es {
+			e.Close()
+		}
+		return true
+	})
 	os.RemoveAll(d)
 	os.Exit(code)
 }

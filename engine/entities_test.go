@@ -152,3 +152,58 @@ func TestTreeFollowsTheStore(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeBuiltOnFirstUse checks the tree of a store opened with a
+// pipeline that does not read it: built when first asked for, it holds
+// what was remembered and forgets what was forgotten before that, and is
+// the tree a fresh open builds.
+func TestTreeBuiltOnFirstUse(t *testing.T) {
+	dir := t.TempDir()
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	in := func(i int, s string) engine.Input {
+		return engine.Input{Scope: "a", Session: "s", Text: s, Time: clock.t.AddDate(0, 0, i)}
+	}
+	e := openAt(t, dir, clock)
+	first := remember(t, e, in(0, "we went camping by the lake"), in(1, "my pin is zebraquokka"))
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, dir, clock)
+	remember(t, e, in(2, "pottery class with the kids"), in(3, "the kids loved the pottery wheel"))
+	if err := e.Forget(context.Background(), first[1]); err != nil {
+		t.Fatal(err)
+	}
+	joined := func(e *engine.Engine) string {
+		nodes, err := e.HTreeNodes("a", 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range nodes {
+			out = append(out, n.Summary)
+		}
+		return strings.Join(out, "|")
+	}
+	got := joined(e)
+	for _, want := range []string{"camping", "pottery"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("tree summaries %q lack %q", got, want)
+		}
+	}
+	if strings.Contains(got, "zebraquokka") {
+		t.Errorf("tree summaries %q keep forgotten text", got)
+	}
+	remember(t, e, in(4, "a new zebraquokka-free note about sailing"))
+	got = joined(e)
+	if !strings.Contains(got, "sailing") {
+		t.Errorf("tree summaries %q lack a record remembered after the build", got)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openAt(t, dir, clock)
+	defer e.Close()
+	if fresh := joined(e); fresh != got {
+		t.Errorf("built on first use %q, a fresh build %q", got, fresh)
+	}
+}

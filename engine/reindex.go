@@ -237,7 +237,7 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 	e.opts.Persona.Dims = emb.Dims()
 	e.setVec(vec)
 	err = e.reloadTiers()
-	if err == nil {
+	if err == nil && e.htree.Load() != nil {
 		err = e.buildHTree() // the tree clusters by the new vectors
 	}
 	e.swapMu.Unlock()

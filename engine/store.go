@@ -84,8 +84,8 @@ type Engine struct {
 	graph      *entity.Graph  // the entity graph; safe for concurrent use
 	entPending []entityChange // graph updates of the open write transaction; guarded by wmu
 
-	htree        *timetree.Tree // H-Mem's temporal-semantic tree; safe for concurrent use; replaced by Reindex with wmu and swapMu held
-	htreePending []htreeChange  // tree updates of the open write transaction; guarded by wmu
+	htree        atomic.Pointer[timetree.Tree] // H-Mem's temporal-semantic tree, nil until a stage or HTreeNodes needs it (needHTree); safe for concurrent use; set with wmu held
+	htreePending []htreeChange                 // tree updates of the open write transaction; guarded by wmu
 
 	tiers   *tierState   // nil in flat mode
 	records atomic.Int64 // records in the store
@@ -141,9 +141,11 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 		db.Close()
 		return nil, err
 	}
-	if err := e.buildHTree(); err != nil {
-		db.Close()
-		return nil, err
+	if e.pipe.Stages()&htreeStages != 0 {
+		if err := e.buildHTree(); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	if err := e.openIndexes(); err != nil {
 		db.Close()

@@ -12,7 +12,14 @@ import (
 
 // The temporal-semantic tree (package timetree) holds no text: it is
 // built from the records and their vectors in id order when the store
-// opens (and after a reindex), and kept up to date after each commit.
+// opens with a pipeline stage that reads it (htreeStages), or else at
+// the first HTreeNodes, and after a reindex; once built it is kept up to
+// date after each commit. Building it reads every record and vector: at
+// 100K records it held half of a cold recall's time and most of its heap,
+// for stages the default pipeline does not run.
+
+// htreeStages are the pipeline stages that read the tree.
+const htreeStages = retrieve.StageTree | retrieve.StageRobust
 
 // htreeChange is a tree update waiting for its transaction to commit.
 type htreeChange struct {
@@ -33,22 +40,41 @@ func (e *Engine) addHTreeLeaves(recs []htreeChange, vecs [][]float32) {
 // applyHTree brings the tree up to date with a transaction that ended with
 // err. The caller holds wmu.
 func (e *Engine) applyHTree(err error) {
-	if err == nil {
+	// Without a tree the changes are in bbolt, where a later build reads
+	// them.
+	if t := e.htree.Load(); t != nil && err == nil {
 		for _, c := range e.htreePending {
 			if c.vec == nil {
-				e.htree.Remove(c.id)
-			} else if aerr := e.htree.Add(c.id, c.scope, c.at, c.vec); aerr != nil {
+				t.Remove(c.id)
+			} else if aerr := t.Add(c.id, c.scope, c.at, c.vec); aerr != nil {
 				// A vector of other dimensions: leave the record out of
 				// the tree rather than fail a committed write.
-				e.htree.Remove(c.id)
+				t.Remove(c.id)
 			}
 		}
 	}
 	e.htreePending = e.htreePending[:0]
 }
 
+// needHTree returns the tree, building it first when the store opened
+// without it. It takes wmu: no caller may hold wmu or swapMu.
+func (e *Engine) needHTree() (*timetree.Tree, error) {
+	if t := e.htree.Load(); t != nil {
+		return t, nil
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	if t := e.htree.Load(); t != nil {
+		return t, nil
+	}
+	if err := e.buildHTree(); err != nil {
+		return nil, err
+	}
+	return e.htree.Load(), nil
+}
+
 // buildHTree builds the tree from bbolt: every record with a vector of the
-// store's dimensions, in id order.
+// store's dimensions, in id order. The caller holds wmu.
 func (e *Engine) buildHTree() error {
 	t := timetree.New(nil)
 	err := e.db.View(func(tx *bolt.Tx) error {
@@ -68,7 +94,7 @@ func (e *Engine) buildHTree() error {
 	if err != nil {
 		return fmt.Errorf("hmo: temporal tree: %w", err)
 	}
-	e.htree = t
+	e.htree.Store(t)
 	return nil
 }
 
@@ -79,9 +105,10 @@ func (e *Engine) HTreeNodes(scope string, maxRunes int) ([]HTreeNode, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	e.swapMu.RLock()
-	t := e.htree
-	e.swapMu.RUnlock()
+	t, err := e.needHTree()
+	if err != nil {
+		return nil, err
+	}
 	var out []HTreeNode
 	for _, n := range t.Nodes(scope) {
 		sum := t.Summary(n.ID, maxRunes, func(id uint64) (string, bool) {
@@ -104,7 +131,12 @@ type HTreeNode struct {
 
 // TreeInfo serves the pipeline's tree stages.
 func (s *archiveSource) HTreeInfo(ids []uint64) ([]retrieve.HTreeInfo, error) {
-	info := s.e.htree.Info(ids)
+	t := s.e.htree.Load()
+	if t == nil {
+		// The store opened with a pipeline that reads no tree.
+		return make([]retrieve.HTreeInfo, len(ids)), nil
+	}
+	info := t.Info(ids)
 	out := make([]retrieve.HTreeInfo, len(info))
 	for i, in := range info {
 		out[i] = retrieve.HTreeInfo{Nodes: in.Nodes, N: in.N, Last: in.Last}
