@@ -51,11 +51,11 @@ type Doc struct {
 	// fills them once (Analyse). Otherwise the time prior computes them.
 	Mentions []Span
 	Timed    bool
-	// What Analyse derives from Text, when analysed is set: its distinct
-	// content terms (ContentTerms) and whether it is mainly a question
+	// What Analyse derives from Text, when analysed is set: the termKey
+	// of each of its distinct content terms (ContentTerms; nil when one
+	// of them has no key) and whether it is mainly a question
 	// (IsQuestion). Otherwise the stages compute them from Text.
-	terms    []string
-	keys     []uint64 // termKey of each of terms
+	keys     []uint64
 	question bool
 	analysed bool
 }
@@ -66,10 +66,14 @@ type Doc struct {
 // give the same results with or without it.
 func (d *Doc) Analyse() {
 	d.Mentions, d.Timed = TimeMentions(d.Text, d.Time), true
-	d.terms, d.question, d.analysed = ContentTerms(d.Text), IsQuestion(d.Text), true
-	d.keys = make([]uint64, len(d.terms))
-	for i, t := range d.terms {
-		d.keys[i] = termKey(t)
+	d.question, d.analysed = IsQuestion(d.Text), true
+	terms := ContentTerms(d.Text)
+	d.keys = make([]uint64, len(terms))
+	for i, t := range terms {
+		if d.keys[i] = termKey(t); d.keys[i] == 0 {
+			d.keys = nil // a long term: coverage reads the text
+			break
+		}
 	}
 }
 
@@ -91,10 +95,10 @@ func (d *Doc) isQuestion() bool {
 
 // ownCoverage is OwnCoverage of terms in d's text.
 func (d *Doc) ownCoverage(terms []string) float64 {
-	if !d.analysed {
+	if !d.analysed || d.keys == nil {
 		return OwnCoverage(terms, d.Text)
 	}
-	return coverage(terms, d.terms, d.keys)
+	return coverage(terms, d.keys)
 }
 
 // Source supplies one query's candidates and metadata. The engine

@@ -199,23 +199,20 @@ func OwnCoverage(terms []string, text string) float64 {
 	return share(found, len(terms))
 }
 
-// coverage is OwnCoverage of terms in a text whose content terms are
-// have (ContentTerms of the text), with keys their termKeys.
-func coverage(terms, have []string, keys []uint64) float64 {
+// coverage is OwnCoverage of terms in a text whose content terms have
+// the termKeys keys, none of them 0.
+func coverage(terms []string, keys []uint64) float64 {
 	if len(terms) == 0 {
 		return 0
 	}
-	var want [64]uint64 // termKey of the first 64 terms
-	for i, t := range terms[:min(len(terms), 64)] {
+	var want [64]uint64 // termKey of the first 64 terms; 0 matches no key
+	n := min(len(terms), 64)
+	for i, t := range terms[:n] {
 		want[i] = termKey(t)
 	}
 	var found uint64
-	for j, k := range keys {
-		if k == 0 { // a long term: compared as a string
-			found |= termBits(terms, have[j])
-			continue
-		}
-		for i, w := range want[:min(len(terms), 64)] {
+	for _, k := range keys {
+		for i, w := range want[:n] {
 			if w == k {
 				found |= 1 << i
 			}
