@@ -218,3 +218,22 @@ func TestSpecific(t *testing.T) {
 		t.Fatalf("Specific = %v, want only record 3 (Matt Patterson)", got)
 	}
 }
+
+func TestSpecificEntities(t *testing.T) {
+	g := entity.New(&entity.Options{MinHub: 2, MaxShare: 0.01})
+	for id, s := range map[uint64]string{
+		1: "Thanks, Melanie!",
+		2: "Wow, Melanie, that's great",
+		3: "we saw Matt Patterson live, Melanie",
+		4: "Painting is fun",
+		5: "I met Matt there, and then Lisa",
+	} {
+		g.Add(id, "s", entity.Extract(s, time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)))
+	}
+	// The hub melanie and the sentence-initial "Painting" are left out;
+	// "matt" is a short form of "matt patterson", which stands for both.
+	want := [][][]string{nil, nil, {{"matt patterson", "matt"}}, nil, {{"matt patterson", "matt"}, {"lisa"}}, nil}
+	if got := g.SpecificEntities([]uint64{1, 2, 3, 4, 5, 99}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("SpecificEntities = %q, want %q", got, want)
+	}
+}
