@@ -93,7 +93,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.Fusion.TextWeight)
 	case c.Fusion.RRFK < 1:
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
-	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
+	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0 || c.Priors.Answer < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
 	case c.PRF.Weight < 0 || c.PRF.Weight >= 1 || c.PRF.Docs < 0 || c.PRF.Terms < 0:
 		return c, fmt.Errorf("%w: prf %+v", ErrInvalidOption, c.PRF)
