@@ -21,7 +21,7 @@ func TestAsksForThing(t *testing.T) {
 		"What year did she move?":                  false,
 		"How did John feel about the race?":        false,
 		"Did James have a girlfriend during 2022?": false,
-		"":                                         false,
+		"": false,
 	} {
 		if got := retrieve.AsksForThing(q); got != want {
 			t.Errorf("AsksForThing(%q) = %v, want %v", q, got, want)
