@@ -52,12 +52,23 @@ func AsksForThing(q string) bool {
 // a name the question does not hold, so a record naming one is likelier
 // to hold the answer than small talk that names nobody. Entities the
 // question names do not count: a record naming only them restates the
-// question. A query that asks for nothing ("food allergy") is left as
-// it is, unlike the query-independent entity prior.
-func answerPrior(q *Query, cands []Candidate, en EntityNamer, w, scale float64) error {
+// question. When the question names one speaker, only that speaker's
+// records count, as for the speaker prior: what a person did is told in
+// their own turns. A query that asks for nothing ("food allergy") is left
+// as it is, unlike the query-independent entity prior.
+func answerPrior(q *Query, cands []Candidate, src Source, en EntityNamer, w, scale float64) error {
 	if len(cands) == 0 || !AsksForThing(q.Text) {
 		return nil
 	}
+	for i := range cands {
+		if cands[i].doc == nil {
+			if err := loadDocs(cands, src); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	who := oneNamedSpeaker(q, cands)
 	asked := map[string]bool{}
 	for _, w := range questionWords(q.Text) {
 		asked[w.lower] = true
@@ -74,6 +85,9 @@ func answerPrior(q *Query, cands []Candidate, en EntityNamer, w, scale float64) 
 		return fmt.Errorf("retrieve: source returned entities of %d records for %d ids", len(ents), len(ids))
 	}
 	for i := range cands {
+		if who != "" && !spokenBy(cands[i].doc, who) {
+			continue
+		}
 		for _, keys := range ents[i] {
 			if !namedIn(keys, asked) {
 				cands[i].Score += w * scale
@@ -96,4 +110,26 @@ func namedIn(keys []string, words map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// oneNamedSpeaker returns the speaker of the candidates that the question
+// names, lower case, when it names exactly one; "" otherwise.
+func oneNamedSpeaker(q *Query, cands []Candidate) string {
+	var speakers []string
+	for i := range cands {
+		if d := cands[i].doc; d != nil && d.Speaker != "" {
+			speakers = append(speakers, d.Speaker)
+		}
+	}
+	m := NewNameMatcher(speakers)
+	named := m.Named(q.Text)
+	if len(named) != 1 {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSpace(m.Speaker(named[0])))
+}
+
+// spokenBy reports whether d's speaker is who (lower case).
+func spokenBy(d *Doc, who string) bool {
+	return d != nil && strings.ToLower(strings.TrimSpace(d.Speaker)) == who
 }

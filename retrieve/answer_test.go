@@ -83,6 +83,41 @@ func TestAnswerPrior(t *testing.T) {
 	}
 }
 
+// TestAnswerPriorNamedSpeaker: when the question names one speaker, only
+// that speaker's records naming an entity rise.
+func TestAnswerPriorNamedSpeaker(t *testing.T) {
+	src := &namerSource{
+		fakeSource: fakeSource{
+			text: []retrieve.Hit{{ID: 1, Score: 10}, {ID: 2, Score: 9.5}, {ID: 3, Score: 9.4}, {ID: 4, Score: 0}},
+			docs: map[uint64]retrieve.Doc{
+				1: {ID: 1, Speaker: "Maria", Text: "I love travelling"},
+				2: {ID: 2, Speaker: "John", Text: "Spain was great"},
+				3: {ID: 3, Speaker: "Maria", Text: "Italy was great"},
+				4: {ID: 4, Speaker: "John", Text: "ok"},
+			},
+		},
+		ents: map[uint64][][]string{2: {{"spain"}}, 3: {{"italy"}}},
+	}
+	on := retrieve.StageText | retrieve.StageAnswer
+	for _, tc := range []struct {
+		q    string
+		want []uint64
+	}{
+		{"Which countries has Maria visited?", []uint64{3, 1, 2, 4}},
+		{"Which countries has John visited?", []uint64{2, 1, 3, 4}},
+		{"Which countries have Maria and John visited?", []uint64{2, 3, 1, 4}},
+		{"Which countries were visited?", []uint64{2, 3, 1, 4}},
+	} {
+		got, err := run(&retrieve.Options{Stages: on}, &retrieve.Query{Text: tc.q, K: 4, Candidates: 10}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ids(got), tc.want) {
+			t.Errorf("%q ranks %v, want %v", tc.q, ids(got), tc.want)
+		}
+	}
+}
+
 func TestAnswerPriorError(t *testing.T) {
 	src := answerSource()
 	src.err = errors.New("graph gone")

@@ -187,7 +187,7 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	// The answer prior: for a question asking for a thing, records naming
 	// a specific entity it does not name.
 	if en, ok := src.(EntityNamer); ok && p.o.Stages.Has(StageAnswer) {
-		if err := answerPrior(q, cands, en, p.o.Priors.Answer, bestFused(cands)); err != nil {
+		if err := answerPrior(q, cands, src, en, p.o.Priors.Answer, bestFused(cands)); err != nil {
 			return nil, err
 		}
 	}
