@@ -60,12 +60,13 @@ func answerPrior(q *Query, cands []Candidate, src Source, en EntityNamer, w, sca
 	if len(cands) == 0 || !AsksForThing(q.Text) {
 		return nil
 	}
+	loaded := false
 	for i := range cands {
-		if cands[i].doc == nil {
-			if err := loadDocs(cands, src); err != nil {
-				return err
-			}
-			break
+		loaded = loaded || cands[i].doc != nil
+	}
+	if !loaded {
+		if err := loadDocs(cands, src); err != nil {
+			return err
 		}
 	}
 	who := oneNamedSpeaker(q, cands)
@@ -73,9 +74,17 @@ func answerPrior(q *Query, cands []Candidate, src Source, en EntityNamer, w, sca
 	for _, w := range questionWords(q.Text) {
 		asked[w.lower] = true
 	}
-	ids := make([]uint64, len(cands))
+	// Only the candidates that may rise are looked up.
+	var idx []int
+	var ids []uint64
 	for i := range cands {
-		ids[i] = cands[i].ID
+		if who == "" || spokenBy(cands[i].doc, who) {
+			idx = append(idx, i)
+			ids = append(ids, cands[i].ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	ents, err := en.SpecificEntities(ids)
 	if err != nil {
@@ -84,11 +93,8 @@ func answerPrior(q *Query, cands []Candidate, src Source, en EntityNamer, w, sca
 	if len(ents) != len(ids) {
 		return fmt.Errorf("retrieve: source returned entities of %d records for %d ids", len(ents), len(ids))
 	}
-	for i := range cands {
-		if who != "" && !spokenBy(cands[i].doc, who) {
-			continue
-		}
-		for _, keys := range ents[i] {
+	for k, i := range idx {
+		for _, keys := range ents[k] {
 			if !namedIn(keys, asked) {
 				cands[i].Score += w * scale
 				break
