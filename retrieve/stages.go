@@ -69,9 +69,10 @@ var stageNames = []struct {
 // temporal tree's propagation did not pay and are off (BENCHMARKS.md,
 // "H-Mem"). The answer prior is the entity prior made query-dependent:
 // it raises records naming a specific entity only for a question that
-// asks for a thing, and only for entities the question does not name;
-// on LoCoMo dev it adds +0.008 [+0.003, +0.014] R@10 flat and +0.007
-// [+0.001, +0.012] tiered (multi-hop +0.015 / +0.014), and it leaves
+// asks for a thing, only for entities the question does not name, and
+// only the named speaker's records when the question names one; on
+// LoCoMo dev it adds +0.009 [+0.004, +0.015] R@10 flat and +0.007
+// [+0.002, +0.013] tiered (multi-hop +0.019 / +0.018), and it leaves
 // "food allergy" as it was (BENCHMARKS.md, "Answer prior").
 const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageDecompose | StageTemporal | StageAnswer
 
