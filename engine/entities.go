@@ -180,3 +180,19 @@ var (
 func (s *viewSource) Specific(ids []uint64) ([]int, error) { return s.e.graph.Specific(ids), nil }
 
 var _ retrieve.Specifier = (*viewSource)(nil)
+
+// SpecificEntities serves the pipeline's answer prior from the entity
+// graph, over the archive and the tiers alike.
+func (s *archiveSource) SpecificEntities(ids []uint64) ([][][]string, error) {
+	return s.e.graph.SpecificEntities(ids), nil
+}
+
+// SpecificEntities serves the answer prior in the tiers.
+func (s *viewSource) SpecificEntities(ids []uint64) ([][][]string, error) {
+	return s.e.graph.SpecificEntities(ids), nil
+}
+
+var (
+	_ retrieve.EntityNamer = (*archiveSource)(nil)
+	_ retrieve.EntityNamer = (*viewSource)(nil)
+)

@@ -1,6 +1,7 @@
 package entity_test
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -216,5 +217,47 @@ func TestSpecific(t *testing.T) {
 	// ever seen at a sentence start; dates do not count.
 	if got := g.Specific([]uint64{1, 2, 3, 4, 5, 99}); !reflect.DeepEqual(got, []int{0, 0, 1, 0, 0, 0}) {
 		t.Fatalf("Specific = %v, want only record 3 (Matt Patterson)", got)
+	}
+}
+
+func TestSpecificEntities(t *testing.T) {
+	g := entity.New(&entity.Options{MinHub: 2, MaxShare: 0.01})
+	for id, s := range map[uint64]string{
+		1: "Thanks, Melanie!",
+		2: "Wow, Melanie, that's great",
+		3: "we saw Matt Patterson live, Melanie",
+		4: "Painting is fun",
+		5: "I met Matt there, and then Lisa",
+	} {
+		g.Add(id, "s", entity.Extract(s, time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)))
+	}
+	// The hub melanie and the sentence-initial "Painting" are left out;
+	// "matt" is a short form of "matt patterson", which stands for both.
+	want := [][][]string{nil, nil, {{"matt patterson", "matt"}}, nil, {{"matt patterson", "matt"}, {"lisa"}}, nil}
+	if got := g.SpecificEntities([]uint64{1, 2, 3, 4, 5, 99}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("SpecificEntities = %q, want %q", got, want)
+	}
+}
+
+// BenchmarkSpecificEntities: the answer prior's lookup of 200 candidates
+// in a scope of 4,000 records, a LoCoMo conversation's size.
+func BenchmarkSpecificEntities(b *testing.B) {
+	g := entity.New(nil)
+	at := time.Date(2023, 5, 8, 0, 0, 0, 0, time.UTC)
+	names := []string{"Paris", "Rome", "Spain", "Matt Patterson", "Summer Sounds", "Luna", "Oliver", "Catan", "Chicago", "Toby"}
+	for id := uint64(1); id <= 4000; id++ {
+		text := fmt.Sprintf("Hey Melanie, last week I went to %s with my friend and we loved it.", names[id%uint64(len(names))])
+		if id%3 == 0 {
+			text = "Wow, that sounds great! Tell me more."
+		}
+		g.Add(id, "conv", entity.Extract(text, at))
+	}
+	ids := make([]uint64, 200)
+	for i := range ids {
+		ids[i] = uint64(i*19 + 1)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g.SpecificEntities(ids)
 	}
 }

@@ -495,3 +495,19 @@ func (g *Graph) Specific(ids []uint64) []int {
 	}
 	return out
 }
+
+// SpecificEntities returns, for each id, the specific entities the record
+// mentions (as Specific counts them), each as the keys that stand for it:
+// its canonical key first, then its short forms.
+func (g *Graph) SpecificEntities(ids []uint64) [][][]string {
+	g.freshen(ids)
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	out := make([][][]string, len(ids))
+	for i, id := range ids {
+		if e, ok := g.recs[id]; ok {
+			g.linking(e, true, func(keys []string) { out[i] = append(out[i], keys) })
+		}
+	}
+	return out
+}

@@ -72,6 +72,7 @@ func (o *Options) withDefaults() (Options, error) {
 	setDefault(&c.Priors.SpeechAct, DefaultSpeechActWeight)
 	setDefault(&c.Priors.Context, DefaultContextWeight)
 	setDefault(&c.Priors.WordSim, DefaultWordSimWeight)
+	setDefault(&c.Priors.Answer, DefaultAnswerWeight)
 	setDefault(&c.Propagation.Alpha, DefaultAlpha)
 	setDefault(&c.PRF.Weight, DefaultPRFWeight)
 	if c.PRF.Docs == 0 {
@@ -92,7 +93,7 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: text weight %v outside [0, 1]", ErrInvalidOption, c.Fusion.TextWeight)
 	case c.Fusion.RRFK < 1:
 		return c, fmt.Errorf("%w: rrf k %d below 1", ErrInvalidOption, c.Fusion.RRFK)
-	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0:
+	case c.Priors.Speaker < 0 || c.Priors.Time < 0 || c.Priors.Session < 0 || c.Priors.Answer < 0:
 		return c, fmt.Errorf("%w: negative prior weight", ErrInvalidOption)
 	case c.PRF.Weight < 0 || c.PRF.Weight >= 1 || c.PRF.Docs < 0 || c.PRF.Terms < 0:
 		return c, fmt.Errorf("%w: prf %+v", ErrInvalidOption, c.PRF)
@@ -180,6 +181,13 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	}
 	if sp, ok := src.(Specifier); ok && p.o.Stages.Has(StageEntityPrior) {
 		if err := entityPrior(cands, sp, p.o.Expand.Prior, bestFused(cands)); err != nil {
+			return nil, err
+		}
+	}
+	// The answer prior: for a question asking for a thing, records naming
+	// a specific entity it does not name.
+	if en, ok := src.(EntityNamer); ok && p.o.Stages.Has(StageAnswer) {
+		if err := answerPrior(q, cands, src, en, p.o.Priors.Answer, bestFused(cands)); err != nil {
 			return nil, err
 		}
 	}

@@ -28,6 +28,11 @@ type PriorOptions struct {
 	// WordSim is the weight of the soft word match (wordsim stage).
 	// Default DefaultWordSimWeight.
 	WordSim float64
+	// Answer is the weight of the answer prior (answer stage): a share
+	// of the best fused score for records naming a specific entity the
+	// question does not name, when it asks for a thing. Default
+	// DefaultAnswerWeight.
+	Answer float64
 }
 
 // Defaults of the prior weights, chosen on principle (a named speaker is
