@@ -63,11 +63,6 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			x, err = nil, fmt.Errorf("fts: open %s: %w: panic: %v", dir, ErrCorrupt, r)
-		}
-	}()
 	an, err := newAnalyzers(o.Analyzer)
 	if err != nil {
 		return nil, err
@@ -78,6 +73,17 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	}
 	q := index.NewAnalysisQueue(analysisWorkers)
 	var s *scorch.Scorch
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, fmt.Errorf("fts: open %s: %w: panic: %v", dir, ErrCorrupt, r)
+		}
+		if err != nil { // release what was opened
+			if s != nil {
+				_ = s.Close()
+			}
+			q.Close()
+		}
+	}()
 	switch {
 	case exists:
 		s, err = openIndex(dir, o, q)
@@ -87,21 +93,15 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 		s, err = createIndex(dir, o, q)
 	}
 	if err != nil {
-		q.Close()
 		return nil, err
 	}
 	x = &Index{s: s, queue: q, an: an, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
-	fail := func(err error) (*Index, error) {
-		_ = s.Close()
-		q.Close()
-		return nil, err
-	}
 	if err := x.check(o); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	wm, err := x.watermark()
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	x.applied.Store(wm)
 	x.durable.Store(wm)
@@ -143,7 +143,7 @@ func schemaValue(o Options) string {
 }
 
 // check verifies that an opened index was built by this package with the
-// options o, and sets the query analyzer.
+// options o.
 func (x *Index) check(o Options) error {
 	got, err := x.getInternal(keySchema)
 	if err != nil {
@@ -246,7 +246,8 @@ func (x *Index) DocCount() (n uint64, err error) {
 }
 
 // getInternal reads an internal value from the current snapshot. The
-// caller holds life or has not published x yet.
+// caller holds life or applyMu (Close waits for both), or has not
+// returned x from Open yet.
 func (x *Index) getInternal(key []byte) (v []byte, err error) {
 	r, err := x.s.Reader()
 	if err != nil {
