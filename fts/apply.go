@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	index "github.com/blevesearch/bleve_index_api"
+
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -31,7 +33,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		// wait forever.
 		return fmt.Errorf("fts: apply: %w", ErrReadOnly)
 	}
-	b := x.bi.NewBatch()
+	b := index.NewBatch()
 	lens, err := x.lengths()
 	if err != nil {
 		return err
@@ -54,11 +56,11 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		nl := x.fieldLengths(d)
 		lens.add(&nl)
 		pending[d.ID] = &nl
-		f := fields(d)
-		f[fieldLengths] = encodeDocLen(&nl)
-		if err := b.Index(docID(d.ID), f); err != nil {
-			return x.wrap("apply", err)
+		doc, err := x.an.newDocument(d, &nl)
+		if err != nil {
+			return err
 		}
+		b.Update(doc)
 	}
 	for _, id := range deletes {
 		l, err := old(id)
@@ -74,32 +76,11 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	binary.BigEndian.PutUint64(wm[:], watermark)
 	b.SetInternal(keyWatermark, wm[:])
 	b.SetPersistedCallback(x.persisted(watermark))
-	if err := x.bi.Batch(b); err != nil {
+	if err := x.s.Batch(b); err != nil {
 		return x.wrap("apply", err)
 	}
 	x.applied.Store(watermark)
 	return nil
-}
-
-// fields is the bleve document of d.
-func fields(d *engine.TextDoc) map[string]any {
-	f := map[string]any{fieldText: d.Text}
-	if d.Context != "" {
-		f[fieldContext] = d.Context
-	}
-	if d.Role != "" {
-		f[fieldRole] = d.Role
-	}
-	if d.Scope != "" {
-		f[fieldScope] = d.Scope
-	}
-	if d.Session != "" {
-		f[fieldSession] = d.Session
-	}
-	if !d.Time.IsZero() {
-		f[fieldTime] = timeKey(d.Time)
-	}
-	return f
 }
 
 // timeKey is the value indexed for t: its Unix time in whole seconds

@@ -2,9 +2,7 @@ package fts
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/index/scorch/mergeplan"
 )
 
@@ -18,16 +16,8 @@ func (x *Index) Compact(ctx context.Context) error {
 	if x.closed.Load() {
 		return ErrClosed
 	}
-	adv, err := x.bi.Advanced()
-	if err != nil {
-		return x.wrap("compact", err)
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return fmt.Errorf("fts: compact %s: %w (index %T)", x.dir, ErrCorrupt, adv)
-	}
 	opts := mergeplan.SingleSegmentMergePlanOptions
-	if err := s.ForceMerge(ctx, &opts); err != nil {
+	if err := x.s.ForceMerge(ctx, &opts); err != nil {
 		return x.wrap("compact", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -691,5 +692,38 @@ func TestScopeFilterAfterDeletes(t *testing.T) {
 				t.Errorf("%s: Search with %+v = %v, want %v", s.name, c.f, got, c.want)
 			}
 		}
+	}
+}
+
+// TestNoGoroutinesLeft: an Index owns its analysis workers and scorch's
+// goroutines; a failed Open and a Close stop them all.
+func TestNoGoroutinesLeft(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "text")
+	x, err := fts.Open(dir, nil)
+	must(t, err)
+	apply(t, x, []engine.TextDoc{{ID: 1, Text: "some words"}}, nil, 1)
+	must(t, x.Close())
+	garbage := filepath.Join(t.TempDir(), "garbage")
+	must(t, os.MkdirAll(garbage, 0o700))
+	must(t, os.WriteFile(filepath.Join(garbage, "index_meta.json"), []byte("{{{"), 0o600))
+	before := runtime.NumGoroutine()
+	for range 10 {
+		if _, err := fts.Open(dir, &fts.Options{Analyzer: fts.AnalyzerPlain}); !errors.Is(err, fts.ErrIncompatible) {
+			t.Fatalf("Open with another analyzer: %v, want ErrIncompatible", err)
+		}
+		if _, err := fts.Open(garbage, nil); !errors.Is(err, fts.ErrCorrupt) {
+			t.Fatalf("Open garbage: %v, want ErrCorrupt", err)
+		}
+		x, err := fts.Open(dir, nil)
+		must(t, err)
+		search(t, x, "words", 1, engine.TextFilter{})
+		must(t, x.Close())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after 30 Opens, %d before", n, before)
 	}
 }

@@ -11,25 +11,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	bolterrors "go.etcd.io/bbolt/errors"
+	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
 )
 
 var _ engine.TextIndex = (*Index)(nil)
 
-// Keys of the values kept in the index beside the documents, written with
-// bleve's SetInternal.
+// Keys of the values kept in the index beside the documents, written as
+// scorch internal values.
 var (
 	keyWatermark = []byte("hmo_watermark") // big-endian uint64
 	keySchema    = []byte("hmo_schema")    // schemaValue of the settings
 )
-
-// metaFile is the file bleve.New writes first in an index directory.
-const metaFile = "index_meta.json"
 
 // Index is a BM25 full-text index of records in one directory, backed by a
 // bleve scorch index.
@@ -37,8 +32,9 @@ const metaFile = "index_meta.json"
 // An Index is safe for concurrent use. Apply calls are serialised; Search
 // runs concurrently with Apply and sees each batch entirely or not at all.
 type Index struct {
-	bi       bleve.Index       // safe for concurrent use
-	analyzer analysis.Analyzer // query analysis, the same as the text field's
+	s        *scorch.Scorch       // safe for concurrent use; closed under life's write lock
+	queue    *index.AnalysisQueue // scorch's analysis workers, owned by the Index
+	an       analyzers            // document analysis; an.text analyses queries too
 	scoring  Scoring
 	dir      string
 	readOnly bool // Options.ReadOnly: Apply fails
@@ -49,8 +45,9 @@ type Index struct {
 	applied atomic.Uint64 // watermark of the last Apply
 	durable atomic.Uint64 // highest watermark known to be on disk
 
-	closeMu sync.Mutex  // serialises Close
-	closed  atomic.Bool // set by Close; bleve itself refuses use after Close
+	closeMu sync.Mutex   // serialises Close
+	closed  atomic.Bool  // set by Close
+	life    sync.RWMutex // read-held by every use of s; Close write-holds it to close s
 }
 
 // Open opens the index in dir, creating it (and dir, mode 0700) when dir
@@ -66,35 +63,44 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			x, err = nil, fmt.Errorf("fts: open %s: %w: panic: %v", dir, ErrCorrupt, r)
-		}
-	}()
+	an, err := newAnalyzers(o.Analyzer)
+	if err != nil {
+		return nil, err
+	}
 	exists, err := hasIndex(dir)
 	if err != nil {
 		return nil, err
 	}
-	var bi bleve.Index
+	q := index.NewAnalysisQueue(analysisWorkers)
+	var s *scorch.Scorch
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, fmt.Errorf("fts: open %s: %w: panic: %v", dir, ErrCorrupt, r)
+		}
+		if err != nil { // release what was opened
+			if s != nil {
+				_ = s.Close()
+			}
+			q.Close()
+		}
+	}()
 	switch {
 	case exists:
-		bi, err = openIndex(dir, o)
+		s, err = openIndex(dir, o, q)
 	case o.ReadOnly:
-		return nil, fmt.Errorf("fts: open %s: %w (no index, and read-only)", dir, ErrCorrupt)
+		err = fmt.Errorf("fts: open %s: %w (no index, and read-only)", dir, ErrCorrupt)
 	default:
-		bi, err = createIndex(dir, o)
+		s, err = createIndex(dir, o, q)
 	}
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{bi: bi, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
+	x = &Index{s: s, queue: q, an: an, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
-		_ = bi.Close()
 		return nil, err
 	}
-	wm, err := x.Watermark()
+	wm, err := x.watermark()
 	if err != nil {
-		_ = bi.Close()
 		return nil, err
 	}
 	x.applied.Store(wm)
@@ -131,63 +137,15 @@ func hasIndex(dir string) (bool, error) {
 	return false, nil
 }
 
-// storeConfig is the scorch configuration of new and opened indexes.
-func storeConfig(o Options) map[string]any {
-	c := map[string]any{"bolt_timeout": o.LockTimeout.String()}
-	if o.AsyncPersist && !o.ReadOnly {
-		c["unsafe_batch"] = true
-	}
-	if o.ReadOnly {
-		c["read_only"] = true
-	}
-	return c
-}
-
-func createIndex(dir string, o Options) (bleve.Index, error) {
-	m, err := newMapping(o.Analyzer)
-	if err != nil {
-		return nil, fmt.Errorf("fts: mapping: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
-	}
-	bi, err := bleve.NewUsing(dir, m, scorch.Name, bleve.Config.DefaultKVStore, storeConfig(o))
-	if err != nil {
-		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
-	}
-	// bleve writes its metadata file with mode 0666 (less umask); scorch
-	// itself writes 0600 files in 0700 directories.
-	err = os.Chmod(filepath.Join(dir, metaFile), 0o600)
-	if err == nil {
-		err = bi.SetInternal(keySchema, []byte(schemaValue(o)))
-	}
-	if err != nil {
-		_ = bi.Close()
-		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
-	}
-	return bi, nil
-}
-
-func openIndex(dir string, o Options) (bleve.Index, error) {
-	bi, err := bleve.OpenUsing(dir, storeConfig(o))
-	switch {
-	case errors.Is(err, bolterrors.ErrTimeout):
-		return nil, fmt.Errorf("fts: open %s: %w", dir, ErrLocked)
-	case err != nil:
-		return nil, fmt.Errorf("fts: open %s: %w (%w)", dir, ErrCorrupt, err)
-	}
-	return bi, nil
-}
-
 // schemaValue identifies the layout and analysis of an index built with o.
 func schemaValue(o Options) string {
 	return "hmo-fts/3 analyzer=" + string(o.Analyzer)
 }
 
 // check verifies that an opened index was built by this package with the
-// options o, and sets the query analyzer.
+// options o.
 func (x *Index) check(o Options) error {
-	got, err := x.bi.GetInternal(keySchema)
+	got, err := x.getInternal(keySchema)
 	if err != nil {
 		return fmt.Errorf("fts: open %s: %w (%w)", x.dir, ErrCorrupt, err)
 	}
@@ -197,11 +155,7 @@ func (x *Index) check(o Options) error {
 	case string(got) != want:
 		return fmt.Errorf("fts: open %s: %w: have %q, want %q", x.dir, ErrIncompatible, got, want)
 	}
-	x.analyzer = x.bi.Mapping().AnalyzerNamed(analyzerName(o.Analyzer))
-	if x.analyzer == nil {
-		return fmt.Errorf("fts: open %s: %w (no analyzer %s)", x.dir, ErrCorrupt, analyzerName(o.Analyzer))
-	}
-	if _, err := x.Watermark(); err != nil {
+	if _, err := x.watermark(); err != nil {
 		return err
 	}
 	if !o.SkipVerify {
@@ -213,7 +167,16 @@ func (x *Index) check(o Options) error {
 // Watermark returns the watermark recorded by the last Apply, 0 for a new
 // index.
 func (x *Index) Watermark() (uint64, error) {
-	v, err := x.bi.GetInternal(keyWatermark)
+	x.life.RLock()
+	defer x.life.RUnlock()
+	if x.closed.Load() {
+		return 0, fmt.Errorf("fts: watermark: %w", ErrClosed)
+	}
+	return x.watermark()
+}
+
+func (x *Index) watermark() (uint64, error) {
+	v, err := x.getInternal(keyWatermark)
 	if err != nil {
 		return 0, x.wrap("watermark", err)
 	}
@@ -265,12 +228,40 @@ func (x *Index) waitPersisted() {
 }
 
 // DocCount returns the number of documents in the index.
-func (x *Index) DocCount() (uint64, error) {
-	n, err := x.bi.DocCount()
+func (x *Index) DocCount() (n uint64, err error) {
+	x.life.RLock()
+	defer x.life.RUnlock()
+	if x.closed.Load() {
+		return 0, fmt.Errorf("fts: count: %w", ErrClosed)
+	}
+	r, err := x.s.Reader()
 	if err != nil {
 		return 0, x.wrap("count", err)
 	}
+	defer closeReader(r, &err)
+	if n, err = r.DocCount(); err != nil {
+		return 0, x.wrap("count", err)
+	}
 	return n, nil
+}
+
+// getInternal reads an internal value from the current snapshot. The
+// caller holds life or applyMu (Close waits for both), or has not
+// returned x from Open yet.
+func (x *Index) getInternal(key []byte) (v []byte, err error) {
+	r, err := x.s.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer closeReader(r, &err)
+	return r.GetInternal(key)
+}
+
+// closeReader closes r, reporting its error through err if err is nil.
+func closeReader(r index.IndexReader, err *error) {
+	if cerr := r.Close(); *err == nil && cerr != nil {
+		*err = cerr
+	}
 }
 
 // Close releases the index. Closing a closed Index does nothing.
@@ -281,23 +272,23 @@ func (x *Index) Close() error {
 		return nil
 	}
 	x.closed.Store(true)
+	x.applyMu.Lock() // no Apply in flight, and none after: closed is set
 	if x.async {
-		x.applyMu.Lock() // no Apply in flight
 		x.waitPersisted()
-		x.applyMu.Unlock()
 	}
-	if err := x.bi.Close(); err != nil {
+	x.applyMu.Unlock()
+	x.life.Lock() // no search in flight
+	defer x.life.Unlock()
+	err := x.s.Close()
+	x.queue.Close()
+	if err != nil {
 		return fmt.Errorf("fts: close %s: %w", x.dir, err)
 	}
 	return nil
 }
 
-// wrap adds context to an error from bleve and maps its closed-index error
-// to ErrClosed.
+// wrap adds context to an error from bleve.
 func (x *Index) wrap(op string, err error) error {
-	if errors.Is(err, bleve.ErrorIndexClosed) {
-		return fmt.Errorf("fts: %s: %w", op, ErrClosed)
-	}
 	return fmt.Errorf("fts: %s: %w", op, err)
 }
 

@@ -94,7 +94,7 @@ func decodeDocLen(id uint64, v []byte) (*[nFields]uint32, error) {
 
 // lengths reads the field totals. The caller holds applyMu.
 func (x *Index) lengths() (totals, error) {
-	b, err := x.bi.GetInternal(keyLengths)
+	b, err := x.getInternal(keyLengths)
 	if err != nil {
 		return totals{}, x.wrap("apply", err)
 	}
@@ -103,8 +103,13 @@ func (x *Index) lengths() (totals, error) {
 
 // docLengths reads a document's field lengths, nil when it is not
 // indexed.
-func (x *Index) docLengths(id uint64) (*[nFields]uint32, error) {
-	doc, err := x.bi.Document(docID(id))
+func (x *Index) docLengths(id uint64) (l *[nFields]uint32, err error) {
+	r, err := x.s.Reader()
+	if err != nil {
+		return nil, x.wrap("apply", err)
+	}
+	defer closeReader(r, &err)
+	doc, err := r.Document(docID(id))
 	if err != nil {
 		return nil, x.wrap("apply", err)
 	}
@@ -129,7 +134,7 @@ func (x *Index) fieldLengths(d *engineDoc) [nFields]uint32 {
 	var l [nFields]uint32
 	for f, text := range docFields(d) {
 		if text != "" {
-			l[f] = uint32(len(x.analyzer.Analyze([]byte(text))))
+			l[f] = uint32(len(x.an.text.Analyze([]byte(text))))
 		}
 	}
 	return l

@@ -49,15 +49,11 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	im, err := newMapping(c.Analyzer)
+	an, err := newAnalyzers(c.Analyzer)
 	if err != nil {
-		return nil, fmt.Errorf("fts: memory index: %w", err)
+		return nil, err
 	}
-	an := im.AnalyzerNamed(analyzerName(c.Analyzer))
-	if an == nil {
-		return nil, fmt.Errorf("%w: analyzer %q", ErrInvalidOption, c.Analyzer)
-	}
-	return &Memory{analyzer: an, scoring: c.Scoring, postings: map[string]map[uint64]*[nFields]int32{}, docs: map[uint64]memDoc{}}, nil
+	return &Memory{analyzer: an.text, scoring: c.Scoring, postings: map[string]map[uint64]*[nFields]int32{}, docs: map[uint64]memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes

@@ -7,12 +7,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
-	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/collector"
-	"github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
@@ -37,13 +36,15 @@ const scanFactor = 8
 // ErrInvalidK. Search stops early with ctx's error when ctx is done.
 //
 // bleve finds the candidates, candidateFactor·k of them; they are
-// rescored with the index's own statistics. Equal scores are ordered by
-// id.
+// rescored with the statistics of the same snapshot of the index. Equal
+// scores are ordered by id.
 func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter) (hits []engine.TextHit, err error) {
 	defer recoverTo("search", &err)
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidK, k)
 	}
+	x.life.RLock()
+	defer x.life.RUnlock()
 	if x.closed.Load() {
 		return nil, fmt.Errorf("fts: search: %w", ErrClosed)
 	}
@@ -54,17 +55,11 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	// One snapshot serves the search and the rescoring: the candidates'
-	// internal ids need no second lookup.
-	adv, err := x.bi.Advanced()
+	r, err := x.s.Reader()
 	if err != nil {
 		return nil, x.wrap("search", err)
 	}
-	r, err := adv.Reader()
-	if err != nil {
-		return nil, x.wrap("search", err)
-	}
-	defer r.Close()
+	defer closeReader(r, &err)
 	if f.Scope != "" {
 		all, err := everyDoc(r, fieldScope, f.Scope)
 		if err != nil {
@@ -74,14 +69,14 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 			f.Scope = "" // every document passes: a filter that drops none
 		}
 	}
-	matches, err := x.collect(ctx, r, x.query(terms, f), candidateFactor*k)
+	cands, err := x.candidates(ctx, r, terms, f, candidateFactor*k)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, x.wrap("search", err)
 	}
-	if hits, err = x.rescore(ctx, r, terms, matches); err != nil {
+	if hits, err = x.rescore(ctx, r, terms, cands); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(hits, func(a, b engine.TextHit) int {
@@ -93,29 +88,40 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	return hits[:min(k, len(hits))], nil
 }
 
-// collect runs bleve's search of q on snapshot r and returns its best
-// size matches, as bleve.Index.SearchInContext does for a request of
-// that size sorted by score: the same scoring model, searcher and top-n
-// collector, without the stored fields.
-func (x *Index) collect(ctx context.Context, r index.IndexReader, q query.Query, size int) (search.DocumentMatchCollection, error) {
-	m := x.bi.Mapping()
-	model := index.DefaultScoringModel
-	if im, ok := m.(*mapping.IndexMappingImpl); ok && im.ScoringModel == index.BM25Scoring {
-		model = index.BM25Scoring
-	}
-	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey,
-		search.GetScoringModelCallbackFn(func() string { return model }))
-	ctx = search.ContextWithTermSearchersCounter(ctx)
-	s, err := q.Searcher(ctx, r, m, search.SearcherOptions{})
+// candidate is a document drawn by bleve's search for rescoring.
+type candidate struct {
+	iid index.IndexInternalID
+	id  uint64
+}
+
+// bm25Model makes bleve's term searchers score with its BM25, the scoring
+// model of the index mapping (mappingJSON).
+var bm25Model = search.GetScoringModelCallbackFn(func() string { return index.BM25Scoring })
+
+// candidates runs bleve's search of terms restricted by f on r and returns
+// its top n documents, as bleve's top-level search of the query
+// (x.searcher) sorted by score would.
+func (x *Index) candidates(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, n int) ([]candidate, error) {
+	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey, bm25Model)
+	s, err := x.searcher(ctx, r, terms, f)
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	coll := collector.NewTopNCollector(size, 0, search.SortOrder{&search.SortScore{Desc: true}})
+	coll := collector.NewTopNCollector(n, 0, search.SortOrder{&search.SortScore{Desc: true}})
 	if err := coll.Collect(ctx, s, r); err != nil {
 		return nil, err
 	}
-	return coll.Results(), nil
+	res := coll.Results()
+	cands := make([]candidate, 0, len(res))
+	for _, h := range res {
+		id, err := strconv.ParseUint(h.ID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, h.ID)
+		}
+		cands = append(cands, candidate{iid: slices.Clone(h.IndexInternalID), id: id})
+	}
+	return cands, nil
 }
 
 // everyDoc reports whether every document of snapshot r has term v in
@@ -133,12 +139,11 @@ func everyDoc(r index.IndexReader, field, v string) (bool, error) {
 	return tfr.Count() >= n, nil
 }
 
-// rescore computes the BM25F score and coverage of each match from
-// snapshot r, the one the matches come from: N, df and the field totals
-// of that snapshot, and each candidate's term frequencies and field
-// lengths from the postings (bleve keeps a field's length in its norm,
-// 1/√len).
-func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string, matches search.DocumentMatchCollection) ([]engine.TextHit, error) {
+// rescore computes the BM25F score and coverage of each candidate from
+// the snapshot r: N, df and the field totals of that snapshot, and each
+// candidate's term frequencies and field lengths from the postings (bleve
+// keeps a field's length in its norm, 1/√len).
+func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string, ids []candidate) ([]engine.TextHit, error) {
 	n, err := r.DocCount()
 	if err != nil {
 		return nil, x.wrap("search", err)
@@ -162,13 +167,9 @@ func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string
 		tf  [][nFields]float64 // per term
 		dl  [nFields]float64
 	}
-	cands := make([]*cand, 0, len(matches))
-	for _, m := range matches {
-		id, err := strconv.ParseUint(m.ID, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("fts: search: %w (document id %q)", ErrCorrupt, m.ID)
-		}
-		cands = append(cands, &cand{iid: m.IndexInternalID, hit: engine.TextHit{ID: id}, tf: make([][nFields]float64, len(terms))})
+	cands := make([]*cand, 0, len(ids))
+	for _, c := range ids {
+		cands = append(cands, &cand{iid: c.iid, hit: engine.TextHit{ID: c.id}, tf: make([][nFields]float64, len(terms))})
 	}
 	slices.SortFunc(cands, func(a, b *cand) int { return a.iid.Compare(b.iid) })
 	byIID := make(map[string]*cand, len(cands))
@@ -256,7 +257,7 @@ func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string
 
 // terms analyses q as the text field is analysed.
 func (x *Index) terms(q string) []string {
-	tokens := x.analyzer.Analyze([]byte(q))
+	tokens := x.an.text.Analyze([]byte(q))
 	terms := make([]string, 0, len(tokens))
 	for _, t := range tokens {
 		if len(t.Term) > 0 {
@@ -279,64 +280,139 @@ func distinct(terms []string) []string {
 	return out
 }
 
-// query is the disjunction of terms over the scored fields, restricted by
-// f without changing scores.
-func (x *Index) query(terms []string, f engine.TextFilter) query.Query {
-	tqs := make([]query.Query, 0, len(terms)*nFields)
+// searcher is bleve's searcher of the disjunction of terms over the scored
+// fields, restricted by f without changing scores: the searcher bleve's
+// query package builds for a disjunction of term queries (minimum 1), in a
+// boolean query that filters it by f.
+func (x *Index) searcher(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter) (search.Searcher, error) {
+	opts := search.SearcherOptions{}
+	ss := make([]search.Searcher, 0, len(terms)*nFields)
+	closeAll := func() {
+		for _, s := range ss {
+			_ = s.Close()
+		}
+	}
 	for _, t := range terms {
 		for _, field := range bm25Fields {
-			tq := query.NewTermQuery(t)
-			tq.SetField(field)
-			tqs = append(tqs, tq)
+			s, err := searcher.NewTermSearcher(ctx, r, t, field, 1, opts)
+			if err != nil {
+				closeAll()
+				return nil, err
+			}
+			ss = append(ss, s)
 		}
 	}
-	match := query.NewDisjunctionQuery(tqs)
-	match.SetMin(1)
-	filter := filterQuery(f)
-	if filter == nil {
-		return match
+	match, err := searcher.NewDisjunctionSearcher(context.WithValue(ctx, search.IncludeScoreBreakdownKey, false), r, ss, 1, opts)
+	if err != nil {
+		closeAll()
+		return nil, err
 	}
-	b := query.NewBooleanQuery(nil, nil, nil)
-	b.AddMust(match)
-	b.AddFilter(filter)
-	return b
+	filter, err := filterSearcher(ctx, r, f)
+	if err != nil {
+		_ = match.Close()
+		return nil, err
+	}
+	if filter == nil {
+		return match, nil
+	}
+	bs, err := searcher.NewBooleanSearcher(ctx, r, match, nil, nil, opts)
+	if err != nil {
+		_ = match.Close()
+		_ = filter.Close()
+		return nil, err
+	}
+	return &filtered{FilteringSearcher: searcher.NewFilteringSearcher(ctx, bs, filterFunc(filter)), filter: filter}, nil
 }
 
-// filterQuery is the conjunction of f's non-zero fields, or nil. Times
-// compare in whole seconds, rounded down: a document at t passes From and
-// To when From.Unix() <= t.Unix() < To.Unix().
-func filterQuery(f engine.TextFilter) query.Query {
-	var qs []query.Query
-	if f.Scope != "" {
-		qs = append(qs, termOn(fieldScope, f.Scope))
+// filtered is a filtering searcher that closes its filter's searcher too.
+type filtered struct {
+	*searcher.FilteringSearcher
+	filter search.Searcher
+}
+
+func (s *filtered) Close() error {
+	err := s.FilteringSearcher.Close()
+	if ferr := s.filter.Close(); err == nil {
+		err = ferr
 	}
-	if f.Session != "" {
-		qs = append(qs, termOn(fieldSession, f.Session))
+	return err
+}
+
+// filterSearcher is an unscored searcher of the conjunction of f's non-zero
+// fields, or nil. Times compare in whole seconds, rounded down: a
+// document at t passes From and To when From.Unix() <= t.Unix() < To.Unix().
+func filterSearcher(ctx context.Context, r index.IndexReader, f engine.TextFilter) (search.Searcher, error) {
+	opts := search.SearcherOptions{Score: "none"}
+	var ss []search.Searcher
+	fail := func(err error) (search.Searcher, error) {
+		for _, s := range ss {
+			_ = s.Close()
+		}
+		return nil, err
+	}
+	for _, kv := range [...]struct{ field, v string }{{fieldScope, f.Scope}, {fieldSession, f.Session}} {
+		if kv.v == "" {
+			continue
+		}
+		s, err := searcher.NewTermSearcher(ctx, r, kv.v, kv.field, 1, opts)
+		if err != nil {
+			return fail(err)
+		}
+		ss = append(ss, s)
 	}
 	if !f.From.IsZero() || !f.To.IsZero() {
-		incl, excl := true, false
-		var from, to time.Time
+		lo, hi := math.Inf(-1), math.Inf(1)
 		if !f.From.IsZero() {
-			from = timeKey(f.From)
+			lo = numeric.Int64ToFloat64(timeKey(f.From).UnixNano())
 		}
 		if !f.To.IsZero() {
-			to = timeKey(f.To)
+			hi = numeric.Int64ToFloat64(timeKey(f.To).UnixNano())
 		}
-		r := query.NewDateRangeInclusiveQuery(from, to, &incl, &excl)
-		r.SetField(fieldTime)
-		qs = append(qs, r)
+		incl, excl := true, false
+		s, err := searcher.NewNumericRangeSearcher(ctx, r, &lo, &hi, &incl, &excl, fieldTime, 1, opts)
+		if err != nil {
+			return fail(err)
+		}
+		ss = append(ss, s)
 	}
-	switch len(qs) {
+	switch len(ss) {
 	case 0:
-		return nil
+		return nil, nil
 	case 1:
-		return qs[0]
+		return ss[0], nil
 	}
-	return query.NewConjunctionQuery(qs)
+	s, err := searcher.NewConjunctionSearcher(ctx, r, ss, opts)
+	if err != nil {
+		return fail(err)
+	}
+	return s, nil
 }
 
-func termOn(field, v string) query.Query {
-	q := query.NewTermQuery(v)
-	q.SetField(field)
-	return q
+// filterFunc passes the documents that filter matches. Both searchers
+// advance in internal-id order, so filter is advanced, never rewound (as
+// bleve's boolean query filters).
+func filterFunc(filter search.Searcher) searcher.FilterFunc {
+	var started bool
+	var ref *search.DocumentMatch
+	return func(sctx *search.SearchContext, d *search.DocumentMatch) bool {
+		var err error
+		if !started {
+			if ref, err = filter.Next(sctx); err != nil {
+				return false
+			}
+			started = true
+		}
+		if ref == nil {
+			return false // filter exhausted
+		}
+		c := ref.IndexInternalID.Compare(d.IndexInternalID)
+		if c < 0 {
+			sctx.DocumentMatchPool.Put(ref)
+			if ref, err = filter.Advance(sctx, d.IndexInternalID); err != nil || ref == nil {
+				return false
+			}
+			c = ref.IndexInternalID.Compare(d.IndexInternalID)
+		}
+		return c == 0
+	}
 }

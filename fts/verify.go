@@ -15,11 +15,7 @@ import (
 // damage elsewhere would surface later as search errors or panics; this
 // surfaces it at Open as ErrCorrupt instead.
 func (x *Index) verify() error {
-	adv, err := x.bi.Advanced()
-	if err != nil {
-		return fmt.Errorf("fts: verify %s: %w", x.dir, err)
-	}
-	r, err := adv.Reader()
+	r, err := x.s.Reader()
 	if err != nil {
 		return fmt.Errorf("fts: verify %s: %w", x.dir, err)
 	}

@@ -1,0 +1,478 @@
+package fts
+
+// The package opened its index through bleve's top-level package until it
+// used scorch directly (to keep bleve's older index type, its protobuf
+// runtime and its search-request machinery out of the binary). These
+// tests take that package as the reference: the documents and the mapping
+// are the ones its index mapping made, an index it wrote opens and
+// searches the same, an index written now opens through it, and the
+// candidates drawn for rescoring are the ones its search returned.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+var allAnalyzers = []Analyzer{AnalyzerEnglish, AnalyzerEnglishKeepStop, AnalyzerStandard, AnalyzerPlain}
+
+// refMapping is the index mapping the package gave bleve.
+func refMapping(a Analyzer) *mapping.IndexMappingImpl {
+	im := mapping.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	im.IndexDynamic = false
+	im.StoreDynamic = false
+	im.DocValuesDynamic = false
+	name := analyzerName(a)
+	if a != AnalyzerStandard {
+		err := im.AddCustomAnalyzer(name, map[string]any{
+			"type": custom.Name, "tokenizer": unicode.Name, "token_filters": tokenFilters(a),
+		})
+		if err != nil {
+			panic(err)
+		}
+	}
+	im.DefaultAnalyzer = name
+	im.DefaultField = fieldText
+	unstored := func(f *mapping.FieldMapping) *mapping.FieldMapping {
+		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = false, false, false, false
+		return f
+	}
+	scored := func() *mapping.FieldMapping {
+		f := unstored(mapping.NewTextFieldMapping())
+		f.Analyzer = name
+		return f
+	}
+	kw := func() *mapping.FieldMapping {
+		f := unstored(mapping.NewKeywordFieldMapping())
+		f.Analyzer = keyword.Name
+		f.SkipFreqNorm = true
+		return f
+	}
+	dm := mapping.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(fieldText, scored())
+	dm.AddFieldMappingsAt(fieldContext, scored())
+	dm.AddFieldMappingsAt(fieldRole, scored())
+	dm.AddFieldMappingsAt(fieldScope, kw())
+	dm.AddFieldMappingsAt(fieldSession, kw())
+	dm.AddFieldMappingsAt(fieldTime, unstored(mapping.NewDateTimeFieldMapping()))
+	dl := unstored(mapping.NewTextFieldMapping())
+	dl.Analyzer = keyword.Name
+	dl.Index = false
+	dl.Store = true
+	dm.AddFieldMappingsAt(fieldLengths, dl)
+	dm.AddSubDocumentMapping("_all", mapping.NewDocumentDisabledMapping())
+	im.DefaultMapping = dm
+	if err := im.Validate(); err != nil {
+		panic(err)
+	}
+	return im
+}
+
+// refFields is the value the package gave bleve to index for d.
+func refFields(d *engine.TextDoc, l *[nFields]uint32) map[string]any {
+	f := map[string]any{fieldText: d.Text, fieldLengths: encodeDocLen(l)}
+	for k, v := range map[string]string{fieldContext: d.Context, fieldRole: d.Role, fieldScope: d.Scope, fieldSession: d.Session} {
+		if v != "" {
+			f[k] = v
+		}
+	}
+	if !d.Time.IsZero() {
+		f[fieldTime] = timeKey(d.Time)
+	}
+	return f
+}
+
+// refQuery is the query the package gave bleve's search.
+func refQuery(terms []string, f engine.TextFilter) query.Query {
+	var tqs []query.Query
+	for _, t := range terms {
+		for _, field := range bm25Fields {
+			tq := query.NewTermQuery(t)
+			tq.SetField(field)
+			tqs = append(tqs, tq)
+		}
+	}
+	match := query.NewDisjunctionQuery(tqs)
+	match.SetMin(1)
+	var qs []query.Query
+	for field, v := range map[string]string{fieldScope: f.Scope, fieldSession: f.Session} {
+		if v != "" {
+			q := query.NewTermQuery(v)
+			q.SetField(field)
+			qs = append(qs, q)
+		}
+	}
+	if !f.From.IsZero() || !f.To.IsZero() {
+		incl, excl := true, false
+		var from, to time.Time
+		if !f.From.IsZero() {
+			from = timeKey(f.From)
+		}
+		if !f.To.IsZero() {
+			to = timeKey(f.To)
+		}
+		r := query.NewDateRangeInclusiveQuery(from, to, &incl, &excl)
+		r.SetField(fieldTime)
+		qs = append(qs, r)
+	}
+	if len(qs) == 0 {
+		return match
+	}
+	var filter query.Query = query.NewConjunctionQuery(qs)
+	if len(qs) == 1 {
+		filter = qs[0]
+	}
+	b := query.NewBooleanQuery(nil, nil, nil)
+	b.AddMust(match)
+	b.AddFilter(filter)
+	return b
+}
+
+// corpus is a deterministic set of documents over a small vocabulary, so
+// that queries match many documents with many equal scores.
+func corpus(n int) []engine.TextDoc {
+	words := strings.Fields("the cat sat on a mat with Mel's dog running runs ran to Paris in spring meeting notes budget plan " +
+		"café naïve résumé 2024 v1.2 e-mail don't wouldn't Caroline Melanie painting camping lake pottery")
+	r := rand.New(rand.NewPCG(1, 2))
+	text := func(k int) string {
+		var b strings.Builder
+		for range k {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteByte(' ')
+		}
+		return b.String()
+	}
+	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	docs := make([]engine.TextDoc, n)
+	for i := range docs {
+		d := engine.TextDoc{ID: uint64(i + 1), Text: text(1 + r.IntN(12))}
+		if r.IntN(3) > 0 {
+			d.Context = text(r.IntN(20))
+		}
+		if r.IntN(2) == 0 {
+			d.Role = []string{"user", "assistant", "Caroline"}[r.IntN(3)]
+		}
+		if r.IntN(4) > 0 {
+			d.Scope = []string{"work", "home", "Work Items"}[r.IntN(3)]
+		}
+		if r.IntN(4) > 0 {
+			d.Session = fmt.Sprintf("s%d", r.IntN(5))
+		}
+		if r.IntN(5) > 0 {
+			d.Time = base.Add(time.Duration(r.IntN(90*24)) * time.Hour).Add(time.Duration(r.IntN(1e9)))
+		}
+		docs[i] = d
+	}
+	docs[0].Text = "" // the text field is indexed even when empty
+	return docs
+}
+
+// filters are the restrictions the tests search with.
+func filters() []engine.TextFilter {
+	base := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+	return []engine.TextFilter{
+		{},
+		{Scope: "work"},
+		{Scope: "Work Items", Session: "s2"},
+		{Session: "s1"},
+		{From: base.Add(10 * 24 * time.Hour)},
+		{To: base.Add(40 * 24 * time.Hour)},
+		{Scope: "home", From: base.Add(5 * 24 * time.Hour), To: base.Add(60 * 24 * time.Hour)},
+		{Scope: "nowhere"},
+	}
+}
+
+var queries = []string{"cat", "the cat sat", "Mel's running dog", "paris spring budget", "café resume naive",
+	"don't", "2024 v1.2", "caroline painting lake", "user", "assistant camping", "meeting notes plan pottery e-mail"}
+
+// lengthsOf are d's field lengths as Apply counts them.
+func lengthsOf(t *testing.T, a Analyzer, d *engine.TextDoc) [nFields]uint32 {
+	t.Helper()
+	an, err := newAnalyzers(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return (&Index{an: an}).fieldLengths(d)
+}
+
+func TestMappingJSONIsBleves(t *testing.T) {
+	for _, a := range allAnalyzers {
+		got, err := mappingJSON(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(refMapping(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: mapping\n got %s\nwant %s", a, got, want)
+		}
+		var im mapping.IndexMappingImpl
+		if err := json.Unmarshal(got, &im); err != nil {
+			t.Fatalf("%s: bleve cannot read the mapping: %v", a, err)
+		}
+		if err := im.Validate(); err != nil {
+			t.Errorf("%s: mapping does not validate: %v", a, err)
+		}
+	}
+}
+
+// fieldSummary is what the segment writer takes from an analysed field.
+func fieldSummary(f index.Field) string {
+	tf := f.AnalyzedTokenFrequencies()
+	terms := make([]string, 0, len(tf))
+	for term, freq := range tf {
+		terms = append(terms, fmt.Sprintf("%q:%d", term, freq.Frequency()))
+	}
+	slices.Sort(terms)
+	return fmt.Sprintf("%s opts=%v pos=%d value=%q len=%d terms=%v",
+		f.Name(), f.Options(), len(f.ArrayPositions()), f.Value(), f.AnalyzedLength(), terms)
+}
+
+func docSummary(d index.Document) []string {
+	var out []string
+	d.VisitFields(func(f index.Field) {
+		if f.Options().IsIndexed() {
+			f.Analyze()
+		}
+		out = append(out, fieldSummary(f))
+	})
+	slices.Sort(out)
+	return out
+}
+
+func TestDocumentsAreBleves(t *testing.T) {
+	docs := corpus(200)
+	for _, a := range allAnalyzers {
+		an, err := newAnalyzers(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		im := refMapping(a)
+		for i := range docs {
+			d := &docs[i]
+			l := lengthsOf(t, a, d)
+			want := document.NewDocument(docID(d.ID))
+			if err := im.MapDocument(want, refFields(d, &l)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := an.newDocument(d, &l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := docSummary(got), docSummary(want); !slices.Equal(g, w) {
+				t.Fatalf("%s: document %d:\n got %q\nwant %q", a, d.ID, g, w)
+			}
+		}
+	}
+}
+
+// writeWithBleve writes docs into a new index in dir as the package did
+// through bleve's top-level package.
+func writeWithBleve(t *testing.T, dir string, docs []engine.TextDoc, wm uint64) {
+	t.Helper()
+	o, err := (*Options)(nil).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi, err := bleve.NewUsing(dir, refMapping(o.Analyzer), scorch.Name, bleve.Config.DefaultKVStore, map[string]any{"bolt_timeout": "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bi.SetInternal(keySchema, []byte(schemaValue(o))); err != nil {
+		t.Fatal(err)
+	}
+	b := bi.NewBatch()
+	var tot totals
+	for i := range docs {
+		l := lengthsOf(t, o.Analyzer, &docs[i])
+		tot.add(&l)
+		if err := b.Index(docID(docs[i].ID), refFields(&docs[i], &l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.SetInternal(keyLengths, tot.encode())
+	b.SetInternal(keyWatermark, []byte{0, 0, 0, 0, 0, 0, 0, byte(wm)})
+	if err := bi.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := bi.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// searchAll runs every query with every filter, with k above the number of
+// documents, so that every matching document is rescored: with a smaller
+// k, which of the documents bleve scores equally at the k-th place become
+// candidates depends on their order within a segment, which bleve leaves
+// to its analysis workers.
+func searchAll(t *testing.T, x *Index) []string {
+	t.Helper()
+	var out []string
+	for _, q := range queries {
+		for _, f := range filters() {
+			hits, err := x.Search(context.Background(), q, 1000, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%q %+v: %v", q, f, hits))
+		}
+	}
+	return out
+}
+
+// TestOpensIndexBleveWrote: an index written through bleve's top-level
+// package opens without a rebuild, searches exactly as an index written
+// now, and takes new batches.
+func TestOpensIndexBleveWrote(t *testing.T) {
+	docs := corpus(300)
+	old := filepath.Join(t.TempDir(), "old")
+	writeWithBleve(t, old, docs, 7)
+	x, err := Open(old, nil)
+	if err != nil {
+		t.Fatalf("Open an index bleve wrote: %v", err)
+	}
+	defer x.Close()
+	y, err := Open(filepath.Join(t.TempDir(), "new"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer y.Close()
+	if err := y.Apply(docs, nil, 7); err != nil {
+		t.Fatal(err)
+	}
+	if wm, err := x.Watermark(); err != nil || wm != 7 {
+		t.Fatalf("watermark %d, %v; want 7", wm, err)
+	}
+	diff(t, "the index bleve wrote", searchAll(t, x), searchAll(t, y))
+	more := []engine.TextDoc{{ID: 1000, Text: "a cat on a new mat", Scope: "work"}, {ID: 5, Text: "replaced"}}
+	for _, z := range []*Index{x, y} {
+		if err := z.Apply(more, []uint64{9}, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diff(t, "after a batch, the index bleve wrote", searchAll(t, x), searchAll(t, y))
+}
+
+func diff(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	n := 0
+	for i := range got {
+		if got[i] != want[i] {
+			if n++; n <= 3 {
+				t.Errorf("%s searches differently:\n got %s\nwant %s", what, got[i], want[i])
+			}
+		}
+	}
+	if n > 3 {
+		t.Errorf("... %d searches of %d differ", n, len(got))
+	}
+}
+
+// TestCandidatesAreBleves: the candidates drawn for rescoring are the
+// documents, order and scores bleve's top-level search returned for the
+// package's query, on an index bleve's top-level package opens.
+func TestCandidatesAreBleves(t *testing.T) {
+	docs := corpus(400)
+	dir := filepath.Join(t.TempDir(), "text")
+	x, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(docs); i += 100 { // several segments
+		if err := x.Apply(docs[i:i+100], nil, uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Apply(nil, []uint64{3, 50, 120}, 500); err != nil {
+		t.Fatal(err)
+	}
+	// One segment: scorch's background merges would otherwise renumber
+	// the documents between the two runs, and the order of equal scores
+	// follows the numbering.
+	if err := x.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		terms []string
+		f     engine.TextFilter
+		n     int
+	}
+	var runs []run
+	for _, q := range queries {
+		for _, f := range filters() {
+			for _, n := range []int{1, 10, 500} {
+				runs = append(runs, run{distinct(x.terms(q)), f, n})
+			}
+		}
+	}
+	got := make([]string, len(runs))
+	r, err := x.s.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ru := range runs {
+		ctx := context.Background()
+		cands, err := x.candidates(ctx, r, ru.terms, ru.f, ru.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]uint64, len(cands))
+		for j, c := range cands {
+			ids[j] = c.id
+		}
+		got[i] = fmt.Sprint(ids)
+	}
+	_ = r.Close()
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	bi, err := bleve.OpenUsing(dir, nil)
+	if err != nil {
+		t.Fatalf("bleve cannot open the index: %v", err)
+	}
+	defer bi.Close()
+	if n, err := bi.DocCount(); err != nil || n != uint64(len(docs)-3) {
+		t.Fatalf("bleve counts %d documents (%v), want %d", n, err, len(docs)-3)
+	}
+	matched := 0
+	for i, ru := range runs {
+		res, err := bi.Search(bleve.NewSearchRequestOptions(refQuery(ru.terms, ru.f), ru.n, 0, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]uint64, len(res.Hits))
+		for j, h := range res.Hits {
+			fmt.Sscan(h.ID, &ids[j])
+		}
+		if want := fmt.Sprint(ids); got[i] != want {
+			t.Errorf("terms %q filter %+v n %d:\n got %s\nwant %s", ru.terms, ru.f, ru.n, got[i], want)
+		}
+		matched += len(ids)
+	}
+	if matched == 0 {
+		t.Fatal("no query matched anything")
+	}
+}

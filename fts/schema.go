@@ -1,0 +1,219 @@
+package fts
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/registry"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// Field names of an indexed document.
+const (
+	fieldText    = "text"    // the record's own text
+	fieldContext = "context" // its context turns
+	fieldRole    = "role"    // its speaker
+	fieldScope   = "scope"
+	fieldSession = "session"
+	fieldTime    = "time"
+	// fieldLengths holds the document's scored field lengths, stored and
+	// not indexed, so that a delete or an update can take them off the
+	// totals. It lives in the segments (written once, merged with them),
+	// unlike bleve's internal values, which every persist rewrites whole.
+	fieldLengths = "dl"
+)
+
+// Indexing options of the fields: searchable only (nothing stored, no term
+// vectors, no doc values), keywords without frequencies and norms, and the
+// lengths stored only.
+const (
+	optScored  = index.IndexField
+	optKeyword = index.IndexField | index.SkipFreqNorm
+	optTime    = index.IndexField
+	optStored  = index.StoreField
+)
+
+// timeLayout is the layout bleve's mapping records with a time.Time value;
+// the field is not stored, so it is never read back.
+const timeLayout = time.RFC3339
+
+// analyzerName is the name under which a's analysis is registered in the
+// index mapping.
+func analyzerName(a Analyzer) string {
+	if a == AnalyzerStandard {
+		return standard.Name
+	}
+	return "hmo_" + string(a)
+}
+
+// tokenFilters lists the token filters of a custom analyzer, in order.
+func tokenFilters(a Analyzer) []any {
+	switch a {
+	case AnalyzerEnglish:
+		return []any{en.PossessiveName, lowercase.Name, en.StopName, en.SnowballStemmerName}
+	case AnalyzerEnglishKeepStop:
+		return []any{en.PossessiveName, lowercase.Name, en.SnowballStemmerName}
+	default: // AnalyzerPlain
+		return []any{lowercase.Name}
+	}
+}
+
+// customAnalyzer is the configuration of a's custom analyzer, nil for the
+// standard one.
+func customAnalyzer(a Analyzer) map[string]any {
+	if a == AnalyzerStandard {
+		return nil
+	}
+	return map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     unicode.Name,
+		"token_filters": tokenFilters(a),
+	}
+}
+
+// analyzers are the analysis of a document's fields.
+type analyzers struct {
+	text    analysis.Analyzer // text, context, role, and queries
+	keyword analysis.Analyzer // scope, session, dl
+}
+
+// newAnalyzers builds the analyzers of an index with analyzer a, from
+// bleve's registry as bleve's index mapping builds them.
+func newAnalyzers(a Analyzer) (analyzers, error) {
+	c := registry.NewCache()
+	var an analyzers
+	var err error
+	if cfg := customAnalyzer(a); cfg != nil {
+		an.text, err = c.DefineAnalyzer(analyzerName(a), cfg)
+	} else {
+		an.text, err = c.AnalyzerNamed(analyzerName(a))
+	}
+	if err != nil {
+		return an, fmt.Errorf("%w: analyzer %q: %w", ErrInvalidOption, a, err)
+	}
+	if an.keyword, err = c.AnalyzerNamed(keyword.Name); err != nil {
+		return an, fmt.Errorf("fts: keyword analyzer: %w", err)
+	}
+	return an, nil
+}
+
+// bm25Fields are the scored fields in the order of the per-field arrays.
+var bm25Fields = [nFields]string{fText: fieldText, fContext: fieldContext, fRole: fieldRole}
+
+// newDocument is the bleve document of d with its field lengths l: the
+// fields bleve's index mapping (mappingJSON) makes of them.
+//
+// Empty Context, Role, Scope and Session are left out and a zero Time is
+// not indexed; Text is always there.
+func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32) (*document.Document, error) {
+	doc := document.NewDocument(docID(d.ID))
+	var noPos []uint64
+	doc.AddField(document.NewTextFieldCustom(fieldText, noPos, []byte(d.Text), optScored, an.text))
+	if d.Context != "" {
+		doc.AddField(document.NewTextFieldCustom(fieldContext, noPos, []byte(d.Context), optScored, an.text))
+	}
+	if d.Role != "" {
+		doc.AddField(document.NewTextFieldCustom(fieldRole, noPos, []byte(d.Role), optScored, an.text))
+	}
+	if d.Scope != "" {
+		doc.AddField(document.NewTextFieldCustom(fieldScope, noPos, []byte(d.Scope), optKeyword, an.keyword))
+	}
+	if d.Session != "" {
+		doc.AddField(document.NewTextFieldCustom(fieldSession, noPos, []byte(d.Session), optKeyword, an.keyword))
+	}
+	if !d.Time.IsZero() {
+		f, err := document.NewDateTimeFieldWithIndexingOptions(fieldTime, noPos, timeKey(d.Time), timeLayout, optTime)
+		if err != nil {
+			return nil, fmt.Errorf("fts: document %d: %w", d.ID, err)
+		}
+		doc.AddField(f)
+	}
+	doc.AddField(document.NewTextFieldCustom(fieldLengths, noPos, []byte(encodeDocLen(l)), optStored, an.keyword))
+	doc.SetIndexed()
+	return doc, nil
+}
+
+// The index mapping in bleve's JSON form, kept in the index under bleve's
+// mapping key so that bleve's own tools (and hmo builds that opened the
+// index through bleve's top-level package) read the index as before. It
+// describes what newDocument builds: text, context and role analysed by
+// the index's analyzer, scope and session as exact keywords, time as a
+// datetime, dl stored only, nothing else stored, BM25 scoring, no _all
+// field and no dynamic fields.
+type (
+	bleveMapping struct {
+		DefaultMapping        bleveDocMapping `json:"default_mapping"`
+		TypeField             string          `json:"type_field"`
+		DefaultType           string          `json:"default_type"`
+		DefaultAnalyzer       string          `json:"default_analyzer"`
+		DefaultDateTimeParser string          `json:"default_datetime_parser"`
+		ScoringModel          string          `json:"scoring_model"`
+		DefaultField          string          `json:"default_field"`
+		StoreDynamic          bool            `json:"store_dynamic"`
+		IndexDynamic          bool            `json:"index_dynamic"`
+		DocValuesDynamic      bool            `json:"docvalues_dynamic"`
+		Analysis              bleveAnalysis   `json:"analysis"`
+	}
+	bleveDocMapping struct {
+		Enabled    bool                       `json:"enabled"`
+		Dynamic    bool                       `json:"dynamic"`
+		Properties map[string]bleveDocMapping `json:"properties,omitempty"`
+		Fields     []bleveField               `json:"fields,omitempty"`
+	}
+	bleveField struct {
+		Type         string `json:"type"`
+		Analyzer     string `json:"analyzer,omitempty"`
+		Store        bool   `json:"store,omitempty"`
+		Index        bool   `json:"index,omitempty"`
+		SkipFreqNorm bool   `json:"skip_freq_norm,omitempty"`
+	}
+	bleveAnalysis struct {
+		Analyzers map[string]map[string]any `json:"analyzers,omitempty"`
+	}
+)
+
+// mappingKey is the internal key under which bleve keeps its mapping.
+var mappingKey = []byte("_mapping")
+
+// mappingJSON is the index mapping of an index with analyzer a.
+func mappingJSON(a Analyzer) ([]byte, error) {
+	name := analyzerName(a)
+	field := func(f bleveField) bleveDocMapping {
+		return bleveDocMapping{Enabled: true, Dynamic: true, Fields: []bleveField{f}}
+	}
+	scored := field(bleveField{Type: "text", Analyzer: name, Index: true})
+	kw := field(bleveField{Type: "text", Analyzer: keyword.Name, Index: true, SkipFreqNorm: true})
+	m := bleveMapping{
+		DefaultMapping: bleveDocMapping{Enabled: true, Properties: map[string]bleveDocMapping{
+			"_all":       {},
+			fieldText:    scored,
+			fieldContext: scored,
+			fieldRole:    scored,
+			fieldScope:   kw,
+			fieldSession: kw,
+			fieldTime:    field(bleveField{Type: "datetime", Index: true}),
+			fieldLengths: field(bleveField{Type: "text", Analyzer: keyword.Name, Store: true}),
+		}},
+		TypeField:             "_type",
+		DefaultType:           "_default",
+		DefaultAnalyzer:       name,
+		DefaultDateTimeParser: "dateTimeOptional",
+		ScoringModel:          index.BM25Scoring,
+		DefaultField:          fieldText,
+	}
+	if cfg := customAnalyzer(a); cfg != nil {
+		m.Analysis.Analyzers = map[string]map[string]any{name: cfg}
+	}
+	return json.Marshal(m)
+}
