@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -35,6 +36,13 @@ type Options struct {
 	// Neighbours is how many nearest themes a split or merge is judged
 	// against (the local part of f(P)). Default DefaultNeighbours.
 	Neighbours int
+	// MaintainEvery: every MaintainEvery-th Add (counted over the
+	// partition's life) runs Maintain. Scheduling the merges by the count
+	// of adds, not by the caller's batches, makes the partition a
+	// function of the order of its adds alone: one kept up to date as
+	// records arrive equals one rebuilt from them. Default
+	// DefaultMaintainEvery adds.
+	MaintainEvery int
 }
 
 // Defaults of Options.
@@ -43,6 +51,10 @@ const (
 	DefaultAttach     = 0.6
 	DefaultMinFacts   = 2
 	DefaultNeighbours = 4
+	// DefaultMaintainEvery is about five themes' worth of facts at the
+	// cap: a theme started by a fact has that many adds to grow before
+	// it is considered for a merge.
+	DefaultMaintainEvery = 64
 )
 
 // WithDefaults fills zero fields and validates.
@@ -59,9 +71,12 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Neighbours == 0 {
 		o.Neighbours = DefaultNeighbours
 	}
-	if o.MaxFacts < 2 || o.MinFacts < 1 || o.MinFacts > o.MaxFacts || o.Neighbours < 1 ||
+	if o.MaintainEvery == 0 {
+		o.MaintainEvery = DefaultMaintainEvery
+	}
+	if o.MaintainEvery < 1 || o.MaxFacts < 2 || o.MinFacts < 1 || o.MinFacts > o.MaxFacts || o.Neighbours < 1 ||
 		o.Attach < -1 || o.Attach > 1 || math.IsNaN(o.Attach) {
-		return o, fmt.Errorf("%w: max facts %d, min facts %d, neighbours %d, attach %v", ErrInvalidOption, o.MaxFacts, o.MinFacts, o.Neighbours, o.Attach)
+		return o, fmt.Errorf("%w: max facts %d, min facts %d, neighbours %d, attach %v, maintain every %d", ErrInvalidOption, o.MaxFacts, o.MinFacts, o.Neighbours, o.Attach, o.MaintainEvery)
 	}
 	return o, nil
 }
@@ -81,9 +96,95 @@ type Partition struct {
 	o      Options
 	dims   int
 	next   uint64
+	adds   uint64 // Adds over the partition's life (the Maintain schedule)
 	themes map[uint64]*Theme
 	of     map[uint64]uint64    // fact -> theme
 	vecs   map[uint64][]float32 // fact -> unit vector
+	dirty  map[uint64]bool      // themes changed, created or dropped since TakeDirty
+}
+
+// State is the partition's counters, which a stored partition keeps
+// beside its themes (Restore).
+type State struct {
+	Next uint64 // the last theme id given out
+	Adds uint64 // Adds so far
+}
+
+// State returns the partition's counters.
+func (p *Partition) State() State { return State{Next: p.next, Adds: p.adds} }
+
+// Restore returns a partition of dims-dimensional facts holding themes as
+// they were stored (Theme.Sum included, so a restored partition continues
+// exactly as the one that was stored), with vecs the facts' vectors (not
+// necessarily unit) and st its counters. A theme without facts, a fact in
+// two themes, a theme id above st.Next or a fact without a vector of dims
+// dimensions is refused with ErrInvalidOption.
+func Restore(dims int, o Options, st State, themes []Theme, vecs map[uint64][]float32) (*Partition, error) {
+	p, err := New(dims, o)
+	if err != nil {
+		return nil, err
+	}
+	p.next, p.adds = st.Next, st.Adds
+	for _, t := range themes {
+		if t.ID == 0 || t.ID > st.Next || len(t.Facts) == 0 || len(t.Sum) != dims || p.themes[t.ID] != nil {
+			return nil, fmt.Errorf("%w: stored theme %d", ErrInvalidOption, t.ID)
+		}
+		nt := &Theme{ID: t.ID, Facts: append([]uint64(nil), t.Facts...), Sum: append([]float32(nil), t.Sum...)}
+		for _, f := range nt.Facts {
+			v := vecs[f]
+			if len(v) != dims || p.of[f] != 0 {
+				return nil, fmt.Errorf("%w: stored theme %d, fact %d", ErrInvalidOption, t.ID, f)
+			}
+			p.of[f] = t.ID
+			p.vecs[f] = unit(v)
+		}
+		p.themes[t.ID] = nt
+	}
+	return p, nil
+}
+
+// TakeDirty returns the themes created, changed or dropped (Theme returns
+// nil) since the last call, ascending, and forgets them: what a caller
+// that stores the partition writes after a change.
+func (p *Partition) TakeDirty() []uint64 {
+	out := make([]uint64, 0, len(p.dirty))
+	for id := range p.dirty {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	clear(p.dirty)
+	return out
+}
+
+// Rep returns the fact of theme tid nearest its centroid (the first such
+// in arrival order), 0 for no theme: the fact its summary is drawn from.
+func (p *Partition) Rep(tid uint64) uint64 {
+	t := p.themes[tid]
+	if t == nil {
+		return 0
+	}
+	best, bestCos := uint64(0), math.Inf(-1)
+	for _, f := range t.Facts {
+		if c := cos(t.Sum, p.vecs[f]); c > bestCos {
+			best, bestCos = f, c
+		}
+	}
+	return best
+}
+
+// Equal reports whether p and q hold the same themes (ids, facts in
+// order, sums) and counters.
+func (p *Partition) Equal(q *Partition) bool {
+	if p.State() != q.State() || len(p.themes) != len(q.themes) || len(p.of) != len(q.of) {
+		return false
+	}
+	for id, t := range p.themes {
+		u := q.themes[id]
+		if u == nil || !slices.Equal(t.Facts, u.Facts) || !slices.Equal(t.Sum, u.Sum) {
+			return false
+		}
+	}
+	return true
 }
 
 // New returns an empty partition of dims-dimensional facts.
@@ -95,7 +196,7 @@ func New(dims int, o Options) (*Partition, error) {
 	if dims < 1 {
 		return nil, fmt.Errorf("%w: dims %d", ErrInvalidOption, dims)
 	}
-	return &Partition{o: c, dims: dims, themes: map[uint64]*Theme{}, of: map[uint64]uint64{}, vecs: map[uint64][]float32{}}, nil
+	return &Partition{o: c, dims: dims, themes: map[uint64]*Theme{}, of: map[uint64]uint64{}, vecs: map[uint64][]float32{}, dirty: map[uint64]bool{}}, nil
 }
 
 // Len is the number of facts.
@@ -120,8 +221,9 @@ func (p *Partition) Themes() []uint64 {
 
 // Add attaches fact id with vector vec to the most similar theme by
 // centroid cosine, or starts a theme when none reaches Options.Attach,
-// then splits the theme if it outgrew Options.MaxFacts. Adding a fact
-// that is there already moves it.
+// then splits the theme if it outgrew Options.MaxFacts; every
+// Options.MaintainEvery-th Add then runs Maintain. Adding a fact that is
+// there already moves it.
 func (p *Partition) Add(id uint64, vec []float32) error {
 	if len(vec) != p.dims {
 		return fmt.Errorf("%w: fact %d has %d dims, want %d", ErrInvalidOption, id, len(vec), p.dims)
@@ -131,9 +233,11 @@ func (p *Partition) Add(id uint64, vec []float32) error {
 	}
 	v := unit(vec)
 	p.vecs[id] = v
+	// The centroid's cosine is the sum's: no centroid is materialised.
+	// Ties go to the lower theme id, as in ascending order.
 	best, bestCos := uint64(0), p.o.Attach
-	for _, tid := range p.Themes() {
-		if c := cos(p.themes[tid].Centroid(), v); c >= bestCos {
+	for tid, t := range p.themes {
+		if c := cos(t.Sum, v); c > bestCos || (c == bestCos && (best == 0 || tid < best)) {
 			best, bestCos = tid, c
 		}
 	}
@@ -145,6 +249,10 @@ func (p *Partition) Add(id uint64, vec []float32) error {
 	p.join(best, id)
 	if len(p.themes[best].Facts) > p.o.MaxFacts {
 		p.split(best)
+	}
+	p.adds++
+	if p.adds%uint64(p.o.MaintainEvery) == 0 {
+		p.Maintain()
 	}
 	return nil
 }
@@ -167,6 +275,7 @@ func (p *Partition) Remove(id uint64) {
 	addTo(t.Sum, p.vecs[id], -1)
 	delete(p.of, id)
 	delete(p.vecs, id)
+	p.dirty[tid] = true
 	if len(t.Facts) == 0 {
 		delete(p.themes, tid)
 		return
@@ -179,6 +288,7 @@ func (p *Partition) join(tid, id uint64) {
 	t.Facts = append(t.Facts, id)
 	addTo(t.Sum, p.vecs[id], 1)
 	p.of[id] = tid
+	p.dirty[tid] = true
 }
 
 // Maintain considers every theme smaller than Options.MinFacts for a
@@ -228,6 +338,7 @@ func (p *Partition) MaybeMerge(tid uint64) {
 		p.join(into, f)
 	}
 	delete(p.themes, tid)
+	p.dirty[tid] = true
 }
 
 // split divides an overcrowded theme: candidate splits come from 2- and
@@ -259,6 +370,7 @@ func (p *Partition) split(tid uint64) {
 	}
 	facts := t.Facts
 	delete(p.themes, tid)
+	p.dirty[tid] = true
 	for _, part := range best {
 		p.next++
 		nt := &Theme{ID: p.next, Sum: make([]float32, p.dims)}
@@ -279,7 +391,7 @@ func (p *Partition) split(tid uint64) {
 // nearest returns up to n themes other than tid, most similar centroid
 // first (ties: lower id).
 func (p *Partition) nearest(tid uint64, n int) []uint64 {
-	c := p.themes[tid].Centroid()
+	c := p.themes[tid].Sum
 	type sim struct {
 		id uint64
 		s  float64
@@ -287,7 +399,7 @@ func (p *Partition) nearest(tid uint64, n int) []uint64 {
 	var all []sim
 	for _, id := range p.Themes() {
 		if id != tid {
-			all = append(all, sim{id, cos(c, p.themes[id].Centroid())})
+			all = append(all, sim{id, cos(c, p.themes[id].Sum)})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
