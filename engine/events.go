@@ -96,6 +96,9 @@ func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64) error {
 		if v, err := decodeVector(vb.Get(u64key(id)), e.dims); err == nil {
 			vecs[i] = v
 		}
+		if keyU64(ub.Get(turnKey(id))) == seg {
+			continue // unchanged: the page is not written again
+		}
 		if err := ub.Put(turnKey(id), u64key(seg)); err != nil {
 			return err
 		}

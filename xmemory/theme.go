@@ -16,6 +16,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
 // ErrInvalidOption is returned for options out of range.
@@ -86,6 +88,26 @@ type Theme struct {
 	ID    uint64
 	Facts []uint64 // in arrival order
 	Sum   []float32
+
+	norm   float64 // |Sum|, when normOK
+	normOK bool
+}
+
+// sumNorm is |Sum|, computed once per change of Sum.
+func (t *Theme) sumNorm() float64 {
+	if !t.normOK {
+		t.norm, t.normOK = math.Sqrt(float64(vecscan.Dot(t.Sum, t.Sum))), true
+	}
+	return t.norm
+}
+
+// cosSum is the cosine of the theme's centroid with v.
+func (t *Theme) cosSum(v []float32, vnorm float64) float64 {
+	n := t.sumNorm()
+	if n == 0 || vnorm == 0 {
+		return 0
+	}
+	return float64(vecscan.Dot(t.Sum, v)) / (n * vnorm)
 }
 
 // Centroid is the theme's unit mean vector.
@@ -236,8 +258,9 @@ func (p *Partition) Add(id uint64, vec []float32) error {
 	// The centroid's cosine is the sum's: no centroid is materialised.
 	// Ties go to the lower theme id, as in ascending order.
 	best, bestCos := uint64(0), p.o.Attach
+	vn := math.Sqrt(float64(vecscan.Dot(v, v)))
 	for tid, t := range p.themes {
-		if c := cos(t.Sum, v); c > bestCos || (c == bestCos && (best == 0 || tid < best)) {
+		if c := t.cosSum(v, vn); c > bestCos || (c == bestCos && (best == 0 || tid < best)) {
 			best, bestCos = tid, c
 		}
 	}
@@ -273,6 +296,7 @@ func (p *Partition) Remove(id uint64) {
 		}
 	}
 	addTo(t.Sum, p.vecs[id], -1)
+	t.normOK = false
 	delete(p.of, id)
 	delete(p.vecs, id)
 	p.dirty[tid] = true
@@ -287,6 +311,7 @@ func (p *Partition) join(tid, id uint64) {
 	t := p.themes[tid]
 	t.Facts = append(t.Facts, id)
 	addTo(t.Sum, p.vecs[id], 1)
+	t.normOK = false
 	p.of[id] = tid
 	p.dirty[tid] = true
 }
@@ -371,6 +396,7 @@ func (p *Partition) split(tid uint64) {
 	facts := t.Facts
 	delete(p.themes, tid)
 	p.dirty[tid] = true
+	first := p.next + 1
 	for _, part := range best {
 		p.next++
 		nt := &Theme{ID: p.next, Sum: make([]float32, p.dims)}
@@ -381,8 +407,8 @@ func (p *Partition) split(tid uint64) {
 	}
 	// Parts still over the cap are split again (ids ascending, so the
 	// order is deterministic).
-	for _, id := range p.Themes() {
-		if id > tid && len(p.themes[id].Facts) > p.o.MaxFacts {
+	for id, last := first, p.next; id <= last; id++ {
+		if t := p.themes[id]; t != nil && len(t.Facts) > p.o.MaxFacts {
 			p.split(id)
 		}
 	}
@@ -391,21 +417,36 @@ func (p *Partition) split(tid uint64) {
 // nearest returns up to n themes other than tid, most similar centroid
 // first (ties: lower id).
 func (p *Partition) nearest(tid uint64, n int) []uint64 {
-	c := p.themes[tid].Sum
+	ct := p.themes[tid]
 	type sim struct {
 		id uint64
 		s  float64
 	}
-	var all []sim
-	for _, id := range p.Themes() {
-		if id != tid {
-			all = append(all, sim{id, cos(c, p.themes[id].Sum)})
+	// The n best by (similarity descending, id ascending), kept sorted
+	// by insertion: no sort of every theme.
+	before := func(a, b sim) bool { return a.s > b.s || (a.s == b.s && a.id < b.id) }
+	best := make([]sim, 0, n+1)
+	cn := ct.sumNorm()
+	for id, t := range p.themes {
+		if id == tid {
+			continue
+		}
+		c := sim{id, t.cosSum(ct.Sum, cn)}
+		if len(best) == n && !before(c, best[n-1]) {
+			continue
+		}
+		i := len(best)
+		for i > 0 && before(c, best[i-1]) {
+			i--
+		}
+		best = slices.Insert(best, i, c)
+		if len(best) > n {
+			best = best[:n]
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
-	out := make([]uint64, 0, n)
-	for i := 0; i < len(all) && i < n; i++ {
-		out = append(out, all[i].id)
+	out := make([]uint64, len(best))
+	for i, b := range best {
+		out[i] = b.id
 	}
 	return out
 }
