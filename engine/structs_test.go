@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/testembed"
 )
 
 // structureBuckets are the buckets of xMemory's hierarchy and HyMem's
@@ -331,5 +332,34 @@ func TestStructuresFollowARolledBackWrite(t *testing.T) {
 	e.Close()
 	if rebuilt := dumpBuckets(t, dir, structureBuckets...); !maps.Equal(kept, rebuilt) {
 		t.Error("after a rolled-back write the kept structures differ from a rebuild")
+	}
+}
+
+// TestStructuresAfterReindex: after a reindex to another embedder the
+// stored structures are those a rebuild in the new space writes.
+func TestStructuresAfterReindex(t *testing.T) {
+	dir := t.TempDir()
+	e, err := openFlat(t, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remember(t, e, manyNotes(100)...)
+	target := testembed.Hash{ID: "test:hash/32", Size: 32}
+	if err := e.Reindex(context.Background(), target, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	kept := dumpBuckets(t, dir, structureBuckets...)
+	setMeta(t, dir, map[string][]byte{"xmemory_version": nil, "hymem_version": nil})
+	e, err = openFlat(t, dir, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	rebuilt := dumpBuckets(t, dir, structureBuckets...)
+	if len(rebuilt) == 0 || !maps.Equal(kept, rebuilt) {
+		t.Errorf("after a reindex the kept structures (%d keys) differ from a rebuild (%d keys)", len(kept), len(rebuilt))
 	}
 }
