@@ -53,7 +53,6 @@ func (e *Engine) deleteEntities(tx *bolt.Tx, id uint64) error {
 // back ones dropped. The caller holds wmu.
 func (e *Engine) applyEntities(err error) {
 	e.applyHTree(err)
-	clear(e.unitPending)
 	if err != nil {
 		// The partitions in memory may hold the rolled-back changes:
 		// they reload from bbolt.

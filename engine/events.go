@@ -37,7 +37,7 @@ func (e *Engine) noteSegment(id uint64) {
 }
 
 // flushEvents rewrites the units of the segments the tree changed in tx
-// since the last flush. The caller holds wmu.
+// since the last flush.
 func (e *Engine) flushEvents(tx *bolt.Tx) error {
 	if len(e.unitPending) == 0 {
 		return nil

@@ -93,7 +93,7 @@ type Engine struct {
 	null nullCache // vectors sampled for the relevance null
 
 	themes      themeCache      // xMemory's partitions, loaded from bucketXMemory
-	unitPending map[uint64]bool // level-1 segments the open write transaction changed; guarded by wmu
+	unitPending map[uint64]bool // level-1 segments the open write transaction changed; touched only inside bbolt write transactions, which bbolt serialises
 
 	closed atomic.Bool
 }
