@@ -314,3 +314,16 @@ func flatIngest(b *testing.B, n int) {
 	b.ReportMetric(1e6*(cpuTime()-cpu0).Seconds()/float64(n), "flat-ingest-cpu-us/rec")
 	b.ReportMetric(float64(engine.DiskBytes(dir))/float64(len(distinct(all))), "flat-disk-bytes/rec")
 }
+
+// BenchmarkIngest measures flat ingest alone (the figure BenchmarkScale
+// reports as flat-ingest-rec/s) for each size of HMO_SCALE_SIZES
+// (default 100000), without the query and memory runs around it.
+func BenchmarkIngest(b *testing.B) {
+	for _, n := range scaleSizes() {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			for range b.N {
+				flatIngest(b, n)
+			}
+		})
+	}
+}

@@ -53,6 +53,11 @@ func (e *Engine) deleteEntities(tx *bolt.Tx, id uint64) error {
 // back ones dropped. The caller holds wmu.
 func (e *Engine) applyEntities(err error) {
 	e.applyHTree(err)
+	if err != nil {
+		// The partitions in memory may hold the rolled-back changes:
+		// they reload from bbolt.
+		e.themes.reset()
+	}
 	if err == nil {
 		for _, c := range e.entPending {
 			if c.del {

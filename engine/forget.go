@@ -67,7 +67,6 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 // forgetTx deletes ids and returns their texts and the records re-indexed
 // because their context changed.
 func (e *Engine) forgetTx(ctx context.Context, tx *bolt.Tx, ids []uint64) ([]string, []uint64, error) {
-	e.themes.invalidate() // rebuilt without the forgotten text
 	texts := make([]string, 0, len(ids))
 	var touched []uint64
 	for _, id := range ids {
@@ -101,6 +100,7 @@ func (e *Engine) unlink(tx *bolt.Tx, r *Record) (uint64, error) {
 	nb, sb := tx.Bucket(bucketNext), tx.Bucket(bucketSessions)
 	next := keyU64(nb.Get(key))
 	for _, del := range []func() error{
+		func() error { return e.themesRemove(tx, r) }, // reads the scope's vectors
 		func() error { return tx.Bucket(bucketRecords).Delete(key) },
 		func() error { return tx.Bucket(bucketVectors).Delete(key) },
 		func() error { return tx.Bucket(bucketByTime).Delete(timeKey(r.Time, r.ID)) },
@@ -193,6 +193,9 @@ func (e *Engine) reembed(ctx context.Context, tx *bolt.Tx, ids []uint64) error {
 		}
 	}
 	if err := e.putVectors(tx, live, vecs); err != nil {
+		return err
+	}
+	if err := e.themesMove(tx, live, vecs); err != nil {
 		return err
 	}
 	return logChanges(tx, opAdd, live)

@@ -129,13 +129,14 @@ type Options struct {
 	SegTree segtree.Options
 	// Themes shapes xMemory's theme partition of each scope (Engine.Themes);
 	// zero values mean the xmemory package defaults (12 facts a theme).
+	// A store built with other values is rebuilt on Open.
 	Themes xmemory.Options
 	// ThemesMaxRecords is the most records of a scope that xMemory's
-	// themes are built for: the build costs O(records × themes), about
-	// 90 µs a record at LoCoMo's size and growing with the scope. A larger
-	// scope has no themes (Engine.Themes reports 0) and memory_context
-	// selects among its records alone. Default DefaultThemesMaxRecords;
-	// negative means no limit.
+	// themes are kept for: each record's add costs O(themes), paid at
+	// ingest (about 25 µs a record at LoCoMo's size, 110 µs near 10,000
+	// records). A scope that grows past it has its themes dropped (Engine.Themes
+	// reports 0) and memory_context selects among its records alone.
+	// Default DefaultThemesMaxRecords records; negative means no limit.
 	ThemesMaxRecords int
 	// Propagation configures relevance propagation over the segment
 	// tree (the segtree stage). Zero fields take the retrieve defaults.

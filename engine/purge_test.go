@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,37 +76,59 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 	for i := range 200 {
 		ins = append(ins, engine.Input{Session: "s", Text: fmt.Sprintf("an ordinary note about the garden %c %d", 'a'+i%26, i)})
 	}
-	// The capitalised name also makes the secret an entity of the graph.
-	ins = append(ins, engine.Input{Session: "s", Text: "my bank pin is zebraquokka, never tell Zebraquokka"})
+	// The capitalised name also makes the secret an entity of the graph;
+	// three turns on it make an event unit whose summary holds it.
+	ins = append(ins, engine.Input{Session: "s", Text: "my bank pin is zebraquokka, never tell Zebraquokka"},
+		engine.Input{Session: "s", Text: "the zebraquokka pin opens the bank safe too"},
+		engine.Input{Session: "s", Text: "zebraquokka, zebraquokka: the bank pin again"})
 	ids := remember(t, e, ins...)
+	secrets := ids[len(ids)-3:]
 	// Save the indexes with the secret in them, as a long-running store would.
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if !bucketHolds(t, dir, "entities", secret) {
-		t.Fatal("precondition: the entity graph's bucket does not hold the secret; the test would not cover it")
+	// Each structure keeps the secret: the entity graph as an entity,
+	// xMemory as a fact and a theme's summary, HyMem as an event unit's
+	// Level-1 summary.
+	for _, b := range []string{"entities", "xmemory", "hymem"} {
+		if !bucketHolds(t, dir, b, secret) {
+			t.Fatalf("precondition: bucket %s does not hold the secret; the test would not cover it", b)
+		}
 	}
 	e = openAt(t, dir, clock)
-	// Build the derived structures (xMemory themes, HyMem's event units)
-	// with the secret in them before forgetting it.
-	if _, _, err := e.Themes("", ids); err != nil {
+	if seg, _, sum, err := e.Episode(secrets[2]); err != nil || seg == 0 || !bytes.Contains([]byte(sum), secret) {
+		t.Fatalf("precondition: the secret's event unit %d has summary %q (%v), want the secret in it", seg, sum, err)
+	}
+	if err := e.Forget(context.Background(), secrets...); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := e.Episode(ids[len(ids)-1]); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Forget(context.Background(), ids[len(ids)-1]); err != nil {
-		t.Fatal(err)
-	}
-	if th, _, _ := e.Themes("", ids[len(ids)-1:]); th[0] != 0 {
-		t.Errorf("the forgotten record keeps theme %d", th[0])
+	if th, _, _ := e.Themes("", secrets); slices.ContainsFunc(th, func(id uint64) bool { return id != 0 }) {
+		t.Errorf("the forgotten records keep themes %v", th)
 	}
 	if sums, err := e.SegmentSummaries(); err != nil {
 		t.Fatal(err)
 	} else {
 		for id, s := range sums {
 			if bytes.Contains([]byte(s), secret) {
-				t.Errorf("event unit %d's summary keeps the forgotten text: %q", id, s)
+				t.Errorf("segment %d's summary keeps the forgotten text: %q", id, s)
+			}
+		}
+	}
+	if units, err := e.EventUnits(); err != nil {
+		t.Fatal(err)
+	} else {
+		for id, u := range units {
+			if bytes.Contains([]byte(u.Summary), secret) {
+				t.Errorf("event unit %d's summary keeps the forgotten text: %q", id, u.Summary)
+			}
+		}
+	}
+	if themes, err := e.ThemeSummaries(""); err != nil {
+		t.Fatal(err)
+	} else {
+		for id, th := range themes {
+			if bytes.Contains([]byte(th.Summary), secret) {
+				t.Errorf("theme %d's summary keeps the forgotten text: %q", id, th.Summary)
 			}
 		}
 	}
@@ -117,8 +140,10 @@ func TestPurgeLeavesNoBytes(t *testing.T) {
 	} else {
 		t.Logf("before the purge the forgotten text is in %d file(s)", len(got))
 	}
-	if bucketHolds(t, dir, "entities", secret) {
-		t.Error("the entity graph's bucket still holds the forgotten entity after Forget")
+	for _, b := range []string{"entities", "xmemory", "hymem"} {
+		if bucketHolds(t, dir, b, secret) {
+			t.Errorf("bucket %s still holds the forgotten text after Forget", b)
+		}
 	}
 	e = openAt(t, dir, clock)
 	if err := e.CompactIndexes(context.Background()); err != nil {

@@ -208,7 +208,6 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	defer e.null.invalidate() // the sample holds the old embedder's vectors
-	defer e.themes.invalidate()
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
@@ -239,6 +238,9 @@ func (e *Engine) swapEmbedder(ctx context.Context, emb Embedder, corpus CorpusAw
 	err = e.reloadTiers()
 	if err == nil && e.htree.Load() != nil {
 		err = e.buildHTree() // the tree clusters by the new vectors
+	}
+	if err == nil { // so do the themes (commitSwap marked them stale)
+		err = e.db.Update(func(tx *bolt.Tx) error { return e.rebuildThemes(tx, e.xmemoryVersion(emb)) })
 	}
 	e.swapMu.Unlock()
 	if old != nil {
@@ -384,7 +386,9 @@ func (e *Engine) commitSwap(tx *bolt.Tx, emb Embedder, corpus CorpusAware, newDi
 		}
 	}
 	// The persona vector lives in the old embedder's space.
-	for _, k := range [][]byte{metaPersona, metaProfileLLM, metaCorpus} {
+	// So do xMemory's themes: rebuilt after the swap, or on the next
+	// Open if the process stops before.
+	for _, k := range [][]byte{metaPersona, metaProfileLLM, metaCorpus, metaXMemory} {
 		if err := m.Delete(k); err != nil {
 			return err
 		}

@@ -198,6 +198,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 	if err := e.treeInsert(tx, added, vecs); err != nil {
 		return nil, nil, observed, err
 	}
+	if err := e.themesAdd(tx, added, vecs); err != nil {
+		return nil, nil, observed, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, observed, err
 	}

@@ -29,6 +29,7 @@ func (e *Engine) segTreeLayout() string {
 
 // treeStore is one scope's tree in a bbolt transaction.
 type treeStore struct {
+	e     *Engine // notes the level-1 segments written (event units)
 	tx    *bolt.Tx
 	b     *bolt.Bucket
 	scope string
@@ -36,7 +37,7 @@ type treeStore struct {
 }
 
 func (e *Engine) treeStore(tx *bolt.Tx, scope string) *treeStore {
-	return &treeStore{tx: tx, b: tx.Bucket(bucketSegTree), scope: scope, dims: e.dims}
+	return &treeStore{e: e, tx: tx, b: tx.Bucket(bucketSegTree), scope: scope, dims: e.dims}
 }
 
 func nodeKey(id uint64) []byte   { return append([]byte("n"), u64key(id)...) }
@@ -53,8 +54,17 @@ func (s *treeStore) Node(id uint64) (*segtree.Node, error) {
 	return decodeNode(id, v)
 }
 
-func (s *treeStore) PutNode(n *segtree.Node) error { return s.b.Put(nodeKey(n.ID), encodeNode(n)) }
-func (s *treeStore) DeleteNode(id uint64) error    { return s.b.Delete(nodeKey(id)) }
+func (s *treeStore) PutNode(n *segtree.Node) error {
+	if n.Level == 1 {
+		s.e.noteSegment(n.ID)
+	}
+	return s.b.Put(nodeKey(n.ID), encodeNode(n))
+}
+
+func (s *treeStore) DeleteNode(id uint64) error {
+	s.e.noteSegment(id)
+	return s.b.Delete(nodeKey(id))
+}
 func (s *treeStore) Parent(leaf uint64) (uint64, error) {
 	return keyU64(s.b.Get(parentKey(leaf))), nil
 }
@@ -151,7 +161,7 @@ func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error
 			return fmt.Errorf("hmo: segment tree: %w", err)
 		}
 	}
-	return nil
+	return e.flushEvents(tx)
 }
 
 // treeRemove takes a record out of its scope's tree; call it before the
@@ -164,7 +174,7 @@ func (e *Engine) treeRemove(tx *bolt.Tx, r *Record) error {
 	if err := segtree.Remove(e.treeStore(tx, r.Scope), e.opts.SegTree, r.ID, vec); err != nil {
 		return fmt.Errorf("hmo: segment tree: %w", err)
 	}
-	return nil
+	return e.flushEvents(tx)
 }
 
 // treeMove follows a record's new vector in its ancestors' centroids.
@@ -172,7 +182,12 @@ func (e *Engine) treeMove(tx *bolt.Tx, id uint64, from, to []float32) error {
 	if err := segtree.Move(e.treeStore(tx, ""), id, from, to); err != nil {
 		return fmt.Errorf("hmo: segment tree: %w", err)
 	}
-	return nil
+	// A unit's summary is drawn from the turns nearest its centroid: the
+	// moved turn's unit is written again even when Move kept its node.
+	if seg, _ := e.treeStore(tx, "").Parent(id); seg != 0 {
+		e.noteSegment(seg)
+	}
+	return e.flushEvents(tx)
 }
 
 // syncSegTree rebuilds every scope's tree from the records when the store
@@ -219,7 +234,13 @@ func (e *Engine) rebuildSegTree(tx *bolt.Tx, layout string) error {
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bucketMeta).Put(metaSegTree, []byte(layout))
+	if err := tx.Bucket(bucketMeta).Put(metaSegTree, []byte(layout)); err != nil {
+		return err
+	}
+	// The units were written segment by segment as the tree grew; a
+	// rebuild writes them once more from the finished tree, which also
+	// drops the old tree's units.
+	return e.rebuildEvents(tx, e.eventsVersion())
 }
 
 // Segments implements retrieve.Tree over the archive: each leaf's

@@ -46,7 +46,7 @@ var (
 	metaCount       = []byte("count") // records in the store
 )
 
-var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree, bucketDedup, bucketDedupIDs, bucketEntities}
+var allBuckets = [][]byte{bucketMeta, bucketRecords, bucketVectors, bucketChanges, bucketSessions, bucketByTime, bucketNext, bucketActive, bucketSessSeq, bucketEnrich, bucketHistory, bucketSegTree, bucketDedup, bucketDedupIDs, bucketEntities, bucketXMemory, bucketEvents}
 
 // Engine is an open memory store. It is safe for concurrent use: reads run
 // in parallel; writes are serialised.
@@ -92,7 +92,8 @@ type Engine struct {
 
 	null nullCache // vectors sampled for the relevance null
 
-	themes themeCache // xMemory's theme partitions, derived from bbolt
+	themes      themeCache      // xMemory's partitions, loaded from bucketXMemory
+	unitPending map[uint64]bool // level-1 segments the open write transaction changed; touched only inside bbolt write transactions, which bbolt serialises
 
 	closed atomic.Bool
 }
@@ -127,7 +128,7 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 	if err != nil {
 		return nil, openErr(dir, err)
 	}
-	e = &Engine{dir: dir, opts: o, pipe: pipe, db: &boltDB{DB: db, dir: dir, readOnly: o.ReadOnly}, dims: o.Embedder.Dims(), vecDir: VectorDir}
+	e = &Engine{dir: dir, opts: o, pipe: pipe, db: &boltDB{DB: db, dir: dir, readOnly: o.ReadOnly}, dims: o.Embedder.Dims(), vecDir: VectorDir, unitPending: map[uint64]bool{}}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
 		db.Close()
@@ -136,6 +137,14 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 	if err := e.syncSegTree(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("hmo: segment tree: %w", err)
+	}
+	if err := e.syncEvents(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("hmo: event units: %w", err)
+	}
+	if err := e.openThemes(); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if err := e.openEntities(); err != nil {
 		db.Close()

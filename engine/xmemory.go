@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -9,34 +11,336 @@ import (
 	"github.com/hmo-dev/hmo/xmemory"
 )
 
-// xMemory's theme partition (package xmemory) of each scope is derived
-// from bbolt, never written: it is built from the scope's records and
-// their stored vectors the first time a scope's themes are asked for,
-// extended with the records that arrived since, and thrown away and
-// rebuilt whenever a record is forgotten, superseded or re-embedded, so
-// no theme outlives the text it was built from. A record is its own
-// semantic fact (a turn of LoCoMo states one thing); its episode is its
-// level-1 segment of the segment tree.
+// xMemory's hierarchy (package xmemory) is kept in bucketXMemory, changed
+// in the transaction that changes the records, so it never names a
+// record that is gone nor holds a forgotten one's text:
+//
+//   - "f"+id: a record's semantic fact, scope NUL xmemory.Fact(text) (a
+//     turn of LoCoMo states one thing: a message is one fact);
+//   - "t"+scope NUL id: a theme, xmemory.EncodeTheme (facts, vector sum,
+//     the fact nearest its centroid and that fact as its summary);
+//   - "s"+scope: the scope's counters (records, whether it outgrew
+//     Options.ThemesMaxRecords, the partition's State).
+//
+// A message's episode is its HyMem event unit (bucketEvents). Each
+// scope's partition is loaded into memory from the bucket the first time
+// it is needed. metaXMemory names the version and options the bucket was
+// built with; a store without it or with another is rebuilt from the
+// records, in id order, on Open (and after Reindex). Since the partition
+// depends on the order of its adds alone (xmemory.Options.MaintainEvery),
+// the rebuild of a store that only received records equals the stored
+// structure.
+var (
+	bucketXMemory = []byte("xmemory")
+	metaXMemory   = []byte("xmemory_version")
+)
+
+// themeSummaryRunes bounds a theme's summary, as a segment's
+// (segtree.DefaultSummaryRunes).
+const themeSummaryRunes = 200
+
+func (e *Engine) xmemoryVersion(emb Embedder) string {
+	o, _ := e.opts.Themes.WithDefaults()
+	return fmt.Sprintf("xmemory/1 facts=%d attach=%g min=%d near=%d every=%d max=%d runes=%d embedder=%s dims=%d",
+		o.MaxFacts, o.Attach, o.MinFacts, o.Neighbours, o.MaintainEvery, e.opts.ThemesMaxRecords, themeSummaryRunes, emb.Name(), emb.Dims())
+}
+
+// themeCache holds the partitions of the scopes used so far. Writers
+// change them in their transaction (holding wmu and mu); a transaction
+// that fails empties the cache, which then reloads from bbolt.
 type themeCache struct {
 	mu     sync.Mutex // guards the fields below
-	gen    uint64     // bumped by invalidate
+	off    bool       // a read-only store whose bucket is stale: no themes
 	scopes map[string]*scopeThemes
 }
 
 type scopeThemes struct {
-	gen   uint64 // themeCache.gen it was built at
-	last  uint64 // highest record id added
-	n     int    // records added
+	n     uint64 // live records of the scope
 	large bool   // more than Options.ThemesMaxRecords: no themes
 	p     *xmemory.Partition
 }
 
-// invalidate drops every scope's partition; safe to call with any lock.
-func (c *themeCache) invalidate() {
+func (c *themeCache) reset() {
 	c.mu.Lock()
-	c.gen++
 	c.scopes = nil
 	c.mu.Unlock()
+}
+
+func factKey(id uint64) []byte { return append([]byte("f"), u64key(id)...) }
+func themePrefix(scope string) []byte {
+	return append(append([]byte("t"), scope...), 0)
+}
+func themeKey(scope string, id uint64) []byte { return append(themePrefix(scope), u64key(id)...) }
+func scopeKey(scope string) []byte            { return append([]byte("s"), scope...) }
+
+// encodeScopeThemes: large flag, records, partition state.
+func encodeScopeThemes(st *scopeThemes) []byte {
+	b := []byte{0}
+	if st.large {
+		b[0] = 1
+	}
+	b = binary.AppendUvarint(b, st.n)
+	return append(b, xmemory.EncodeState(st.p.State())...)
+}
+
+// loadThemes returns scope's partition, loading it from tx when it is not
+// in memory. The caller holds themes.mu.
+func (e *Engine) loadThemes(tx *bolt.Tx, scope string) (*scopeThemes, error) {
+	c := &e.themes
+	if st := c.scopes[scope]; st != nil {
+		return st, nil
+	}
+	bad := func(what string) error { return fmt.Errorf("%w: xmemory scope %q: %s", ErrCorrupt, scope, what) }
+	xb := tx.Bucket(bucketXMemory)
+	st := &scopeThemes{}
+	var state xmemory.State
+	if v := xb.Get(scopeKey(scope)); v != nil {
+		n, k := binary.Uvarint(v[min(1, len(v)):])
+		if len(v) < 2 || k <= 0 {
+			return nil, bad("counters")
+		}
+		var err error
+		if state, err = xmemory.DecodeState(v[1+k:]); err != nil {
+			return nil, bad(err.Error())
+		}
+		st.n, st.large = n, v[0] == 1
+	}
+	var themes []xmemory.Theme
+	vecs := map[uint64][]float32{}
+	vb := tx.Bucket(bucketVectors)
+	pre := themePrefix(scope)
+	cur := xb.Cursor()
+	for k, v := cur.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, v = cur.Next() {
+		t, err := xmemory.DecodeTheme(v)
+		if err != nil {
+			return nil, bad(err.Error())
+		}
+		for _, f := range t.Facts {
+			vec, err := decodeVector(vb.Get(u64key(f)), e.dims)
+			if err != nil {
+				return nil, bad(fmt.Sprintf("fact %d has no vector", f))
+			}
+			vecs[f] = vec
+		}
+		themes = append(themes, t.Theme)
+	}
+	p, err := xmemory.Restore(e.dims, e.opts.Themes, state, themes, vecs)
+	if err != nil {
+		return nil, bad(err.Error())
+	}
+	st.p = p
+	if c.scopes == nil {
+		c.scopes = map[string]*scopeThemes{}
+	}
+	c.scopes[scope] = st
+	return st, nil
+}
+
+// themesAdd adds new records, with their vectors, to their scopes'
+// partitions in tx.
+func (e *Engine) themesAdd(tx *bolt.Tx, recs []*Record, vecs [][]float32) error {
+	c := &e.themes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	xb := tx.Bucket(bucketXMemory)
+	for i, r := range recs {
+		st, err := e.loadThemes(tx, r.Scope)
+		if err != nil {
+			return err
+		}
+		st.n++
+		if limit := e.opts.ThemesMaxRecords; limit >= 0 && st.n > uint64(limit) && !st.large {
+			if err := e.dropScopeThemes(tx, r.Scope, st); err != nil {
+				return err
+			}
+		}
+		if !st.large {
+			if err := xb.Put(factKey(r.ID), []byte(r.Scope+"\x00"+xmemory.Fact(r.Text))); err != nil {
+				return err
+			}
+			if err := st.p.Add(r.ID, vecs[i]); err != nil {
+				return fmt.Errorf("hmo: themes: %w", err)
+			}
+			if err := e.flushThemes(tx, r.Scope, st); err != nil {
+				return err
+			}
+		}
+		if err := xb.Put(scopeKey(r.Scope), encodeScopeThemes(st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropScopeThemes empties a scope that outgrew Options.ThemesMaxRecords.
+func (e *Engine) dropScopeThemes(tx *bolt.Tx, scope string, st *scopeThemes) error {
+	xb := tx.Bucket(bucketXMemory)
+	for _, tid := range st.p.Themes() {
+		for _, f := range st.p.Theme(tid).Facts {
+			if err := xb.Delete(factKey(f)); err != nil {
+				return err
+			}
+		}
+		if err := xb.Delete(themeKey(scope, tid)); err != nil {
+			return err
+		}
+	}
+	p, err := xmemory.New(e.dims, e.opts.Themes)
+	if err != nil {
+		return fmt.Errorf("hmo: themes: %w", err)
+	}
+	st.p, st.large = p, true
+	return nil
+}
+
+// themesRemove takes record r (forgotten or superseded) out of its
+// scope's partition in tx; the themes it was in get their summaries again
+// from the facts that remain.
+func (e *Engine) themesRemove(tx *bolt.Tx, r *Record) error {
+	c := &e.themes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	xb := tx.Bucket(bucketXMemory)
+	st, err := e.loadThemes(tx, r.Scope)
+	if err != nil {
+		return err
+	}
+	if st.n > 0 {
+		st.n--
+	}
+	if err := xb.Delete(factKey(r.ID)); err != nil {
+		return err
+	}
+	if st.p.ThemeOf(r.ID) != 0 {
+		st.p.Remove(r.ID)
+		if err := e.flushThemes(tx, r.Scope, st); err != nil {
+			return err
+		}
+	}
+	return xb.Put(scopeKey(r.Scope), encodeScopeThemes(st))
+}
+
+// themesMove follows records re-embedded in tx (their context changed).
+func (e *Engine) themesMove(tx *bolt.Tx, ids []uint64, vecs [][]float32) error {
+	c := &e.themes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	xb := tx.Bucket(bucketXMemory)
+	for i, id := range ids {
+		v := xb.Get(factKey(id))
+		j := bytes.IndexByte(v, 0)
+		if j < 0 {
+			continue // no fact: not in a partition
+		}
+		scope := string(v[:j])
+		st, err := e.loadThemes(tx, scope)
+		if err != nil {
+			return err
+		}
+		if st.p.ThemeOf(id) == 0 {
+			continue
+		}
+		if err := st.p.Add(id, vecs[i]); err != nil {
+			return fmt.Errorf("hmo: themes: %w", err)
+		}
+		if err := e.flushThemes(tx, scope, st); err != nil {
+			return err
+		}
+		if err := xb.Put(scopeKey(scope), encodeScopeThemes(st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushThemes writes the themes the partition changed since the last
+// flush, each with its summary: the fact of its most central member.
+func (e *Engine) flushThemes(tx *bolt.Tx, scope string, st *scopeThemes) error {
+	xb := tx.Bucket(bucketXMemory)
+	for _, tid := range st.p.TakeDirty() {
+		t := st.p.Theme(tid)
+		if t == nil {
+			if err := xb.Delete(themeKey(scope, tid)); err != nil {
+				return err
+			}
+			continue
+		}
+		s := &xmemory.Stored{Theme: *t, Rep: st.p.Rep(tid)}
+		v := xb.Get(factKey(s.Rep))
+		if j := bytes.IndexByte(v, 0); j >= 0 {
+			s.Summary = clip(string(v[j+1:]), themeSummaryRunes)
+		}
+		if err := xb.Put(themeKey(scope, tid), xmemory.EncodeTheme(s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clip cuts s to at most runes runes.
+func clip(s string, runes int) string {
+	r := []rune(s)
+	if len(r) <= runes {
+		return s
+	}
+	return string(r[:runes])
+}
+
+// openThemes rebuilds the bucket when it was built by another version or
+// other options (or not at all). A read-only store with a stale bucket
+// has no themes.
+func (e *Engine) openThemes() error {
+	e.themes.reset()
+	want := e.xmemoryVersion(e.opts.Embedder)
+	var have string
+	if err := e.db.View(func(tx *bolt.Tx) error {
+		have = string(tx.Bucket(bucketMeta).Get(metaXMemory))
+		return nil
+	}); err != nil {
+		return err
+	}
+	if have == want {
+		return nil
+	}
+	if e.opts.ReadOnly {
+		e.themes.off = true
+		return nil
+	}
+	if err := e.db.Update(func(tx *bolt.Tx) error { return e.rebuildThemes(tx, want) }); err != nil {
+		e.themes.reset()
+		return fmt.Errorf("hmo: themes: %w", err)
+	}
+	return nil
+}
+
+// rebuildThemes builds the bucket afresh from the records and their
+// vectors of e.dims dimensions, in id order, and records layout.
+func (e *Engine) rebuildThemes(tx *bolt.Tx, layout string) error {
+	e.themes.reset()
+	if tx.Bucket(bucketXMemory) != nil {
+		if err := tx.DeleteBucket(bucketXMemory); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.CreateBucket(bucketXMemory); err != nil {
+		return err
+	}
+	vb := tx.Bucket(bucketVectors)
+	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		r, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		vec, err := decodeVector(vb.Get(k), e.dims)
+		if err != nil || r.SupersededBy != 0 {
+			return nil // no vector (being re-embedded): no fact
+		}
+		return e.themesAdd(tx, []*Record{&r}, [][]float32{vec})
+	})
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(metaXMemory, []byte(layout))
 }
 
 // Themes returns the xMemory theme of each of ids (0 for a record that is
@@ -52,23 +356,19 @@ func (e *Engine) Themes(scope string, ids []uint64) ([]uint64, map[uint64][]floa
 	c := &e.themes
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.scopes[scope]
-	if st == nil || st.gen != c.gen {
-		p, err := xmemory.New(e.dims, e.opts.Themes)
-		if err != nil {
-			return nil, nil, fmt.Errorf("hmo: themes: %w", err)
-		}
-		st = &scopeThemes{gen: c.gen, p: p}
-		if c.scopes == nil {
-			c.scopes = map[string]*scopeThemes{}
-		}
-		c.scopes[scope] = st
-	}
-	if err := e.db.View(func(tx *bolt.Tx) error { return e.extendThemes(tx, scope, st) }); err != nil {
-		return nil, nil, err
-	}
 	out := make([]uint64, len(ids))
 	cents := map[uint64][]float32{}
+	if c.off {
+		return out, cents, nil
+	}
+	var st *scopeThemes
+	if err := e.db.View(func(tx *bolt.Tx) error {
+		var err error
+		st, err = e.loadThemes(tx, scope)
+		return err
+	}); err != nil {
+		return nil, nil, err
+	}
 	for i, id := range ids {
 		out[i] = st.p.ThemeOf(id)
 		if t := st.p.Theme(out[i]); t != nil && cents[t.ID] == nil {
@@ -78,63 +378,26 @@ func (e *Engine) Themes(scope string, ids []uint64) ([]uint64, map[uint64][]floa
 	return out, cents, nil
 }
 
-// extendThemes adds the scope's records after st.last, in id order.
-func (e *Engine) extendThemes(tx *bolt.Tx, scope string, st *scopeThemes) error {
-	vb := tx.Bucket(bucketVectors)
-	c := tx.Bucket(bucketRecords).Cursor()
-	added := false
-	for k, v := c.Seek(u64key(st.last + 1)); k != nil; k, v = c.Next() {
-		r, err := decodeRecord(v)
-		if err != nil {
-			return err
-		}
-		st.last = r.ID
-		if r.Scope != scope || r.SupersededBy != 0 || st.large {
-			continue
-		}
-		st.n++
-		if limit := e.opts.ThemesMaxRecords; limit >= 0 && st.n > limit {
-			st.large = true
-			st.p, _ = xmemory.New(e.dims, e.opts.Themes) // drop what was built
-			continue
-		}
-		vec, err := decodeVector(vb.Get(k), e.dims)
-		if err != nil {
-			continue // no vector (a store being re-embedded): no theme
-		}
-		if err := st.p.Add(r.ID, vec); err != nil {
-			return fmt.Errorf("hmo: themes: %w", err)
-		}
-		added = true
-	}
-	if added {
-		st.p.Maintain()
-	}
-	return nil
-}
-
-// Episode returns record id's episode: its level-1 segment of the
-// segment tree, that segment's records in time order and its extractive
-// summary; segment 0 when the record has none.
-func (e *Engine) Episode(id uint64) (seg uint64, members []uint64, summary string, err error) {
+// ThemeSummaries returns the stored themes of scope with their
+// summaries, by theme id; for inspection and tests.
+func (e *Engine) ThemeSummaries(scope string) (map[uint64]xmemory.Stored, error) {
 	if err := e.checkOpen(); err != nil {
-		return 0, nil, "", err
+		return nil, err
 	}
-	err = e.db.View(func(tx *bolt.Tx) error {
-		s := e.treeStore(tx, "")
-		if s.b == nil {
-			return nil
+	out := map[uint64]xmemory.Stored{}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		pre := themePrefix(scope)
+		cur := tx.Bucket(bucketXMemory).Cursor()
+		for k, v := cur.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, v = cur.Next() {
+			t, err := xmemory.DecodeTheme(v)
+			if err != nil {
+				return fmt.Errorf("%w: theme: %w", ErrCorrupt, err)
+			}
+			out[t.ID] = *t
 		}
-		seg, _ = s.Parent(id)
-		n, err := s.Node(seg)
-		if err != nil || n == nil {
-			seg = 0
-			return err
-		}
-		members, summary = append(members, n.Children...), n.Summary
 		return nil
 	})
-	return seg, members, summary, err
+	return out, err
 }
 
 // Vectors returns the stored vectors of ids, nil for a record without one.

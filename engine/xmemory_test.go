@@ -19,9 +19,9 @@ func themeNotes() []engine.Input {
 	return ins
 }
 
-// TestThemesRebuiltFromBbolt: the theme partition is derived from bbolt
-// alone: a reopened store rebuilds the same partition, records that
-// arrive later join it, and every theme keeps to the cap.
+// TestThemesRebuiltFromBbolt: the theme partition is kept in bbolt: a
+// reopened store loads the same partition, records that arrive later
+// join it, and every theme keeps to the cap.
 func TestThemesRebuiltFromBbolt(t *testing.T) {
 	dir := t.TempDir()
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}

@@ -1,7 +1,8 @@
 // Package hymem is HyMem's dual-granularity retrieval (seed 001). Event
 // units are the level-1 segments of the segment tree (contiguous turns on
 // one topic, package segtree): each has a Level-1 memory, its extractive
-// summary, linked to its Level-2 memory, the raw turns. A query first
+// summary (package hymem/event, stored by the engine beside the tree),
+// linked to its Level-2 memory, the raw turns. A query first
 // takes the light path: the summaries of the event units its best records
 // belong to. Only when the engine's Sufficiency (the score test offline,
 // the LLM's judgement when a chat model is configured) finds the light
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/xmemory"
 )
 
 // ErrInvalidOption is returned for options out of range.
@@ -210,8 +212,9 @@ func bestCoverageFirst(res []engine.Result) []engine.Result {
 // per unit, "- [event date, N turns: #first-#last] summary"; on the deep
 // path the units' turns, "- [#id date role] text". It returns the text
 // and the ids of the records whose own text it shows (on the light path,
-// the turn each summary was drawn from, when the summary is a prefix of
-// it). A line that does not fit is left out; nothing is cut in half.
+// the turns whose whole semantic fact, xmemory.StatedFact, the summary
+// holds).
+// A line that does not fit is left out; nothing is cut in half.
 func Render(res *Result, src Source, maxBytes int) (string, []uint64) {
 	var sb []byte
 	var ids []uint64
@@ -230,9 +233,8 @@ func Render(res *Result, src Source, maxBytes int) (string, []uint64) {
 				continue
 			}
 			for _, id := range u.Turns {
-				if r, err := src.Get(id); err == nil && hasPrefix(oneLine(r.Text), oneLine(u.Summary)) {
+				if r, err := src.Get(id); err == nil && holdsFact(oneLine(u.Summary), r.Text) {
 					ids = append(ids, id)
-					break
 				}
 			}
 			continue
@@ -249,9 +251,8 @@ func Render(res *Result, src Source, maxBytes int) (string, []uint64) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// hasPrefix reports whether text starts with summary, ignoring a clip
-// mark at the summary's end.
-func hasPrefix(text, summary string) bool {
-	summary = strings.TrimSuffix(summary, "…")
-	return summary != "" && strings.HasPrefix(text, summary)
+// holdsFact reports whether summary holds text's semantic fact whole.
+func holdsFact(summary, text string) bool {
+	f := xmemory.StatedFact(text)
+	return f != "" && strings.Contains(summary, f)
 }

@@ -17,17 +17,28 @@ const MinFactTerms = 2
 // MinFactTerms content words or a digit. A message with no such sentence
 // is its own fact. Whitespace runs become one space.
 func Fact(text string) string {
-	sents := sentences(text)
+	f, ok := fact(text)
+	if !ok {
+		return strings.Join(strings.Fields(text), " ")
+	}
+	return f
+}
+
+// StatedFact is Fact for a message that states something, and "" for
+// one that is small talk only (no sentence Fact would keep).
+func StatedFact(text string) string {
+	f, _ := fact(text)
+	return f
+}
+
+func fact(text string) (string, bool) {
 	var kept []string
-	for _, s := range sents {
+	for _, s := range sentences(text) {
 		if len(retrieve.ContentTerms(s)) >= MinFactTerms || strings.ContainsFunc(s, unicode.IsDigit) {
 			kept = append(kept, s)
 		}
 	}
-	if len(kept) == 0 {
-		return strings.Join(strings.Fields(text), " ")
-	}
-	return strings.Join(kept, " ")
+	return strings.Join(kept, " "), len(kept) > 0
 }
 
 // sentences splits text after . ! or ? followed by white space, and at

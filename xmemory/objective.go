@@ -3,6 +3,8 @@ package xmemory
 import (
 	"math"
 	"sort"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
 // Objective is the paper's guidance objective f(P) = SparsityScore(P) +
@@ -183,16 +185,14 @@ func unit(v []float32) []float32 {
 	return out
 }
 
+// cos is the cosine of a and b (0 when either is zero or their lengths
+// differ), from vecscan's SIMD dot products.
 func cos(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		if i >= len(b) {
-			break
-		}
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
+	d := float64(vecscan.Dot(a, b))
+	if d == 0 {
+		return 0
 	}
+	na, nb := float64(vecscan.Dot(a, a)), float64(vecscan.Dot(b, b))
 	if na == 0 || nb == 0 {
 		return 0
 	}

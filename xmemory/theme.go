@@ -14,7 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
 // ErrInvalidOption is returned for options out of range.
@@ -35,6 +38,13 @@ type Options struct {
 	// Neighbours is how many nearest themes a split or merge is judged
 	// against (the local part of f(P)). Default DefaultNeighbours.
 	Neighbours int
+	// MaintainEvery: every MaintainEvery-th Add (counted over the
+	// partition's life) runs Maintain. Scheduling the merges by the count
+	// of adds, not by the caller's batches, makes the partition a
+	// function of the order of its adds alone: one kept up to date as
+	// records arrive equals one rebuilt from them. Default
+	// DefaultMaintainEvery adds.
+	MaintainEvery int
 }
 
 // Defaults of Options.
@@ -43,6 +53,10 @@ const (
 	DefaultAttach     = 0.6
 	DefaultMinFacts   = 2
 	DefaultNeighbours = 4
+	// DefaultMaintainEvery is about five themes' worth of facts at the
+	// cap: a theme started by a fact has that many adds to grow before
+	// it is considered for a merge.
+	DefaultMaintainEvery = 64
 )
 
 // WithDefaults fills zero fields and validates.
@@ -59,9 +73,12 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.Neighbours == 0 {
 		o.Neighbours = DefaultNeighbours
 	}
-	if o.MaxFacts < 2 || o.MinFacts < 1 || o.MinFacts > o.MaxFacts || o.Neighbours < 1 ||
+	if o.MaintainEvery == 0 {
+		o.MaintainEvery = DefaultMaintainEvery
+	}
+	if o.MaintainEvery < 1 || o.MaxFacts < 2 || o.MinFacts < 1 || o.MinFacts > o.MaxFacts || o.Neighbours < 1 ||
 		o.Attach < -1 || o.Attach > 1 || math.IsNaN(o.Attach) {
-		return o, fmt.Errorf("%w: max facts %d, min facts %d, neighbours %d, attach %v", ErrInvalidOption, o.MaxFacts, o.MinFacts, o.Neighbours, o.Attach)
+		return o, fmt.Errorf("%w: max facts %d, min facts %d, neighbours %d, attach %v, maintain every %d", ErrInvalidOption, o.MaxFacts, o.MinFacts, o.Neighbours, o.Attach, o.MaintainEvery)
 	}
 	return o, nil
 }
@@ -71,6 +88,26 @@ type Theme struct {
 	ID    uint64
 	Facts []uint64 // in arrival order
 	Sum   []float32
+
+	norm   float64 // |Sum|, when normOK
+	normOK bool
+}
+
+// sumNorm is |Sum|, computed once per change of Sum.
+func (t *Theme) sumNorm() float64 {
+	if !t.normOK {
+		t.norm, t.normOK = math.Sqrt(float64(vecscan.Dot(t.Sum, t.Sum))), true
+	}
+	return t.norm
+}
+
+// cosSum is the cosine of the theme's centroid with v.
+func (t *Theme) cosSum(v []float32, vnorm float64) float64 {
+	n := t.sumNorm()
+	if n == 0 || vnorm == 0 {
+		return 0
+	}
+	return float64(vecscan.Dot(t.Sum, v)) / (n * vnorm)
 }
 
 // Centroid is the theme's unit mean vector.
@@ -81,9 +118,95 @@ type Partition struct {
 	o      Options
 	dims   int
 	next   uint64
+	adds   uint64 // Adds over the partition's life (the Maintain schedule)
 	themes map[uint64]*Theme
 	of     map[uint64]uint64    // fact -> theme
 	vecs   map[uint64][]float32 // fact -> unit vector
+	dirty  map[uint64]bool      // themes changed, created or dropped since TakeDirty
+}
+
+// State is the partition's counters, which a stored partition keeps
+// beside its themes (Restore).
+type State struct {
+	Next uint64 // the last theme id given out
+	Adds uint64 // Adds so far
+}
+
+// State returns the partition's counters.
+func (p *Partition) State() State { return State{Next: p.next, Adds: p.adds} }
+
+// Restore returns a partition of dims-dimensional facts holding themes as
+// they were stored (Theme.Sum included, so a restored partition continues
+// exactly as the one that was stored), with vecs the facts' vectors (not
+// necessarily unit) and st its counters. A theme without facts, a fact in
+// two themes, a theme id above st.Next or a fact without a vector of dims
+// dimensions is refused with ErrInvalidOption.
+func Restore(dims int, o Options, st State, themes []Theme, vecs map[uint64][]float32) (*Partition, error) {
+	p, err := New(dims, o)
+	if err != nil {
+		return nil, err
+	}
+	p.next, p.adds = st.Next, st.Adds
+	for _, t := range themes {
+		if t.ID == 0 || t.ID > st.Next || len(t.Facts) == 0 || len(t.Sum) != dims || p.themes[t.ID] != nil {
+			return nil, fmt.Errorf("%w: stored theme %d", ErrInvalidOption, t.ID)
+		}
+		nt := &Theme{ID: t.ID, Facts: append([]uint64(nil), t.Facts...), Sum: append([]float32(nil), t.Sum...)}
+		for _, f := range nt.Facts {
+			v := vecs[f]
+			if len(v) != dims || p.of[f] != 0 {
+				return nil, fmt.Errorf("%w: stored theme %d, fact %d", ErrInvalidOption, t.ID, f)
+			}
+			p.of[f] = t.ID
+			p.vecs[f] = unit(v)
+		}
+		p.themes[t.ID] = nt
+	}
+	return p, nil
+}
+
+// TakeDirty returns the themes created, changed or dropped (Theme returns
+// nil) since the last call, ascending, and forgets them: what a caller
+// that stores the partition writes after a change.
+func (p *Partition) TakeDirty() []uint64 {
+	out := make([]uint64, 0, len(p.dirty))
+	for id := range p.dirty {
+		out = append(out, id)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	clear(p.dirty)
+	return out
+}
+
+// Rep returns the fact of theme tid nearest its centroid (the first such
+// in arrival order), 0 for no theme: the fact its summary is drawn from.
+func (p *Partition) Rep(tid uint64) uint64 {
+	t := p.themes[tid]
+	if t == nil {
+		return 0
+	}
+	best, bestCos := uint64(0), math.Inf(-1)
+	for _, f := range t.Facts {
+		if c := cos(t.Sum, p.vecs[f]); c > bestCos {
+			best, bestCos = f, c
+		}
+	}
+	return best
+}
+
+// Equal reports whether p and q hold the same themes (ids, facts in
+// order, sums) and counters.
+func (p *Partition) Equal(q *Partition) bool {
+	if p.State() != q.State() || len(p.themes) != len(q.themes) || len(p.of) != len(q.of) {
+		return false
+	}
+	for id, t := range p.themes {
+		u := q.themes[id]
+		if u == nil || !slices.Equal(t.Facts, u.Facts) || !slices.Equal(t.Sum, u.Sum) {
+			return false
+		}
+	}
+	return true
 }
 
 // New returns an empty partition of dims-dimensional facts.
@@ -95,7 +218,7 @@ func New(dims int, o Options) (*Partition, error) {
 	if dims < 1 {
 		return nil, fmt.Errorf("%w: dims %d", ErrInvalidOption, dims)
 	}
-	return &Partition{o: c, dims: dims, themes: map[uint64]*Theme{}, of: map[uint64]uint64{}, vecs: map[uint64][]float32{}}, nil
+	return &Partition{o: c, dims: dims, themes: map[uint64]*Theme{}, of: map[uint64]uint64{}, vecs: map[uint64][]float32{}, dirty: map[uint64]bool{}}, nil
 }
 
 // Len is the number of facts.
@@ -120,8 +243,9 @@ func (p *Partition) Themes() []uint64 {
 
 // Add attaches fact id with vector vec to the most similar theme by
 // centroid cosine, or starts a theme when none reaches Options.Attach,
-// then splits the theme if it outgrew Options.MaxFacts. Adding a fact
-// that is there already moves it.
+// then splits the theme if it outgrew Options.MaxFacts; every
+// Options.MaintainEvery-th Add then runs Maintain. Adding a fact that is
+// there already moves it.
 func (p *Partition) Add(id uint64, vec []float32) error {
 	if len(vec) != p.dims {
 		return fmt.Errorf("%w: fact %d has %d dims, want %d", ErrInvalidOption, id, len(vec), p.dims)
@@ -131,9 +255,12 @@ func (p *Partition) Add(id uint64, vec []float32) error {
 	}
 	v := unit(vec)
 	p.vecs[id] = v
+	// The centroid's cosine is the sum's: no centroid is materialised.
+	// Ties go to the lower theme id, as in ascending order.
 	best, bestCos := uint64(0), p.o.Attach
-	for _, tid := range p.Themes() {
-		if c := cos(p.themes[tid].Centroid(), v); c >= bestCos {
+	vn := math.Sqrt(float64(vecscan.Dot(v, v)))
+	for tid, t := range p.themes {
+		if c := t.cosSum(v, vn); c > bestCos || (c == bestCos && (best == 0 || tid < best)) {
 			best, bestCos = tid, c
 		}
 	}
@@ -145,6 +272,10 @@ func (p *Partition) Add(id uint64, vec []float32) error {
 	p.join(best, id)
 	if len(p.themes[best].Facts) > p.o.MaxFacts {
 		p.split(best)
+	}
+	p.adds++
+	if p.adds%uint64(p.o.MaintainEvery) == 0 {
+		p.Maintain()
 	}
 	return nil
 }
@@ -165,8 +296,10 @@ func (p *Partition) Remove(id uint64) {
 		}
 	}
 	addTo(t.Sum, p.vecs[id], -1)
+	t.normOK = false
 	delete(p.of, id)
 	delete(p.vecs, id)
+	p.dirty[tid] = true
 	if len(t.Facts) == 0 {
 		delete(p.themes, tid)
 		return
@@ -178,7 +311,9 @@ func (p *Partition) join(tid, id uint64) {
 	t := p.themes[tid]
 	t.Facts = append(t.Facts, id)
 	addTo(t.Sum, p.vecs[id], 1)
+	t.normOK = false
 	p.of[id] = tid
+	p.dirty[tid] = true
 }
 
 // Maintain considers every theme smaller than Options.MinFacts for a
@@ -228,6 +363,7 @@ func (p *Partition) MaybeMerge(tid uint64) {
 		p.join(into, f)
 	}
 	delete(p.themes, tid)
+	p.dirty[tid] = true
 }
 
 // split divides an overcrowded theme: candidate splits come from 2- and
@@ -259,6 +395,8 @@ func (p *Partition) split(tid uint64) {
 	}
 	facts := t.Facts
 	delete(p.themes, tid)
+	p.dirty[tid] = true
+	first := p.next + 1
 	for _, part := range best {
 		p.next++
 		nt := &Theme{ID: p.next, Sum: make([]float32, p.dims)}
@@ -269,8 +407,8 @@ func (p *Partition) split(tid uint64) {
 	}
 	// Parts still over the cap are split again (ids ascending, so the
 	// order is deterministic).
-	for _, id := range p.Themes() {
-		if id > tid && len(p.themes[id].Facts) > p.o.MaxFacts {
+	for id, last := first, p.next; id <= last; id++ {
+		if t := p.themes[id]; t != nil && len(t.Facts) > p.o.MaxFacts {
 			p.split(id)
 		}
 	}
@@ -279,21 +417,36 @@ func (p *Partition) split(tid uint64) {
 // nearest returns up to n themes other than tid, most similar centroid
 // first (ties: lower id).
 func (p *Partition) nearest(tid uint64, n int) []uint64 {
-	c := p.themes[tid].Centroid()
+	ct := p.themes[tid]
 	type sim struct {
 		id uint64
 		s  float64
 	}
-	var all []sim
-	for _, id := range p.Themes() {
-		if id != tid {
-			all = append(all, sim{id, cos(c, p.themes[id].Centroid())})
+	// The n best by (similarity descending, id ascending), kept sorted
+	// by insertion: no sort of every theme.
+	before := func(a, b sim) bool { return a.s > b.s || (a.s == b.s && a.id < b.id) }
+	best := make([]sim, 0, n+1)
+	cn := ct.sumNorm()
+	for id, t := range p.themes {
+		if id == tid {
+			continue
+		}
+		c := sim{id, t.cosSum(ct.Sum, cn)}
+		if len(best) == n && !before(c, best[n-1]) {
+			continue
+		}
+		i := len(best)
+		for i > 0 && before(c, best[i-1]) {
+			i--
+		}
+		best = slices.Insert(best, i, c)
+		if len(best) > n {
+			best = best[:n]
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].s > all[j].s })
-	out := make([]uint64, 0, n)
-	for i := 0; i < len(all) && i < n; i++ {
-		out = append(out, all[i].id)
+	out := make([]uint64, len(best))
+	for i, b := range best {
+		out[i] = b.id
 	}
 	return out
 }

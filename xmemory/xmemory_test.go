@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,4 +232,60 @@ func FuzzFact(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRestoreContinuesAsStored: a partition restored from its encoded
+// themes and state continues exactly as the original under the same
+// adds; TakeDirty names the themes each step changed.
+func TestRestoreContinuesAsStored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	centres := [][]float32{vec(1, 0, 0, 0), vec(0, 1, 0, 0), vec(0, 0, 1, 0), vec(0, 0, 0, 1)}
+	vecs := clustered(rng, centres, 200)
+	p, _ := xmemory.New(4, xmemory.Options{})
+	all := map[uint64][]float32{}
+	for i, v := range vecs[:150] {
+		all[uint64(i+1)] = v
+		if err := p.Add(uint64(i+1), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Remove(7)
+	p.TakeDirty()
+	var stored []xmemory.Theme
+	for _, id := range p.Themes() {
+		s, err := xmemory.DecodeTheme(xmemory.EncodeTheme(&xmemory.Stored{Theme: *p.Theme(id), Rep: p.Rep(id), Summary: "s"}))
+		if err != nil || s.Rep != p.Rep(id) || s.Summary != "s" {
+			t.Fatalf("theme %d round trip: %+v, %v", id, s, err)
+		}
+		stored = append(stored, s.Theme)
+	}
+	st, err := xmemory.DecodeState(xmemory.EncodeState(p.State()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := xmemory.Restore(4, xmemory.Options{}, st, stored, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Equal(q) {
+		t.Fatal("restored partition differs from the stored one")
+	}
+	for i, v := range vecs[150:] {
+		id := uint64(151 + i)
+		p.Add(id, v)
+		q.Add(id, v)
+		d := p.TakeDirty()
+		if th := p.ThemeOf(id); !slices.Contains(d, th) {
+			t.Errorf("add %d: theme %d changed but TakeDirty = %v", id, th, d)
+		}
+	}
+	if !p.Equal(q) {
+		t.Error("restored partition diverged from the original under the same adds")
+	}
+	if _, err := xmemory.Restore(4, xmemory.Options{}, xmemory.State{Next: 1}, stored, all); err == nil {
+		t.Error("Restore accepted theme ids above State.Next")
+	}
+	if _, err := xmemory.DecodeTheme([]byte{1, 5, 0, 200}); err == nil {
+		t.Error("DecodeTheme accepted a truncated theme")
+	}
 }
