@@ -74,7 +74,7 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 // cacheDoc builds the pipeline's metadata of r, with its time
 // expressions resolved once, and caches it.
 func (e *Engine) cacheDoc(r *Record) retrieve.Doc {
-	d := docOf(r)
+	d := e.docOf(r)
 	d.Mentions, d.Timed = retrieve.TimeMentions(d.Text, d.Time), true
 	e.docCache.put(d)
 	return d

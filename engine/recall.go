@@ -167,8 +167,16 @@ func (s *archiveSource) Segments(leaves []uint64, levels int) (*retrieve.Forest,
 }
 
 // docOf is what the pipeline's priors see of a record.
-func docOf(r *Record) retrieve.Doc {
-	return retrieve.Doc{ID: r.ID, Prev: r.Prev, Scope: r.Scope, Session: r.Session, Speaker: r.Role, Time: r.Time, Text: r.Text}
+func (e *Engine) docOf(r *Record) retrieve.Doc {
+	d := retrieve.Doc{ID: r.ID, Prev: r.Prev, Scope: r.Scope, Session: r.Session, Speaker: r.Role, Time: r.Time, Text: r.Text}
+	d.Derived = e.opts.standalone(r)
+	if !d.Derived && e.opts.contextTurns() > 0 {
+		// The nearest turn before r, unless a derived record sits
+		// between them (contextOf steps over it; the pipeline then
+		// sees a derived Context and leaves the pair alone).
+		d.Context = r.Prev
+	}
+	return d
 }
 
 func toHits(s []scored) []retrieve.Hit {

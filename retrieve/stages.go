@@ -30,6 +30,7 @@ const (
 	StageRobust                         // H-Mem robustness R: recency decay of a record's date
 	StageTree                           // H-Mem temporal-semantic tree: relevance shared with siblings under a node
 	StageEntityPrior                    // prior: records naming a specific entity (H-Mem entity graph)
+	StageReply                          // order: an agent's reply that echoes the user's turn ranks right below it
 )
 
 var stageNames = []struct {
@@ -52,6 +53,7 @@ var stageNames = []struct {
 	{StageRobust, "robust"},
 	{StageTree, "htree"},
 	{StageEntityPrior, "entityprior"},
+	{StageReply, "reply"},
 }
 
 // DefaultStages is the set the pipeline runs when none is given.
@@ -66,7 +68,7 @@ var stageNames = []struct {
 // shellfish" for "food allergy". Entity expansion, robustness R and the
 // temporal tree's propagation did not pay and are off (BENCHMARKS.md,
 // "H-Mem").
-const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageDecompose | StageTemporal
+const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageDecompose | StageTemporal | StageReply
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }
