@@ -92,5 +92,9 @@ type Candidate struct {
 	// OwnCoverage is the share of the query's content terms the record's
 	// own text holds (OwnCoverage).
 	OwnCoverage float64
-	doc         *Doc
+	// SoftMatch is the mean best word-vector match of the query's
+	// content words with the record's own words, on [0, 1] (1 for the
+	// same words; related words count in part); 0 without a Lexicon.
+	SoftMatch float64
+	doc       *Doc
 }
