@@ -48,17 +48,7 @@ func calibrate(q *Query, cands []Candidate, src Source) error {
 		return err
 	}
 	terms := ContentTerms(q.Text)
-	var soft []float64
-	if lex, ok := src.(Lexicon); ok {
-		var err error
-		if soft, err = softMatch(q, cands, lex); err != nil {
-			return err
-		}
-	}
 	for i := range cands {
-		if soft != nil {
-			cands[i].SoftMatch = soft[i]
-		}
 		c := &cands[i]
 		if c.doc != nil {
 			c.OwnCoverage = OwnCoverage(terms, c.doc.Text)
@@ -66,6 +56,30 @@ func calibrate(q *Query, cands []Candidate, src Source) error {
 		if q.VectorNull.SD > 0 && c.Vector != 0 {
 			c.VectorZ = (c.Vector - q.VectorNull.Mean) / q.VectorNull.SD
 		}
+		c.Relevance = Relevance(c.OwnCoverage, c.Text > 0, c.VectorZ, 0)
+	}
+	return nil
+}
+
+// softFor is how many of the best candidates calibrateSoft gives a soft
+// match, in multiples of the results asked for: the engine keeps the
+// first K that still exist, and the soft match costs word vectors and
+// cosines for every word of a candidate (about 10 ms a LoCoMo question
+// when every candidate had one).
+const softFor = 2
+
+// calibrateSoft sets the soft match of the best candidates (cands is
+// selected) and their relevance with it; the others keep a relevance
+// without it (soft 0), which only their rank, never shown, depends on.
+func calibrateSoft(q *Query, cands []Candidate, lex Lexicon) error {
+	top := cands[:min(len(cands), softFor*max(q.K, 1))]
+	soft, err := softMatch(q, top, lex)
+	if err != nil || soft == nil {
+		return err
+	}
+	for i := range top {
+		c := &top[i]
+		c.SoftMatch = soft[i]
 		c.Relevance = Relevance(c.OwnCoverage, c.Text > 0, c.VectorZ, c.SoftMatch)
 	}
 	return nil

@@ -162,6 +162,12 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		}
 		selectBest(cands)
 	}
+	// The soft match of the results' calibrated relevance.
+	if lex, ok := src.(Lexicon); ok {
+		if err := calibrateSoft(q, cands, lex); err != nil {
+			return nil, err
+		}
+	}
 	return cands, nil
 }
 

@@ -68,7 +68,7 @@ func main() {
 	reliability(checkSet, func(s sample) float64 { return s.rel })
 	fmt.Println("check: what a min_score keeps (the engine's Relevance):")
 	fmt.Printf("  %-9s %16s %16s\n", "min_score", "evidence kept", "others dropped")
-	for _, t := range []float64{0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05} {
+	for _, t := range []float64{0.002, 0.003, 0.005, retrieve.DefaultMinScore, 0.0075, 0.01, 0.02, 0.05} {
 		var ev, evKept, other, otherDropped float64
 		for _, s := range checkSet {
 			if s.y == 1 {
