@@ -3,6 +3,8 @@ package retrieve
 import (
 	"strings"
 	"unicode"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
 // Lexicon is implemented by a Source that can embed single words (the
@@ -90,6 +92,23 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	for j, qw := range qwords {
 		qv[j] = vecs[vocab[qw]]
 	}
+	// sims[w] holds word w's cosine with each question word, computed
+	// once however many candidates hold w.
+	sims := make([][]float64, len(words))
+	simsOf := func(w int) []float64 {
+		if sims[w] == nil {
+			s := make([]float64, len(qwords))
+			for j, qw := range qwords {
+				if words[w] == qw {
+					s[j] = 1
+				} else {
+					s[j] = cosine(qv[j], vecs[w])
+				}
+			}
+			sims[w] = s
+		}
+		return sims[w]
+	}
 	out := make([]float64, len(cands))
 	best := make([]float64, len(qwords))
 	for i := range cands {
@@ -98,12 +117,7 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 		}
 		clear(best)
 		for _, dw := range docWords[i] {
-			dv := vecs[vocab[dw]]
-			for j, qw := range qwords {
-				c := 1.0
-				if dw != qw {
-					c = cosine(qv[j], dv)
-				}
+			for j, c := range simsOf(vocab[dw]) {
 				best[j] = max(best[j], c)
 			}
 		}
@@ -122,11 +136,7 @@ func cosine(a, b []float32) float64 {
 	if len(a) == 0 || len(a) != len(b) {
 		return 0
 	}
-	var d float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-	}
-	return d
+	return float64(vecscan.Dot(a, b))
 }
 
 // contentWords are the lower-cased words of text, stop words and words
