@@ -113,3 +113,74 @@ func TestStatementsAboveQuestions(t *testing.T) {
 		}
 	}
 }
+
+// TestContextFindsStandaloneNote reproduces issue 12's last open line:
+// a standalone "I'm allergic to shellfish and peanuts." among 20 project
+// notes was not in memory_context for "what food should I avoid": it
+// holds none of the query's words, and its cosine with the whole
+// question ("what ... should I ...") lay below the relevance floor
+// (relevance 0.0046 against a floor of 0.0074). The query's vector is
+// now that of its topic words, and the calibration weighs related words
+// ("food" and "peanuts"). Unrelated and nonsense prompts still get an
+// empty block.
+func TestContextFindsStandaloneNote(t *testing.T) {
+	notes := []string{
+		"We deploy on Fridays after the integration tests pass.",
+		"The API gateway runs on port 8443 behind nginx.",
+		"Use Postgres 16 for the orders service; the migration scripts live in db/migrations.",
+		"Code review needs two approvals before merging to main.",
+		"The staging cluster is in eu-west-1 and is rebuilt every night.",
+		"Feature flags are managed in LaunchDarkly, not in environment variables.",
+		"The frontend is React 18 with TypeScript strict mode on.",
+		"Logs go to Loki; dashboards are in Grafana under the Platform folder.",
+		"On-call rotation changes every Monday at 10:00.",
+		"The build uses Bazel; run bazel test //... before pushing.",
+		"Secrets are stored in Vault and injected at deploy time.",
+		"The mobile app release train ships every second Wednesday.",
+		"Customer data must stay in the EU region for GDPR.",
+		"The search service uses Elasticsearch 8 with a custom analyzer.",
+		"Retries use exponential backoff capped at 30 seconds.",
+		"The design system lives in the ui-kit repository.",
+		"Payments go through Stripe; webhooks are verified with the signing secret.",
+		"Database backups run at 02:00 UTC and are kept for 35 days.",
+		"The team standup is at 9:30 in the Berlin office.",
+		"Load tests target 2,000 requests per second at p99 under 200 ms.",
+	}
+	const allergy = "I'm allergic to shellfish and peanuts."
+	tests := []struct {
+		prompt string
+		want   string // "" for an empty block
+	}{
+		{"what food should I avoid", allergy},
+		{"can I eat shrimp", allergy},
+		{"zzqxv nonexistentword", ""},
+		{"what's the weather like", ""},
+		{"my favourite colour", ""},
+	}
+	ctx := context.Background()
+	for _, mode := range []engine.Mode{engine.ModeFlat, engine.ModeTiered} {
+		e, err := hmo.Open(t.TempDir(), &engine.Options{Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := api.NewLocal(e)
+		var ms []api.NewMemory
+		for _, n := range notes {
+			ms = append(ms, api.NewMemory{Scope: "me", Text: n})
+		}
+		add(t, s, append(ms, api.NewMemory{Scope: "me", Text: allergy})...)
+		for _, tt := range tests {
+			c, err := s.Context(ctx, api.ContextRequest{Prompt: tt.prompt, Scope: "me"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.want == "" && c.Context != "":
+				t.Errorf("%s %q: context holds unrelated notes:\n%s", mode, tt.prompt, c.Context)
+			case tt.want != "" && !strings.Contains(c.Context, tt.want):
+				t.Errorf("%s %q: context lacks %q:\n%s", mode, tt.prompt, tt.want, c.Context)
+			}
+		}
+		e.Close()
+	}
+}

@@ -75,7 +75,7 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 // derive from its text analysed once (retrieve.Doc.Analyse), and caches
 // it.
 func (e *Engine) cacheDoc(r *Record) retrieve.Doc {
-	d := docOf(r)
+	d := e.docOf(r)
 	d.Analyse()
 	e.docCache.put(d)
 	return d

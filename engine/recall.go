@@ -46,7 +46,11 @@ type Result struct {
 	// VectorZ is VectorScore in standard deviations above the query's
 	// similarity to unrelated records of the store; 0 without a vector.
 	VectorZ float64 `json:"vector_z,omitempty"`
-	Tier    uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
+	// SoftMatch is the mean best word-vector match of the query's
+	// content words with the record's own words, on [0, 1]
+	// (retrieve.Candidate.SoftMatch).
+	SoftMatch float64 `json:"soft_match,omitempty"`
+	Tier      uint8   `json:"tier"` // the tier that served it: 1 or 2 (the view holding it) or 3 (the archive)
 }
 
 func (q *Query) validate() error {
@@ -167,8 +171,16 @@ func (s *archiveSource) Segments(leaves []uint64, levels int) (*retrieve.Forest,
 }
 
 // docOf is what the pipeline's priors see of a record.
-func docOf(r *Record) retrieve.Doc {
-	return retrieve.Doc{ID: r.ID, Prev: r.Prev, Scope: r.Scope, Session: r.Session, Speaker: r.Role, Time: r.Time, Text: r.Text}
+func (e *Engine) docOf(r *Record) retrieve.Doc {
+	d := retrieve.Doc{ID: r.ID, Prev: r.Prev, Scope: r.Scope, Session: r.Session, Speaker: r.Role, Time: r.Time, Text: r.Text}
+	d.Derived = e.opts.standalone(r)
+	if !d.Derived && e.opts.contextTurns() > 0 {
+		// The nearest turn before r, unless a derived record sits
+		// between them (contextOf steps over it; the pipeline then
+		// sees a derived Context and leaves the pair alone).
+		d.Context = r.Prev
+	}
+	return d
 }
 
 func toHits(s []scored) []retrieve.Hit {
@@ -315,7 +327,7 @@ func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
 				continue // forgotten since the index answered
 			}
 			out = append(out, Result{Record: r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector,
-				Relevance: f.Relevance, VectorZ: f.VectorZ, Tier: TierArchive})
+				Relevance: f.Relevance, VectorZ: f.VectorZ, SoftMatch: f.SoftMatch, Tier: TierArchive})
 		}
 		return nil
 	})

@@ -33,6 +33,8 @@ type Options struct {
 	Propagation PropagationOptions
 	// PRF configures the prf stage.
 	PRF PRFOptions
+	// Reply configures the reply stage.
+	Reply ReplyOptions
 }
 
 // Defaults of the stage options.
@@ -80,6 +82,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if c.PRF.Terms == 0 {
 		c.PRF.Terms = DefaultPRFTerms
+	}
+	if c.Reply.Roles == nil {
+		c.Reply.Roles = DefaultAgentRoles
 	}
 	if c.Propagation.Hops == 0 {
 		c.Propagation.Hops = DefaultHops
@@ -140,12 +145,31 @@ func (p *Pipeline) Stages() Stages { return p.o.Stages }
 func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
 	// 0. Decomposition: a multi-part question runs the path once per part
 	// and once whole; the lists are merged.
-	if p.o.Stages.Has(StageDecompose) {
-		if parts := Decompose(q.Text, p.o.Decompose.MaxParts); len(parts) > 1 {
-			return p.runParts(ctx, q, parts, src)
+	var cands []Candidate
+	var err error
+	if parts := Decompose(q.Text, p.o.Decompose.MaxParts); p.o.Stages.Has(StageDecompose) && len(parts) > 1 {
+		cands, err = p.runParts(ctx, q, parts, src)
+	} else {
+		cands, err = p.run(ctx, q, src)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// 6. Order: an agent's echo of the user's turn goes right below
+	// that turn, on the whole question's final list.
+	if p.o.Stages.Has(StageReply) {
+		if err := replyOrder(&p.o.Reply, q, cands, src); err != nil {
+			return nil, err
+		}
+		selectBest(cands)
+	}
+	// The soft match of the results' calibrated relevance.
+	if lex, ok := src.(Lexicon); ok {
+		if err := calibrateSoft(q, cands, lex); err != nil {
+			return nil, err
 		}
 	}
-	return p.run(ctx, q, src)
+	return cands, nil
 }
 
 // run is the query path of one question.

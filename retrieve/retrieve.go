@@ -39,8 +39,15 @@ type Hit struct {
 
 // Doc is what the priors need of a record.
 type Doc struct {
-	ID      uint64 // 0 when the record is gone
-	Prev    uint64 // previous record of the same session, 0 for none
+	ID   uint64 // 0 when the record is gone
+	Prev uint64 // previous record of the same session, 0 for none
+	// Context is the turn indexed with the record as its context (the
+	// text and vector of the record hold its words), 0 when the record
+	// is indexed alone.
+	Context uint64
+	// Derived marks a record distilled from turns (a fact, a summary)
+	// rather than a turn of the conversation.
+	Derived bool
 	Scope   string
 	Session string
 	Speaker string // the record's own role or speaker
@@ -133,5 +140,9 @@ type Candidate struct {
 	// OwnCoverage is the share of the query's content terms the record's
 	// own text holds (OwnCoverage).
 	OwnCoverage float64
-	doc         *Doc
+	// SoftMatch is the mean best word-vector match of the query's
+	// content words with the record's own words, on [0, 1] (1 for the
+	// same words; related words count in part); 0 without a Lexicon.
+	SoftMatch float64
+	doc       *Doc
 }

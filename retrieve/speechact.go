@@ -268,3 +268,21 @@ func init() {
 		functionWords[w] = true
 	}
 }
+
+// TopicWords are the words of text, as written, without function and
+// question words (the list ContentTerms drops), possessives and
+// contractions read as their first part.
+func TopicWords(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' }) {
+		l := strings.ToLower(strings.Trim(w, "'"))
+		if i := strings.IndexByte(l, '\''); i > 0 {
+			l = l[:i]
+		}
+		if l == "" || functionWords[l] {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}

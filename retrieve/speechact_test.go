@@ -76,10 +76,11 @@ func TestSpeechActPrior(t *testing.T) {
 }
 
 func TestRelevance(t *testing.T) {
-	lo := retrieve.Relevance(0, false, 0)
-	if !(lo < retrieve.DefaultMinScore && retrieve.Relevance(1, true, 3) > 0.2 &&
-		retrieve.Relevance(0.5, true, 2) > retrieve.Relevance(0.5, false, 2) &&
-		retrieve.Relevance(0, false, 5) > retrieve.DefaultMinScore) {
+	lo := retrieve.Relevance(0, false, 0, 0)
+	if !(lo < retrieve.DefaultMinScore && retrieve.Relevance(1, true, 3, 1) > 0.2 &&
+		retrieve.Relevance(0.5, true, 2, 0.5) > retrieve.Relevance(0.5, false, 2, 0.5) &&
+		retrieve.Relevance(0, false, 2, 0.5) > retrieve.Relevance(0, false, 2, 0) &&
+		retrieve.Relevance(0, false, 5, 0) > retrieve.DefaultMinScore) {
 		t.Errorf("relevance not monotone or floor misplaced: %v %v", lo, retrieve.DefaultMinScore)
 	}
 }

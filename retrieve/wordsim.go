@@ -3,6 +3,8 @@ package retrieve
 import (
 	"strings"
 	"unicode"
+
+	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
 // Lexicon is implemented by a Source that can embed single words (the
@@ -17,12 +19,26 @@ type Lexicon interface {
 // above the floor, rescaled to [0, 1].
 const wordSimFloor = 0.3
 
-// wordSimPrior adds to each candidate w times the mean, over the
-// question's content words, of the best soft match with the candidate's
-// own words (1 for the same word, less for a related one: "allergy" and
-// "allergic", "painting" and "canvas"). Names of speakers are left out:
-// the speaker prior weighs them.
+// wordSimPrior adds to each candidate w times its soft match with the
+// question (softMatch).
 func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) error {
+	soft, err := softMatch(q, cands, lex)
+	if err != nil || soft == nil {
+		return err
+	}
+	for i := range cands {
+		cands[i].Score += w * scale * soft[i]
+	}
+	return nil
+}
+
+// softMatch is, for each candidate, the mean over the question's content
+// words of their best soft match with the candidate's own words (1 for
+// the same word, less for a related one: "allergy" and "allergic",
+// "food" and "peanuts"; 0 below wordSimFloor). Names of speakers are
+// left out: the speaker prior weighs them. Nil when the question has no
+// content word or the lexicon answers nothing.
+func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	var speakers []string
 	for i := range cands {
 		if d := cands[i].doc; d != nil {
@@ -42,7 +58,7 @@ func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) er
 		}
 	}
 	if len(qwords) == 0 {
-		return nil
+		return nil, nil
 	}
 	// Every distinct word once.
 	vocab := map[string]int{}
@@ -67,15 +83,33 @@ func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) er
 	}
 	vecs, err := lex.WordVectors(words)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(vecs) != len(words) {
-		return nil
+		return nil, nil
 	}
 	qv := make([][]float32, len(qwords))
 	for j, qw := range qwords {
 		qv[j] = vecs[vocab[qw]]
 	}
+	// sims[w] holds word w's cosine with each question word, computed
+	// once however many candidates hold w.
+	sims := make([][]float64, len(words))
+	simsOf := func(w int) []float64 {
+		if sims[w] == nil {
+			s := make([]float64, len(qwords))
+			for j, qw := range qwords {
+				if words[w] == qw {
+					s[j] = 1
+				} else {
+					s[j] = cosine(qv[j], vecs[w])
+				}
+			}
+			sims[w] = s
+		}
+		return sims[w]
+	}
+	out := make([]float64, len(cands))
 	best := make([]float64, len(qwords))
 	for i := range cands {
 		if len(docWords[i]) == 0 {
@@ -83,12 +117,7 @@ func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) er
 		}
 		clear(best)
 		for _, dw := range docWords[i] {
-			dv := vecs[vocab[dw]]
-			for j, qw := range qwords {
-				c := 1.0
-				if dw != qw {
-					c = cosine(qv[j], dv)
-				}
+			for j, c := range simsOf(vocab[dw]) {
 				best[j] = max(best[j], c)
 			}
 		}
@@ -98,20 +127,16 @@ func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) er
 				total += (b - wordSimFloor) / (1 - wordSimFloor)
 			}
 		}
-		cands[i].Score += w * scale * total / float64(len(qwords))
+		out[i] = total / float64(len(qwords))
 	}
-	return nil
+	return out, nil
 }
 
 func cosine(a, b []float32) float64 {
 	if len(a) == 0 || len(a) != len(b) {
 		return 0
 	}
-	var d float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-	}
-	return d
+	return float64(vecscan.Dot(a, b))
 }
 
 // contentWords are the lower-cased words of text, stop words and words

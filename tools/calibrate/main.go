@@ -29,7 +29,7 @@ import (
 )
 
 type sample struct {
-	x   [4]float64 // 1, own coverage, lexical, z
+	x   [nx]float64 // 1, own coverage, lexical, z, soft match
 	y   float64
 	rel float64 // the relevance the engine gave
 }
@@ -59,15 +59,16 @@ func main() {
 		fail(err)
 	}
 	w := logistic(fitSet)
-	fmt.Printf("fit on %d candidates (%d evidence): bias %.3f own %.3f lexical %.3f z %.3f\n",
-		len(fitSet), positives(fitSet), w[0], w[1], w[2], w[3])
+	fmt.Printf("fit on %d candidates (%d evidence): bias %.3f own %.3f lexical %.3f z %.3f soft %.3f\n",
+		len(fitSet), positives(fitSet), w[0], w[1], w[2], w[3], w[4])
+	fmt.Printf("check log-loss: fitted %.5f, as built %.5f\n", logLoss(checkSet, func(s sample) float64 { return sigmoid(dotw(w, s.x)) }), logLoss(checkSet, func(s sample) float64 { return s.rel }))
 	fmt.Println("check (coefficients just fitted):")
 	reliability(checkSet, func(s sample) float64 { return sigmoid(dotw(w, s.x)) })
 	fmt.Println("check (the engine's Relevance as built):")
 	reliability(checkSet, func(s sample) float64 { return s.rel })
 	fmt.Println("check: what a min_score keeps (the engine's Relevance):")
 	fmt.Printf("  %-9s %16s %16s\n", "min_score", "evidence kept", "others dropped")
-	for _, t := range []float64{0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05} {
+	for _, t := range []float64{0.002, 0.003, 0.005, retrieve.DefaultMinScore, 0.0075, 0.01, 0.02, 0.05} {
 		var ev, evKept, other, otherDropped float64
 		for _, s := range checkSet {
 			if s.y == 1 {
@@ -84,6 +85,16 @@ func main() {
 		}
 		fmt.Printf("  %-9.4f %15.1f%% %15.1f%%\n", t, 100*evKept/ev, 100*otherDropped/other)
 	}
+}
+
+// logLoss is the mean negative log-likelihood of the labels under pred.
+func logLoss(ss []sample, pred func(sample) float64) float64 {
+	var l float64
+	for _, s := range ss {
+		p := min(max(pred(s), 1e-12), 1-1e-12)
+		l -= s.y*math.Log(p) + (1-s.y)*math.Log(1-p)
+	}
+	return l / float64(len(ss))
 }
 
 func positives(ss []sample) int {
@@ -131,7 +142,7 @@ func collect(convs []locomo.Conversation, span, mode string, k int) ([]sample, e
 			}
 			terms := retrieve.ContentTerms(q.Question)
 			for _, r := range res {
-				s := sample{x: [4]float64{1, retrieve.OwnCoverage(terms, r.Record.Text), b2f(r.TextScore > 0), r.VectorZ}, rel: r.Relevance}
+				s := sample{x: [nx]float64{1, retrieve.OwnCoverage(terms, r.Record.Text), b2f(r.TextScore > 0), r.VectorZ, r.SoftMatch}, rel: r.Relevance}
 				if slices.Contains(q.Evidence, turnOf[r.Record.ID]) {
 					s.y = 1
 				}
@@ -165,7 +176,10 @@ func b2f(b bool) float64 {
 
 func sigmoid(s float64) float64 { return 1 / (1 + math.Exp(-s)) }
 
-func dotw(w, x [4]float64) float64 {
+// nx is the number of features, the constant 1 included.
+const nx = 5
+
+func dotw(w, x [nx]float64) float64 {
 	var s float64
 	for i := range w {
 		s += w[i] * x[i]
@@ -174,26 +188,26 @@ func dotw(w, x [4]float64) float64 {
 }
 
 // logistic fits weights by Newton's method with a small ridge.
-func logistic(ss []sample) [4]float64 {
-	var w [4]float64
+func logistic(ss []sample) [nx]float64 {
+	var w [nx]float64
 	for iter := 0; iter < 50; iter++ {
-		var g [4]float64
-		var h [4][4]float64
+		var g [nx]float64
+		var h [nx][nx]float64
 		for _, s := range ss {
 			p := sigmoid(dotw(w, s.x))
-			for i := range 4 {
+			for i := range nx {
 				g[i] += (s.y - p) * s.x[i]
-				for j := range 4 {
+				for j := range nx {
 					h[i][j] += p * (1 - p) * s.x[i] * s.x[j]
 				}
 			}
 		}
-		for i := range 4 {
+		for i := range nx {
 			g[i] -= 1e-3 * w[i]
 			h[i][i] += 1e-3
 		}
 		d := solve(h, g)
-		for i := range 4 {
+		for i := range nx {
 			w[i] += d[i]
 		}
 	}
@@ -201,8 +215,8 @@ func logistic(ss []sample) [4]float64 {
 }
 
 // solve solves a x = b by Gaussian elimination with partial pivoting.
-func solve(a [4][4]float64, b [4]float64) [4]float64 {
-	n := 4
+func solve(a [nx][nx]float64, b [nx]float64) [nx]float64 {
+	n := nx
 	for c := 0; c < n; c++ {
 		p := c
 		for r := c + 1; r < n; r++ {
@@ -220,7 +234,7 @@ func solve(a [4][4]float64, b [4]float64) [4]float64 {
 			b[r] -= f * b[c]
 		}
 	}
-	var x [4]float64
+	var x [nx]float64
 	for r := n - 1; r >= 0; r-- {
 		s := b[r]
 		for k := r + 1; k < n; k++ {
