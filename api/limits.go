@@ -35,6 +35,11 @@ const (
 // none of the query's words, no more similar than an unrelated one).
 var DefaultMinScore = retrieve.DefaultMinScore
 
+// MinScoreFloor resolves a min_score as search and context do: 0 is
+// DefaultMinScore, a negative value is no floor (returned as is), above 1
+// is ErrInvalid. Other interfaces (the CLI) apply the same rule with it.
+func MinScoreFloor(v float64) (float64, error) { return minScore(v) }
+
 // minScore resolves a request's min_score.
 func minScore(v float64) (float64, error) {
 	switch {

@@ -125,8 +125,10 @@ func TestImportRecallGetForget(t *testing.T) {
 		}
 	}
 
+	// Without the relevance floor recall ranks every record (the
+	// floor has its own test, TestRecallRelevanceFloor).
 	var res []engine.Result
-	decode(t, mustRun(t, "", "recall", "--dir", dir, "--json", "cat", "name"), &res)
+	decode(t, mustRun(t, "", "recall", "--dir", dir, "--json", "--min-score", "-1", "cat", "name"), &res)
 	if len(res) != engine.DefaultK {
 		t.Fatalf("recall returned %d results, want %d", len(res), engine.DefaultK)
 	}
@@ -151,7 +153,7 @@ func TestImportRecallGetForget(t *testing.T) {
 	if n := stats(t, dir).Records; n != conversationRecords-1 {
 		t.Errorf("stats after forget: %d records, want %d", n, conversationRecords-1)
 	}
-	decode(t, mustRun(t, "", "recall", "--dir", dir, "--json", "-k", "50", "cat", "name"), &res)
+	decode(t, mustRun(t, "", "recall", "--dir", dir, "--json", "-k", "50", "--min-score", "-1", "cat", "name"), &res)
 	for _, x := range res {
 		if x.Record.ID == top.ID {
 			t.Errorf("recall still returns forgotten record %d", top.ID)
@@ -180,6 +182,43 @@ func TestRecallText(t *testing.T) {
 	}
 }
 
+// TestRecallRelevanceFloor: recall applies the API's relevance floor
+// whether a daemon answers or the store itself. Without a daemon it
+// printed three unrelated records for a nonsense query, where the
+// daemon's search (min_score's default) printed none.
+func TestRecallRelevanceFloor(t *testing.T) {
+	dir := newStore(t)
+	tests := []struct {
+		name      string
+		args      []string
+		wantLines func(n int) bool
+		code      int
+	}{
+		{"nonsense, default floor", []string{"zzqxv nonexistentword"}, func(n int) bool { return n == 0 }, 0},
+		{"nonsense, no floor", []string{"--min-score", "-1", "zzqxv nonexistentword"}, func(n int) bool { return n == 3 }, 0},
+		{"related, default floor", []string{"food allergy"}, func(n int) bool { return n >= 1 }, 0},
+		{"floor above 1", []string{"--min-score", "1.5", "food allergy"}, func(n int) bool { return n == 0 }, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := hmoRun(t, "", append([]string{"recall", "--dir", dir, "-k", "3"}, tt.args...)...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d: %v", r.code, tt.code, r)
+			}
+			n := len(strings.Fields(strings.TrimSpace(r.stdout)))
+			if n > 0 {
+				n = len(strings.Split(strings.TrimSpace(r.stdout), "\n"))
+			}
+			if !tt.wantLines(n) {
+				t.Errorf("%d result lines: %v", n, r)
+			}
+			if tt.code == 0 && n == 0 && !strings.Contains(r.stderr, "relevance floor") {
+				t.Errorf("no result and no note on stderr: %v", r)
+			}
+		})
+	}
+}
+
 func TestRecallFilters(t *testing.T) {
 	dir := newStore(t)
 	tests := []struct {
@@ -195,7 +234,7 @@ func TestRecallFilters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var res []engine.Result
-			args := append(append([]string{"recall", "--dir", dir, "--json", "-k", "50"}, tt.args...), "Porto")
+			args := append(append([]string{"recall", "--dir", dir, "--json", "-k", "50", "--min-score", "-1"}, tt.args...), "Porto")
 			decode(t, mustRun(t, "", args...), &res)
 			if len(res) == 0 {
 				t.Fatal("no results")

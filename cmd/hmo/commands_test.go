@@ -50,9 +50,9 @@ func TestFlagsAfterArguments(t *testing.T) {
 				t.Errorf("add - stored %q with role %q", got.Text, got.Role)
 			}
 		}},
-		{"recall in another store", "", []string{"recall", "x", "--dir", other, "-k", "1"}, 0, func(t *testing.T, r result) {
+		{"recall in another store", "", []string{"recall", "spot", "--dir", other, "-k", "1"}, 0, func(t *testing.T, r result) {
 			if n := strings.Count(r.stdout, "\n"); n != 1 || !strings.Contains(r.stdout, "x marks the spot") {
-				t.Errorf("recall x --dir other -k 1: %v; want the one record of the other store", r)
+				t.Errorf("recall spot --dir other -k 1: %v; want the one record of the other store", r)
 			}
 		}},
 		{"recall json", "", []string{"recall", "name of the cat", "--json", "-k", "2", "--dir", dir}, 0, func(t *testing.T, r result) {
@@ -167,11 +167,11 @@ func TestFlagsAfterArguments(t *testing.T) {
 				t.Errorf("salvage NEWDIR --dir other: %v; want the other store's one record copied", r)
 			}
 		}},
-		{"go-style single-dash flags", "", []string{"recall", "-dir", other, "-json", "-k", "1", "x"}, 0, func(t *testing.T, r result) {
+		{"go-style single-dash flags", "", []string{"recall", "-dir", other, "-json", "-k", "1", "spot"}, 0, func(t *testing.T, r result) {
 			var res []engine.Result
 			decode(t, r.stdout, &res)
 			if len(res) != 1 || res[0].Record.Text != "x marks the spot" {
-				t.Errorf("recall -dir other -json -k 1 x: %v", r)
+				t.Errorf("recall -dir other -json -k 1 spot: %v", r)
 			}
 		}},
 		{"-- ends the flags", "", []string{"add", "--dir", other, "--", "--scope", "is text here"}, 0, func(t *testing.T, r result) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,9 @@ type recallFlags struct {
 	filter filterFlags
 	q      engine.Query
 	asJSON bool
+	// minScore is the least calibrated relevance printed, as the API's
+	// min_score: 0 the default floor, negative none.
+	minScore float64
 }
 
 func newRecallCmd(env *env) *cobra.Command {
@@ -39,6 +43,7 @@ func newRecallCmd(env *env) *cobra.Command {
 	f.store.register(fs, withMode|withChat)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON")
 	fs.IntVarP(&f.q.K, "k", "k", engine.DefaultK, fmt.Sprintf("number of results, 1 to %d", maxRecallK))
+	fs.Float64Var(&f.minScore, "min-score", 0, fmt.Sprintf("least calibrated relevance of a result, at most 1 (0: the default floor %.4f, as search and context use; negative: every result)", api.DefaultMinScore))
 	f.filter.register(fs)
 	return cmd
 }
@@ -56,11 +61,15 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 	if err != nil {
 		return err
 	}
+	floor, err := api.MinScoreFloor(f.minScore)
+	if err != nil {
+		return usageError{err.Error()}
+	}
 	q.Scope, q.Session, q.From, q.To = filter.Scope, filter.Session, filter.From, filter.To
 	var res []engine.Result
 	if c, _ := sf.runningDaemon(ctx, env); c != nil {
 		defer c.Close()
-		res, err = recallDaemon(ctx, c, &q)
+		res, err = recallDaemon(ctx, c, &q, f.minScore)
 	} else {
 		var e *engine.Engine
 		if e, err = openForRecall(env, sf); err != nil {
@@ -70,6 +79,9 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 		// full disk) is only a warning.
 		defer closeStoreWarn(env, "recall", e)
 		res, err = e.Recall(ctx, q)
+		// The daemon's search drops results below the floor; so does
+		// the store's own answer.
+		res = slices.DeleteFunc(res, func(r engine.Result) bool { return r.Relevance < floor })
 	}
 	if errors.Is(err, engine.ErrInvalidQuery) || errors.Is(err, api.ErrInvalid) {
 		return usageError{err.Error()} // a bad -k or time range
@@ -79,6 +91,9 @@ func runRecall(ctx context.Context, env *env, f *recallFlags, args []string) (er
 	}
 	if f.asJSON {
 		return writeJSON(env, res)
+	}
+	if len(res) == 0 {
+		fmt.Fprintln(env.stderr, "hmo recall: no memory reaches the relevance floor (--min-score -1 lists the nearest anyway)")
 	}
 	for _, r := range res {
 		fmt.Fprintf(env.stdout, "%d\t%.3f\ttier %d\t%s\t%s\n", r.Record.ID, r.Score, r.Tier,
@@ -129,9 +144,9 @@ func writeJSON(env *env, v any) error {
 //
 // A page of the API holds at most api.MaxSearchK results: it pages on to
 // reach q.K, which is at most maxRecallK.
-func recallDaemon(ctx context.Context, svc api.Service, q *engine.Query) ([]engine.Result, error) {
+func recallDaemon(ctx context.Context, svc api.Service, q *engine.Query, minScore float64) ([]engine.Result, error) {
 	req := api.SearchRequest{
-		Query: q.Text, MaxTokens: api.MaxSearchTokens,
+		Query: q.Text, MaxTokens: api.MaxSearchTokens, MinScore: minScore,
 		Filter: api.Filter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To},
 	}
 	var out []engine.Result
