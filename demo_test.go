@@ -31,20 +31,7 @@ func TestDemoFindsAllergy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open("testdata/conversation.jsonl")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ins []engine.Input
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			var in engine.Input
-			if err := json.Unmarshal(sc.Bytes(), &in); err != nil {
-				t.Fatal(err)
-			}
-			ins = append(ins, in)
-		}
-		f.Close()
+		ins := demoInputs(t)
 		if _, err := e.Remember(context.Background(), ins...); err != nil {
 			t.Fatal(err)
 		}

@@ -49,18 +49,10 @@ const (
 // question names. Names resolve against the speakers of the candidates:
 // a speaker who said nothing relevant has no candidate to boost.
 func speakerPrior(q *Query, cands []Candidate, w, scale float64) {
-	var speakers []string
-	for i := range cands {
-		if d := cands[i].doc; d != nil && d.Speaker != "" {
-			speakers = append(speakers, d.Speaker)
-		}
-	}
-	m := NewNameMatcher(speakers)
-	named := m.Named(q.Text)
-	if len(named) != 1 {
+	who := oneNamedSpeaker(q, cands)
+	if who == "" {
 		return
 	}
-	who := strings.ToLower(strings.TrimSpace(m.Speaker(named[0])))
 	for i := range cands {
 		if d := cands[i].doc; d != nil && strings.ToLower(strings.TrimSpace(d.Speaker)) == who {
 			cands[i].Score += w * scale
