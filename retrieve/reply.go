@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -51,17 +52,15 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	if err := loadMissingDocs(cands, src); err != nil {
 		return err
 	}
-	names := map[string]bool{}
-	for i := range cands {
-		if d := cands[i].doc; d != nil {
-			for _, n := range nameWords(strings.ToLower(d.Speaker)) {
-				names[stem(n)] = true
-			}
-		}
+	// Only an agent's turn can be an echo: without one there is
+	// nothing to reorder (a store of people, as LoCoMo).
+	if !anyAgent(o, cands) {
+		return nil
 	}
+	names := speakerNames(cands, true)
 	var terms []string
 	for _, t := range ContentTerms(q.Text) {
-		if !names[t] {
+		if !slices.Contains(names, t) {
 			terms = append(terms, t)
 		}
 	}
@@ -113,6 +112,16 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	return nil
 }
 
+// anyAgent reports whether a candidate is an agent's turn.
+func anyAgent(o *ReplyOptions, cands []Candidate) bool {
+	for i := range cands {
+		if d := cands[i].doc; d != nil && agent(o, d.Speaker) {
+			return true
+		}
+	}
+	return false
+}
+
 // agent reports whether speaker is one of o.Roles.
 func agent(o *ReplyOptions, speaker string) bool {
 	for _, r := range o.Roles {
@@ -125,10 +134,10 @@ func agent(o *ReplyOptions, speaker string) bool {
 
 // repeats reports whether reply holds a content term of turn's, names
 // aside.
-func repeats(reply, turn string, names map[string]bool) bool {
+func repeats(reply, turn string, names []string) bool {
 	said := map[string]bool{}
 	eachTerm(turn, func(w string) {
-		if !names[w] {
+		if !slices.Contains(names, w) {
 			said[w] = true
 		}
 	})

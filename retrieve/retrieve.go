@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -65,6 +66,9 @@ type Doc struct {
 	keys     []uint64
 	question bool
 	analysed bool
+	// words are its content words (contentWords) joined by spaces, for
+	// the soft match: one string, about half the size of Text.
+	words string
 }
 
 // Analyse computes once what the stages derive from d.Text on every
@@ -74,6 +78,7 @@ type Doc struct {
 func (d *Doc) Analyse() {
 	d.Mentions, d.Timed = TimeMentions(d.Text, d.Time), true
 	d.question, d.analysed = IsQuestion(d.Text), true
+	d.words = strings.Join(contentWords(d.Text), " ")
 	terms := ContentTerms(d.Text)
 	d.keys = make([]uint64, len(terms))
 	for i, t := range terms {
@@ -81,6 +86,22 @@ func (d *Doc) Analyse() {
 			d.keys = nil // a long term: coverage reads the text
 			break
 		}
+	}
+}
+
+// eachContentWord calls f with each of d's content words
+// (contentWords of its text), in order.
+func (d *Doc) eachContentWord(f func(string)) {
+	if !d.analysed {
+		for _, w := range contentWords(d.Text) {
+			f(w)
+		}
+		return
+	}
+	for rest := d.words; rest != ""; {
+		w, tail, _ := strings.Cut(rest, " ")
+		f(w)
+		rest = tail
 	}
 }
 

@@ -1,6 +1,8 @@
 package retrieve
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -38,87 +40,127 @@ func wordSimPrior(q *Query, cands []Candidate, lex Lexicon, w, scale float64) er
 // "food" and "peanuts"; 0 below wordSimFloor). Names of speakers are
 // left out: the speaker prior weighs them. Nil when the question has no
 // content word or the lexicon answers nothing.
+//
+// It runs for every query's results, so it computes only what the mean
+// needs: a question word the candidate holds itself matches 1 without a
+// cosine (a cosine of unit vectors is at most 1), a word without a
+// vector matches only itself, only the words of candidates that lack
+// some question word are embedded (in one call), and each cosine is
+// computed once per distinct word and question word.
 func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
-	var speakers []string
-	for i := range cands {
-		if d := cands[i].doc; d != nil {
-			speakers = append(speakers, d.Speaker)
-		}
-	}
-	names := map[string]bool{}
-	for _, s := range speakers {
-		for _, n := range nameWords(strings.ToLower(s)) {
-			names[n] = true
-		}
-	}
+	names := speakerNames(cands, false)
 	var qwords []string
 	for _, t := range contentWords(q.Text) {
-		if !names[t] {
+		if !slices.Contains(names, t) {
 			qwords = append(qwords, t)
 		}
 	}
 	if len(qwords) == 0 {
 		return nil, nil
 	}
-	// Every distinct word once.
-	vocab := map[string]int{}
+	nq := len(qwords)
+	// Every distinct word gets an index, the question's first: qid[j]
+	// is question word j's.
+	vocab := make(map[string]int32, 256)
 	var words []string
-	add := func(t string) {
-		if _, ok := vocab[t]; !ok {
-			vocab[t] = len(words)
+	add := func(t string) int32 {
+		w, ok := vocab[t]
+		if !ok {
+			w = int32(len(words))
+			vocab[t] = w
 			words = append(words, t)
 		}
+		return w
 	}
-	for _, t := range qwords {
-		add(t)
+	qid := make([]int32, nq)
+	for j, t := range qwords {
+		qid[j] = add(t)
 	}
-	docWords := make([][]string, len(cands))
+	nqd := int32(len(words)) // indices below nqd are question words
+	// The candidates' words as indices, in one slice: candidate i's are
+	// ids[from[i]:from[i+1]]; held[i*nq+j] says whether it holds
+	// question word j itself.
+	from := make([]int, len(cands)+1)
+	ids := make([]int32, 0, 32*len(cands))
+	held := make([]bool, len(cands)*nq)
 	for i := range cands {
 		if d := cands[i].doc; d != nil {
-			docWords[i] = contentWords(d.Text)
-			for _, t := range docWords[i] {
-				add(t)
+			d.eachContentWord(func(t string) {
+				w := add(t)
+				ids = append(ids, w)
+				if w < nqd {
+					for j := range qid {
+						if qid[j] == w {
+							held[i*nq+j] = true
+						}
+					}
+				}
+			})
+		}
+		from[i+1] = len(ids)
+	}
+	// Only the words of a candidate that lacks a question word need a
+	// vector, and the question's words.
+	need := make([]bool, len(words))
+	for j := range qid {
+		need[qid[j]] = true
+	}
+	var ask []string
+	var askAt []int32
+	for w := range nqd {
+		ask, askAt = append(ask, words[w]), append(askAt, w)
+	}
+	for i := range cands {
+		if !slices.Contains(held[i*nq:(i+1)*nq], false) {
+			continue
+		}
+		for _, w := range ids[from[i]:from[i+1]] {
+			if !need[w] {
+				need[w] = true
+				ask, askAt = append(ask, words[w]), append(askAt, w)
 			}
 		}
 	}
-	vecs, err := lex.WordVectors(words)
+	got, err := lex.WordVectors(ask)
 	if err != nil {
 		return nil, err
 	}
-	if len(vecs) != len(words) {
+	if len(got) != len(ask) {
 		return nil, nil
 	}
-	qv := make([][]float32, len(qwords))
-	for j, qw := range qwords {
-		qv[j] = vecs[vocab[qw]]
+	vecs := make([][]float32, len(words))
+	for k, w := range askAt {
+		vecs[w] = got[k]
 	}
-	// sims[w] holds word w's cosine with each question word, computed
-	// once however many candidates hold w.
-	sims := make([][]float64, len(words))
-	simsOf := func(w int) []float64 {
-		if sims[w] == nil {
-			s := make([]float64, len(qwords))
-			for j, qw := range qwords {
-				if words[w] == qw {
-					s[j] = 1
-				} else {
-					s[j] = cosine(qv[j], vecs[w])
-				}
-			}
-			sims[w] = s
-		}
-		return sims[w]
+	// sims[w*nq+j] is word w's cosine with question word j, once
+	// computed (NaN before).
+	sims := make([]float64, len(words)*nq)
+	for k := range sims {
+		sims[k] = math.NaN()
 	}
 	out := make([]float64, len(cands))
-	best := make([]float64, len(qwords))
+	best := make([]float64, nq)
 	for i := range cands {
-		if len(docWords[i]) == 0 {
+		dw := ids[from[i]:from[i+1]]
+		if len(dw) == 0 {
 			continue
 		}
-		clear(best)
-		for _, dw := range docWords[i] {
-			for j, c := range simsOf(vocab[dw]) {
-				best[j] = max(best[j], c)
+		for j := range best {
+			best[j] = 0
+			if held[i*nq+j] {
+				best[j] = 1
+				continue
+			}
+			qv := vecs[qid[j]]
+			if len(qv) == 0 {
+				continue // no cosine: only the word itself would match
+			}
+			for _, w := range dw {
+				s := &sims[int(w)*nq+j]
+				if math.IsNaN(*s) {
+					*s = cosine(qv, vecs[w])
+				}
+				best[j] = max(best[j], *s)
 			}
 		}
 		var total float64
@@ -127,9 +169,31 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 				total += (b - wordSimFloor) / (1 - wordSimFloor)
 			}
 		}
-		out[i] = total / float64(len(qwords))
+		out[i] = total / float64(nq)
 	}
 	return out, nil
+}
+
+// speakerNames are the name words (nameWords) of the candidates'
+// speakers, stemmed when stemmed is set; each speaker is read once.
+func speakerNames(cands []Candidate, stemmed bool) []string {
+	var seen, names []string
+	for i := range cands {
+		d := cands[i].doc
+		if d == nil || slices.Contains(seen, d.Speaker) {
+			continue
+		}
+		seen = append(seen, d.Speaker)
+		for _, n := range nameWords(strings.ToLower(d.Speaker)) {
+			if stemmed {
+				n = stem(n)
+			}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 func cosine(a, b []float32) float64 {

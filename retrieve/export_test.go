@@ -1,0 +1,16 @@
+package retrieve
+
+// What the black-box tests reach of the package's internals.
+
+// SoftMatch is softMatch over candidates 1..n holding docs (a nil doc
+// is a candidate without metadata).
+func SoftMatch(q *Query, docs []*Doc, lex Lexicon) ([]float64, error) {
+	cands := make([]Candidate, len(docs))
+	for i, d := range docs {
+		cands[i] = Candidate{ID: uint64(i + 1), doc: d}
+	}
+	return softMatch(q, cands, lex)
+}
+
+// ContentWords is contentWords; NameWords is nameWords.
+var ContentWords, NameWords = contentWords, nameWords
