@@ -114,12 +114,7 @@ func (e *Engine) openEntities() error {
 
 // rebuildEntities re-extracts the mentions of every record in tx.
 func rebuildEntities(tx *bolt.Tx) error {
-	if tx.Bucket(bucketEntities) != nil {
-		if err := tx.DeleteBucket(bucketEntities); err != nil {
-			return err
-		}
-	}
-	eb, err := tx.CreateBucket(bucketEntities)
+	eb, err := freshBucket(tx, bucketEntities)
 	if err != nil {
 		return err
 	}
@@ -201,3 +196,14 @@ var (
 	_ retrieve.EntityNamer = (*archiveSource)(nil)
 	_ retrieve.EntityNamer = (*viewSource)(nil)
 )
+
+// freshBucket deletes bucket name where it exists and creates it empty:
+// the first step of every rebuild of a derived structure.
+func freshBucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
+	if tx.Bucket(name) != nil {
+		if err := tx.DeleteBucket(name); err != nil {
+			return nil, err
+		}
+	}
+	return tx.CreateBucket(name)
+}

@@ -141,12 +141,7 @@ func (e *Engine) syncEvents() error {
 // rebuildEvents writes every level-1 segment's unit afresh.
 func (e *Engine) rebuildEvents(tx *bolt.Tx, layout string) error {
 	clear(e.unitPending)
-	if tx.Bucket(bucketEvents) != nil {
-		if err := tx.DeleteBucket(bucketEvents); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.CreateBucket(bucketEvents); err != nil {
+	if _, err := freshBucket(tx, bucketEvents); err != nil {
 		return err
 	}
 	var segs []uint64

@@ -211,12 +211,7 @@ func (e *Engine) syncSegTree() error {
 // rebuildSegTree builds every tree afresh, inserting the records in id
 // (arrival) order.
 func (e *Engine) rebuildSegTree(tx *bolt.Tx, layout string) error {
-	if tx.Bucket(bucketSegTree) != nil {
-		if err := tx.DeleteBucket(bucketSegTree); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.CreateBucket(bucketSegTree); err != nil {
+	if _, err := freshBucket(tx, bucketSegTree); err != nil {
 		return err
 	}
 	vb := tx.Bucket(bucketVectors)

@@ -317,12 +317,7 @@ func (e *Engine) openThemes() error {
 // vectors of e.dims dimensions, in id order, and records layout.
 func (e *Engine) rebuildThemes(tx *bolt.Tx, layout string) error {
 	e.themes.reset()
-	if tx.Bucket(bucketXMemory) != nil {
-		if err := tx.DeleteBucket(bucketXMemory); err != nil {
-			return err
-		}
-	}
-	if _, err := tx.CreateBucket(bucketXMemory); err != nil {
+	if _, err := freshBucket(tx, bucketXMemory); err != nil {
 		return err
 	}
 	vb := tx.Bucket(bucketVectors)
