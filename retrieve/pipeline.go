@@ -145,9 +145,13 @@ func (p *Pipeline) Stages() Stages { return p.o.Stages }
 func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
 	// 0. Decomposition: a multi-part question runs the path once per part
 	// and once whole; the lists are merged.
+	var parts []string
+	if p.o.Stages.Has(StageDecompose) {
+		parts = Decompose(q.Text, p.o.Decompose.MaxParts)
+	}
 	var cands []Candidate
 	var err error
-	if parts := Decompose(q.Text, p.o.Decompose.MaxParts); p.o.Stages.Has(StageDecompose) && len(parts) > 1 {
+	if len(parts) > 1 {
 		cands, err = p.runParts(ctx, q, parts, src)
 	} else {
 		cands, err = p.run(ctx, q, src)

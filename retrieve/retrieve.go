@@ -54,15 +54,12 @@ type Doc struct {
 	Speaker string // the record's own role or speaker
 	Time    time.Time
 	Text    string // the record's own text, without context
-	// Mentions are the time expressions of Text resolved against Time
-	// (TimeMentions), when Timed is set; a source that caches documents
-	// fills them once (Analyse). Otherwise the time prior computes them.
-	Mentions []Span
-	Timed    bool
-	// What Analyse derives from Text, when analysed is set: the termKey
-	// of each of its distinct content terms (ContentTerms; nil when one
-	// of them has no key) and whether it is mainly a question
-	// (IsQuestion). Otherwise the stages compute them from Text.
+	// What Analyse derives from Text, when analysed is set: its time
+	// expressions resolved against Time (TimeMentions), the termKey of
+	// each of its distinct content terms (ContentTerms; nil when one of
+	// them has no key) and whether it is mainly a question (IsQuestion).
+	// Otherwise the stages compute them from Text.
+	spans    []Span
 	keys     []uint64
 	question bool
 	analysed bool
@@ -76,7 +73,7 @@ type Doc struct {
 // source that caches documents pays for it once per record. The stages
 // give the same results with or without it.
 func (d *Doc) Analyse() {
-	d.Mentions, d.Timed = TimeMentions(d.Text, d.Time), true
+	d.spans = TimeMentions(d.Text, d.Time)
 	d.question, d.analysed = IsQuestion(d.Text), true
 	d.words = strings.Join(contentWords(d.Text), " ")
 	terms := ContentTerms(d.Text)
@@ -107,8 +104,8 @@ func (d *Doc) eachContentWord(f func(string)) {
 
 // mentions are d's time expressions (TimeMentions of its text).
 func (d *Doc) mentions() []Span {
-	if d.Timed {
-		return d.Mentions
+	if d.analysed {
+		return d.spans
 	}
 	return TimeMentions(d.Text, d.Time)
 }
