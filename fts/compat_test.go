@@ -27,7 +27,6 @@ import (
 	"github.com/blevesearch/bleve/v2/document"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
@@ -100,52 +99,6 @@ func refFields(d *engine.TextDoc, l *[nFields]uint32) map[string]any {
 		f[fieldTime] = timeKey(d.Time)
 	}
 	return f
-}
-
-// refQuery is the query the package gave bleve's search.
-func refQuery(terms []string, f engine.TextFilter) query.Query {
-	var tqs []query.Query
-	for _, t := range terms {
-		for _, field := range bm25Fields {
-			tq := query.NewTermQuery(t)
-			tq.SetField(field)
-			tqs = append(tqs, tq)
-		}
-	}
-	match := query.NewDisjunctionQuery(tqs)
-	match.SetMin(1)
-	var qs []query.Query
-	for field, v := range map[string]string{fieldScope: f.Scope, fieldSession: f.Session} {
-		if v != "" {
-			q := query.NewTermQuery(v)
-			q.SetField(field)
-			qs = append(qs, q)
-		}
-	}
-	if !f.From.IsZero() || !f.To.IsZero() {
-		incl, excl := true, false
-		var from, to time.Time
-		if !f.From.IsZero() {
-			from = timeKey(f.From)
-		}
-		if !f.To.IsZero() {
-			to = timeKey(f.To)
-		}
-		r := query.NewDateRangeInclusiveQuery(from, to, &incl, &excl)
-		r.SetField(fieldTime)
-		qs = append(qs, r)
-	}
-	if len(qs) == 0 {
-		return match
-	}
-	var filter query.Query = query.NewConjunctionQuery(qs)
-	if len(qs) == 1 {
-		filter = qs[0]
-	}
-	b := query.NewBooleanQuery(nil, nil, nil)
-	b.AddMust(match)
-	b.AddFilter(filter)
-	return b
 }
 
 // corpus is a deterministic set of documents over a small vocabulary, so
@@ -387,92 +340,5 @@ func diff(t *testing.T, what string, got, want []string) {
 	}
 	if n > 3 {
 		t.Errorf("... %d searches of %d differ", n, len(got))
-	}
-}
-
-// TestCandidatesAreBleves: the candidates drawn for rescoring are the
-// documents, order and scores bleve's top-level search returned for the
-// package's query, on an index bleve's top-level package opens.
-func TestCandidatesAreBleves(t *testing.T) {
-	docs := corpus(400)
-	dir := filepath.Join(t.TempDir(), "text")
-	x, err := Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < len(docs); i += 100 { // several segments
-		if err := x.Apply(docs[i:i+100], nil, uint64(i+1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := x.Apply(nil, []uint64{3, 50, 120}, 500); err != nil {
-		t.Fatal(err)
-	}
-	// One segment: scorch's background merges would otherwise renumber
-	// the documents between the two runs, and the order of equal scores
-	// follows the numbering.
-	if err := x.Compact(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	type run struct {
-		terms []string
-		f     engine.TextFilter
-		n     int
-	}
-	var runs []run
-	for _, q := range queries {
-		for _, f := range filters() {
-			for _, n := range []int{1, 10, 500} {
-				runs = append(runs, run{distinct(x.terms(q)), f, n})
-			}
-		}
-	}
-	got := make([]string, len(runs))
-	r, err := x.s.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, ru := range runs {
-		ctx := context.Background()
-		cands, err := x.candidates(ctx, r, ru.terms, ru.f, ru.n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]uint64, len(cands))
-		for j, c := range cands {
-			ids[j] = c.id
-		}
-		got[i] = fmt.Sprint(ids)
-	}
-	_ = r.Close()
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	bi, err := bleve.OpenUsing(dir, nil)
-	if err != nil {
-		t.Fatalf("bleve cannot open the index: %v", err)
-	}
-	defer bi.Close()
-	if n, err := bi.DocCount(); err != nil || n != uint64(len(docs)-3) {
-		t.Fatalf("bleve counts %d documents (%v), want %d", n, err, len(docs)-3)
-	}
-	matched := 0
-	for i, ru := range runs {
-		res, err := bi.Search(bleve.NewSearchRequestOptions(refQuery(ru.terms, ru.f), ru.n, 0, false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]uint64, len(res.Hits))
-		for j, h := range res.Hits {
-			fmt.Sscan(h.ID, &ids[j])
-		}
-		if want := fmt.Sprint(ids); got[i] != want {
-			t.Errorf("terms %q filter %+v n %d:\n got %s\nwant %s", ru.terms, ru.f, ru.n, got[i], want)
-		}
-		matched += len(ids)
-	}
-	if matched == 0 {
-		t.Fatal("no query matched anything")
 	}
 }

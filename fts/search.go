@@ -6,23 +6,14 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/collector"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
 )
-
-// candidateFactor is how many more candidates than asked for are drawn
-// from bleve before they are rescored with BM25F: bleve's own ranking
-// (its "BM25" squares idf, counts repeated words twice, multiplies by
-// coord and takes the dictionary size as average length) decides only
-// which documents are rescored.
-const candidateFactor = 1
 
 // scanFactor: a term's postings at most this many times longer than the
 // candidate list are read through; longer ones are searched by seeking
@@ -35,9 +26,9 @@ const scanFactor = 8
 // that drops them) returns no hits and no error. k <= 0 fails with
 // ErrInvalidK. Search stops early with ctx's error when ctx is done.
 //
-// bleve finds the candidates, candidateFactor·k of them; they are
-// rescored with the statistics of the same snapshot of the index. Equal
-// scores are ordered by id.
+// The top k are found by MaxScore over bleve's postings (topK) and
+// scored with the statistics of one snapshot of the index. Equal scores
+// are ordered by id.
 func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter) (hits []engine.TextHit, err error) {
 	defer recoverTo("search", &err)
 	if k <= 0 {
@@ -69,7 +60,7 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 			f.Scope = "" // every document passes: a filter that drops none
 		}
 	}
-	cands, err := x.candidates(ctx, r, terms, f, candidateFactor*k)
+	cands, err := x.topK(ctx, r, terms, f, k)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -79,49 +70,24 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	if hits, err = x.rescore(ctx, r, terms, cands); err != nil {
 		return nil, err
 	}
+	sortHits(hits)
+	return hits[:min(k, len(hits))], nil
+}
+
+// sortHits orders hits best first, equal scores by id.
+func sortHits(hits []engine.TextHit) {
 	slices.SortFunc(hits, func(a, b engine.TextHit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return hits[:min(k, len(hits))], nil
 }
 
-// candidate is a document drawn by bleve's search for rescoring.
+// candidate is a document of the top k (topK), to be scored.
 type candidate struct {
 	iid index.IndexInternalID
 	id  uint64
-}
-
-// bm25Model makes bleve's term searchers score with its BM25, the scoring
-// model of the index mapping (mappingJSON).
-var bm25Model = search.GetScoringModelCallbackFn(func() string { return index.BM25Scoring })
-
-// candidates runs bleve's search of terms restricted by f on r and returns
-// its top n documents, as bleve's top-level search of the query
-// (x.searcher) sorted by score would.
-func (x *Index) candidates(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, n int) ([]candidate, error) {
-	ctx = context.WithValue(ctx, search.GetScoringModelCallbackKey, bm25Model)
-	s, err := x.searcher(ctx, r, terms, f)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	coll := collector.NewTopNCollector(n, 0, search.SortOrder{&search.SortScore{Desc: true}})
-	if err := coll.Collect(ctx, s, r); err != nil {
-		return nil, err
-	}
-	res := coll.Results()
-	cands := make([]candidate, 0, len(res))
-	for _, h := range res {
-		id, err := strconv.ParseUint(h.ID, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, h.ID)
-		}
-		cands = append(cands, candidate{iid: slices.Clone(h.IndexInternalID), id: id})
-	}
-	return cands, nil
 }
 
 // everyDoc reports whether every document of snapshot r has term v in
@@ -278,64 +244,6 @@ func distinct(terms []string) []string {
 		}
 	}
 	return out
-}
-
-// searcher is bleve's searcher of the disjunction of terms over the scored
-// fields, restricted by f without changing scores: the searcher bleve's
-// query package builds for a disjunction of term queries (minimum 1), in a
-// boolean query that filters it by f.
-func (x *Index) searcher(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter) (search.Searcher, error) {
-	opts := search.SearcherOptions{}
-	ss := make([]search.Searcher, 0, len(terms)*nFields)
-	closeAll := func() {
-		for _, s := range ss {
-			_ = s.Close()
-		}
-	}
-	for _, t := range terms {
-		for _, field := range bm25Fields {
-			s, err := searcher.NewTermSearcher(ctx, r, t, field, 1, opts)
-			if err != nil {
-				closeAll()
-				return nil, err
-			}
-			ss = append(ss, s)
-		}
-	}
-	match, err := searcher.NewDisjunctionSearcher(context.WithValue(ctx, search.IncludeScoreBreakdownKey, false), r, ss, 1, opts)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	filter, err := filterSearcher(ctx, r, f)
-	if err != nil {
-		_ = match.Close()
-		return nil, err
-	}
-	if filter == nil {
-		return match, nil
-	}
-	bs, err := searcher.NewBooleanSearcher(ctx, r, match, nil, nil, opts)
-	if err != nil {
-		_ = match.Close()
-		_ = filter.Close()
-		return nil, err
-	}
-	return &filtered{FilteringSearcher: searcher.NewFilteringSearcher(ctx, bs, filterFunc(filter)), filter: filter}, nil
-}
-
-// filtered is a filtering searcher that closes its filter's searcher too.
-type filtered struct {
-	*searcher.FilteringSearcher
-	filter search.Searcher
-}
-
-func (s *filtered) Close() error {
-	err := s.FilteringSearcher.Close()
-	if ferr := s.filter.Close(); err == nil {
-		err = ferr
-	}
-	return err
 }
 
 // filterSearcher is an unscored searcher of the conjunction of f's non-zero

@@ -1,0 +1,326 @@
+package fts
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/blevesearch/bleve/v2/search"
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// The text search finds its top k by MaxScore (Turtle and Flood, 1995)
+// over bleve's postings, scoring BM25F itself. A word's contribution to a
+// document's score is below idf·(k1+1), its bound. The words are ordered
+// by bound; once k documents are held, the words whose bounds together
+// stay below the k-th score cannot lift a document into the top k on
+// their own: they stop producing candidates and are only looked up, by a
+// seek, for documents the other words bring. Frequent words, whose
+// postings are most of a query's cost and whose bounds are the lowest,
+// are the first to go. The result is the exact top k by BM25F (equal
+// scores at the k-th place are broken by bleve's internal order).
+
+// docEnd is the document number of an exhausted cursor.
+const docEnd = math.MaxUint64
+
+// fieldCursor walks one word's postings in one field.
+type fieldCursor struct {
+	tfr  index.TermFieldReader
+	buf  index.TermFieldDoc
+	doc  uint64 // current document number; docEnd when exhausted
+	freq float64
+	dl   float64 // the field's length in the current document
+}
+
+func (c *fieldCursor) set(d *index.TermFieldDoc) {
+	if d == nil {
+		c.doc = docEnd
+		return
+	}
+	c.doc = binary.BigEndian.Uint64(d.ID)
+	c.freq = float64(d.Freq)
+	c.dl = 0
+	if d.Norm > 0 {
+		c.dl = math.Round(1 / (d.Norm * d.Norm))
+	}
+}
+
+func (c *fieldCursor) next() error {
+	d, err := c.tfr.Next(&c.buf)
+	if err != nil {
+		return err
+	}
+	c.set(d)
+	return nil
+}
+
+// advance moves c to the first document at or after doc.
+func (c *fieldCursor) advance(doc uint64) error {
+	if c.doc >= doc {
+		return nil
+	}
+	var id [8]byte
+	binary.BigEndian.PutUint64(id[:], doc)
+	d, err := c.tfr.Advance(id[:], &c.buf)
+	if err != nil {
+		return err
+	}
+	c.set(d)
+	return nil
+}
+
+// wordCursor is one query word over the scored fields.
+type wordCursor struct {
+	idf, bound float64
+	fields     []*fieldCursor // the fields the word occurs in
+	field      []int          // their field numbers
+	doc        uint64         // the first document any of fields stands on
+}
+
+// sync sets w.doc after its cursors moved.
+func (w *wordCursor) sync() {
+	w.doc = docEnd
+	for _, c := range w.fields {
+		w.doc = min(w.doc, c.doc)
+	}
+}
+
+// next moves the cursors on doc past it.
+func (w *wordCursor) next(doc uint64) error {
+	for _, c := range w.fields {
+		if c.doc == doc {
+			if err := c.next(); err != nil {
+				return err
+			}
+		}
+	}
+	w.sync()
+	return nil
+}
+
+// advance moves every cursor to doc or past it.
+func (w *wordCursor) advance(doc uint64) error {
+	for _, c := range w.fields {
+		if err := c.advance(doc); err != nil {
+			return err
+		}
+	}
+	w.sync()
+	return nil
+}
+
+// score is the word's contribution to doc, whose postings the cursors
+// stand on when they are at doc.
+func (w *wordCursor) score(s *Scoring, st *fieldStats, doc uint64) float64 {
+	var tf, dl [nFields]float64
+	for i, c := range w.fields {
+		if c.doc == doc {
+			tf[w.field[i]], dl[w.field[i]] = c.freq, c.dl
+		}
+	}
+	return s.termScore(w.idf, st, &tf, &dl)
+}
+
+// scoredDoc is a document held in the top k.
+type scoredDoc struct {
+	score float64
+	doc   uint64
+}
+
+// worse orders the top k's heap: its root is the document that goes
+// first, the lowest score, then the highest document number.
+func worse(a, b scoredDoc) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.doc > b.doc
+}
+
+type topHeap []scoredDoc
+
+func (h topHeap) Len() int           { return len(h) }
+func (h topHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h topHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topHeap) Push(x any)        { *h = append(*h, x.(scoredDoc)) }
+func (h *topHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// topK returns the k best documents of snapshot r by BM25F for terms,
+// restricted by f, best first.
+func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k int) (cands []candidate, err error) {
+	n, err := r.DocCount()
+	if err != nil {
+		return nil, err
+	}
+	tb, err := r.GetInternal(keyLengths)
+	if err != nil {
+		return nil, err
+	}
+	tot, err := decodeTotals(tb)
+	if err != nil {
+		return nil, err
+	}
+	st := fieldStats{n: float64(n)}
+	for fi := range nFields {
+		st.total[fi] = float64(tot[fi])
+	}
+	var words []*wordCursor
+	defer func() {
+		for _, w := range words {
+			for _, c := range w.fields {
+				_ = c.tfr.Close()
+			}
+		}
+	}()
+	for _, t := range terms {
+		w := &wordCursor{}
+		words = append(words, w)
+		var df uint64
+		for fi, field := range bm25Fields {
+			tfr, err := r.TermFieldReader(ctx, []byte(t), field, true, true, false)
+			if err != nil {
+				return nil, err
+			}
+			cnt := tfr.Count()
+			if cnt == 0 {
+				_ = tfr.Close()
+				continue
+			}
+			df = max(df, cnt)
+			c := &fieldCursor{tfr: tfr}
+			w.fields, w.field = append(w.fields, c), append(w.field, fi)
+			if err := c.next(); err != nil {
+				return nil, err
+			}
+		}
+		w.sync()
+		w.idf = idf(st.n, float64(df))
+		w.bound = w.idf * (x.scoring.K1 + 1)
+	}
+	// Lowest bound first: the words that leave candidate generation first.
+	slices.SortStableFunc(words, func(a, b *wordCursor) int {
+		switch {
+		case a.bound < b.bound:
+			return -1
+		case a.bound > b.bound:
+			return 1
+		}
+		return 0
+	})
+	prefix := make([]float64, len(words)+1) // prefix[i]: the bounds of words[:i]
+	for i, w := range words {
+		prefix[i+1] = prefix[i] + w.bound
+	}
+	var pass func(doc uint64) bool
+	if filter, err := filterSearcher(ctx, r, f); err != nil {
+		return nil, err
+	} else if filter != nil {
+		defer filter.Close()
+		sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(filter.DocumentMatchPoolSize(), 0)}
+		fn := filterFunc(filter)
+		var m search.DocumentMatch
+		var id [8]byte
+		pass = func(doc uint64) bool {
+			binary.BigEndian.PutUint64(id[:], doc)
+			m.IndexInternalID = id[:]
+			return fn(sctx, &m)
+		}
+	}
+	top := make(topHeap, 0, k)
+	essential := 0 // words[:essential] only score documents the others bring
+	visited := 0
+	for {
+		doc := uint64(docEnd)
+		for _, w := range words[essential:] {
+			doc = min(doc, w.doc)
+		}
+		if doc == docEnd {
+			break
+		}
+		if visited++; visited%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		var score float64
+		for _, w := range words[essential:] {
+			if w.doc == doc {
+				score += w.score(&x.scoring, &st, doc)
+				if err := w.next(doc); err != nil {
+					return nil, err
+				}
+			}
+		}
+		full := len(top) == k
+		theta := scoredDoc{doc: doc}
+		if full {
+			theta = top[0]
+		}
+		// The words that only score, highest bound first, while the
+		// document can still reach the k-th place.
+		for i := essential - 1; i >= 0; i-- {
+			if full && worse(scoredDoc{score + prefix[i+1], doc}, theta) {
+				break
+			}
+			w := words[i]
+			if err := w.advance(doc); err != nil {
+				return nil, err
+			}
+			if w.doc == doc {
+				score += w.score(&x.scoring, &st, doc)
+			}
+		}
+		cand := scoredDoc{score, doc}
+		if score == 0 || (full && !worse(theta, cand)) {
+			continue
+		}
+		if pass != nil && !pass(doc) {
+			continue
+		}
+		if full {
+			top[0] = cand
+			heap.Fix(&top, 0)
+		} else {
+			heap.Push(&top, cand)
+		}
+		if len(top) == k {
+			for essential < len(words) && prefix[essential+1] < top[0].score {
+				essential++
+			}
+		}
+	}
+	slices.SortFunc(top, func(a, b scoredDoc) int {
+		if worse(b, a) {
+			return -1
+		}
+		if worse(a, b) {
+			return 1
+		}
+		return 0
+	})
+	cands = make([]candidate, 0, len(top))
+	for _, t := range top {
+		iid := make(index.IndexInternalID, 8)
+		binary.BigEndian.PutUint64(iid, t.doc)
+		ext, err := r.ExternalID(iid)
+		if err != nil {
+			return nil, err
+		}
+		id, err := strconv.ParseUint(ext, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
+		}
+		cands = append(cands, candidate{iid: iid, id: id})
+	}
+	return cands, nil
+}
