@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"text/template"
+	"unicode"
+
+	"github.com/spf13/cobra"
+)
+
+// usageTemplate and helpTemplate are the cobra templates hmo's usage and
+// help were printed with until writeUsage and writeHelp replaced them.
+const usageTemplate = `usage: {{.UseLine}}{{if .HasAvailableSubCommands}}
+
+commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasExample}}
+
+examples:
+{{.Example}}{{end}}{{if .HasAvailableLocalFlags}}
+
+flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+global flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{if not .HasParent}}
+The store is in --dir, $HMO_DIR or the user's data directory.{{end}}{{end}}
+`
+
+const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
+
+// templateFuncs are the functions of cobra's that the templates use.
+var templateFuncs = template.FuncMap{
+	"rpad":                    func(s string, n int) string { return fmt.Sprintf(fmt.Sprintf("%%-%ds", n), s) },
+	"trimTrailingWhitespaces": func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) },
+}
+
+func execTemplate(t *testing.T, text string, c *cobra.Command) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := template.Must(template.New("t").Funcs(templateFuncs).Parse(text)).Execute(&b, c); err != nil {
+		t.Fatalf("%s: %v", c.CommandPath(), err)
+	}
+	return b.String()
+}
+
+// commandTree is every command under c, c first.
+func commandTree(c *cobra.Command) []*cobra.Command {
+	all := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		all = append(all, commandTree(sub)...)
+	}
+	return all
+}
+
+// sampleTree is a tree with what hmo's commands lack today: persistent
+// (global) flags, a hidden command, a description with trailing blanks,
+// a command that is only a group.
+func sampleTree() *cobra.Command {
+	root := &cobra.Command{Use: "hmo <command>", Short: "root", Run: func(*cobra.Command, []string) {}}
+	root.PersistentFlags().String("dir", "", "store directory")
+	group := &cobra.Command{Use: "group", Short: "a group  \n\t"}
+	leaf := &cobra.Command{Use: "leaf ARG", Long: "leaf\n\n  with a verbatim line   \n", Example: "  hmo group leaf x", Run: func(*cobra.Command, []string) {}}
+	leaf.Flags().Bool("json", false, "print JSON")
+	hidden := &cobra.Command{Use: "hidden", Short: "hidden", Hidden: true, Run: func(*cobra.Command, []string) {}}
+	bare := &cobra.Command{Use: "bare", DisableFlagsInUseLine: true, Run: func(*cobra.Command, []string) {}}
+	group.AddCommand(leaf, hidden)
+	root.AddCommand(group, bare)
+	root.SetUsageFunc(func(c *cobra.Command) error { writeUsage(c.OutOrStderr(), c); return nil })
+	root.InitDefaultHelpCmd()
+	return root
+}
+
+// TestHelpMatchesTemplates: writeUsage and writeHelp print, for every
+// command of hmo (and of a tree with global flags and hidden commands),
+// the text the cobra templates they replace printed.
+func TestHelpMatchesTemplates(t *testing.T) {
+	var out, errb bytes.Buffer
+	trees := map[string]*cobra.Command{
+		"hmo":    newRoot(&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}),
+		"sample": sampleTree(),
+	}
+	for name, root := range trees {
+		for _, c := range commandTree(root) {
+			c.InitDefaultHelpFlag() // as cobra does before it prints --help
+			t.Run(name+"/"+c.CommandPath(), func(t *testing.T) {
+				var got bytes.Buffer
+				writeUsage(&got, c)
+				if want := execTemplate(t, usageTemplate, c); got.String() != want {
+					t.Errorf("usage:\n%s\nthe template printed:\n%s", got.String(), want)
+				}
+				got.Reset()
+				writeHelp(&got, c)
+				if want := execTemplate(t, helpTemplate, c); got.String() != want {
+					t.Errorf("help:\n%s\nthe template printed:\n%s", got.String(), want)
+				}
+			})
+		}
+	}
+	if out.Len() > 0 || errb.Len() > 0 {
+		t.Errorf("building the commands printed %q, %q", out.String(), errb.String())
+	}
+}
+
+// TestLinkKeepsNoReflectMethod: nothing reachable in hmo calls
+// reflect.Value.Method or MethodByName (text/template does, and cobra's
+// help templates reach it). With one reachable, the linker keeps every
+// exported method of every type stored in an interface: 4.7 MB of the
+// stripped binary. The linker's -dumpdep lists what it keeps and marks
+// the functions that call them <ReflectMethod>; the failure shows the
+// chain from main to the first one.
+func TestLinkKeepsNoReflectMethod(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links hmo")
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "hmo"), ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	var deps bytes.Buffer
+	cmd.Stderr = &deps
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go build: %v\n%.2000s", err, deps.String())
+	}
+	parent := map[string]string{} // the symbol that first made each one reachable
+	flagged := ""
+	sc := bufio.NewScanner(&deps)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		from, to, ok := strings.Cut(sc.Text(), " -> ")
+		if !ok {
+			continue
+		}
+		from, to = strings.TrimSuffix(from, " <ReflectMethod>"), strings.TrimSuffix(to, " <ReflectMethod>")
+		if _, seen := parent[to]; !seen {
+			parent[to] = from
+		}
+		if flagged == "" && strings.Contains(sc.Text(), "<ReflectMethod>") {
+			flagged = from
+			if strings.HasSuffix(sc.Text(), "<ReflectMethod>") {
+				flagged = to
+			}
+		}
+	}
+	if len(parent) < 1000 {
+		t.Fatalf("go build -ldflags=-dumpdep listed %d symbols: not the linker's dependency dump", len(parent))
+	}
+	if flagged == "" {
+		return
+	}
+	chain := []string{flagged}
+	for s := parent[flagged]; s != "" && len(chain) < 60; s = parent[s] {
+		chain = append(chain, s)
+	}
+	t.Errorf("%s calls reflect.Value.Method or MethodByName, so the linker keeps every exported method; it is reached by:\n  %s",
+		flagged, strings.Join(chain, "\n  <- "))
+}
