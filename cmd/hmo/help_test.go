@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"text/template"
 	"unicode"
 
+	"github.com/hmo-dev/hmo/internal/linkdeps"
 	"github.com/spf13/cobra"
 )
 
@@ -116,50 +116,28 @@ func TestHelpMatchesTemplates(t *testing.T) {
 // reflect.Value.Method or MethodByName (text/template does, and cobra's
 // help templates reach it). With one reachable, the linker keeps every
 // exported method of every type stored in an interface: 4.7 MB of the
-// stripped binary. The linker's -dumpdep lists what it keeps and marks
-// the functions that call them <ReflectMethod>; the failure shows the
-// chain from main to the first one.
+// stripped binary. The failure shows the chain from main to the first
+// such function (linkdeps reads the linker's -dumpdep).
 func TestLinkKeepsNoReflectMethod(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links hmo")
 	}
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-dumpdep", "-o", filepath.Join(t.TempDir(), "hmo"), ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var deps bytes.Buffer
-	cmd.Stderr = &deps
+	var dump bytes.Buffer
+	cmd.Stderr = &dump
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("go build: %v\n%.2000s", err, deps.String())
+		t.Fatalf("go build: %v\n%.2000s", err, dump.String())
 	}
-	parent := map[string]string{} // the symbol that first made each one reachable
-	flagged := ""
-	sc := bufio.NewScanner(&deps)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		from, to, ok := strings.Cut(sc.Text(), " -> ")
-		if !ok {
-			continue
-		}
-		from, to = strings.TrimSuffix(from, " <ReflectMethod>"), strings.TrimSuffix(to, " <ReflectMethod>")
-		if _, seen := parent[to]; !seen {
-			parent[to] = from
-		}
-		if flagged == "" && strings.Contains(sc.Text(), "<ReflectMethod>") {
-			flagged = from
-			if strings.HasSuffix(sc.Text(), "<ReflectMethod>") {
-				flagged = to
-			}
-		}
+	g, err := linkdeps.Read(&dump)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(parent) < 1000 {
-		t.Fatalf("go build -ldflags=-dumpdep listed %d symbols: not the linker's dependency dump", len(parent))
+	if g.Len() < 1000 {
+		t.Fatalf("the linker's dump lists %d symbols: not hmo's", g.Len())
 	}
-	if flagged == "" {
-		return
+	if fs := g.ReflectMethod(); len(fs) > 0 {
+		t.Errorf("%d reachable functions call reflect.Value.Method or MethodByName, so the linker keeps every exported method; the first, %s, is reached by:\n  %s",
+			len(fs), fs[0], strings.Join(g.Why(fs[0]), "\n  <- "))
 	}
-	chain := []string{flagged}
-	for s := parent[flagged]; s != "" && len(chain) < 60; s = parent[s] {
-		chain = append(chain, s)
-	}
-	t.Errorf("%s calls reflect.Value.Method or MethodByName, so the linker keeps every exported method; it is reached by:\n  %s",
-		flagged, strings.Join(chain, "\n  <- "))
 }
