@@ -15,10 +15,13 @@
 // With -why it says instead why the linker kept a symbol, from the
 // linker's dependency dump (whydeadcode's question):
 //
-//	CGO_ENABLED=0 go build -trimpath -ldflags=-dumpdep -o /tmp/hmo ./cmd/hmo 2> /tmp/deps.txt
+//	CGO_ENABLED=0 go build -trimpath -gcflags=-dwarf=false -ldflags=-dumpdep -o /tmp/hmo ./cmd/hmo 2> /tmp/deps.txt
 //	go run ./tools/binsize -why text/template /tmp/deps.txt
 //	go run ./tools/binsize -why reflectmethod /tmp/deps.txt
 //
+// (-gcflags=-dwarf=false only gives the build a compile action of its own:
+// cmd/go caches the linker's output with the main package's compile
+// action and prints the dump again at the next build sharing it.)
 // It prints the chain from the first reachable symbol whose name contains
 // the argument back to the entry point. "reflectmethod" asks for the
 // functions that call reflect.Value.Method or MethodByName: one of them
