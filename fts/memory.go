@@ -28,11 +28,14 @@ type Memory struct {
 	mu        sync.RWMutex // guards the fields below
 	postings  map[string]*memTerm
 	docs      map[uint64]*memDoc
+	slots     []*memDoc // dense places of the documents, nil where free
+	free      []int     // free places in slots
 	totalLen  [nFields]int
 	watermark uint64
 }
 
 type memDoc struct {
+	slot  int            // the document's place in Memory.slots
 	meta  engine.TextDoc // text fields cleared
 	terms []string       // distinct terms, to remove the doc
 	n     [nFields]int   // field lengths in tokens
@@ -131,6 +134,13 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 			p.add(md, f)
 			md.terms = append(md.terms, t)
 		}
+		if n := len(m.free); n > 0 {
+			md.slot, m.free = m.free[n-1], m.free[:n-1]
+			m.slots[md.slot] = md
+		} else {
+			md.slot = len(m.slots)
+			m.slots = append(m.slots, md)
+		}
 		m.docs[d.ID] = md
 		for f := range nFields {
 			m.totalLen[f] += analysed[i].lens[f]
@@ -225,6 +235,8 @@ func (m *Memory) remove(id uint64) {
 	for f := range nFields {
 		m.totalLen[f] -= d.n[f]
 	}
+	m.slots[d.slot] = nil
+	m.free = append(m.free, d.slot)
 	delete(m.docs, id)
 }
 
@@ -271,7 +283,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	}
 	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
 	var acc []scoredDoc    // the documents scored, with their scores so far
-	at := map[uint64]int{} // document id -> index in acc
+	at := make([]int32, len(m.slots)) // document slot -> 1 + index in acc; 0: not scored
 	add := func(w float64, post *memPost) float64 {
 		var tff, dl [nFields]float64
 		for fi := range nFields {
@@ -297,7 +309,8 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 		for i := range wd.p.posts {
 			post := &wd.p.posts[i]
 			id := post.doc.meta.ID
-			j, ok := at[id]
+			j := int(at[post.doc.slot]) - 1
+			ok := j >= 0
 			if !ok && (closed || match && !memMatch(&post.doc.meta, f)) {
 				continue
 			}
@@ -307,7 +320,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 			}
 			if !ok {
 				j = len(acc)
-				at[id] = j
+				at[post.doc.slot] = int32(j + 1)
 				acc = append(acc, scoredDoc{doc: id})
 			}
 			acc[j].score += s
