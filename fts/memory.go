@@ -282,7 +282,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 		idfSum += w
 	}
 	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
-	var acc []scoredDoc    // the documents scored, with their scores so far
+	var acc []scoredDoc               // the documents scored, with their scores so far
 	at := make([]int32, len(m.slots)) // document slot -> 1 + index in acc; 0: not scored
 	add := func(w float64, post *memPost) float64 {
 		var tff, dl [nFields]float64
