@@ -259,6 +259,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	for fi := range nFields {
 		st.total[fi] = float64(m.totalLen[fi])
 	}
+	f.Floor = 0 // Memory has no use for the hint
 	match := f != engine.TextFilter{}
 	// Term at a time, rarest first (Turtle and Flood's "continue"
 	// strategy): once the bounds of the words left, idf·(k1+1) each, sum
