@@ -3,7 +3,6 @@ package fts
 import (
 	"container/heap"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -26,6 +25,10 @@ import (
 // are the first to go. The result is the exact top k by BM25F (equal
 // scores at the k-th place are broken by bleve's internal order).
 
+// Documents are known by their number in the snapshot, the value of
+// bleve's internal id (index.IndexInternalID.Value), which orders them
+// as the postings do.
+
 // docEnd is the document number of an exhausted cursor.
 const docEnd = math.MaxUint64
 
@@ -43,7 +46,7 @@ func (c *fieldCursor) set(d *index.TermFieldDoc) {
 		c.doc = docEnd
 		return
 	}
-	c.doc = binary.BigEndian.Uint64(d.ID)
+	c.doc = d.ID.Value()
 	c.freq = float64(d.Freq)
 	c.dl = 0
 	if d.Norm > 0 {
@@ -66,8 +69,7 @@ func (c *fieldCursor) advance(doc uint64) error {
 		return nil
 	}
 	var id [8]byte
-	binary.BigEndian.PutUint64(id[:], doc)
-	d, err := c.tfr.Advance(id[:], &c.buf)
+	d, err := c.tfr.Advance(index.NewIndexInternalID(id[:], doc), &c.buf)
 	if err != nil {
 		return err
 	}
@@ -235,8 +237,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		var m search.DocumentMatch
 		var id [8]byte
 		pass = func(doc uint64) bool {
-			binary.BigEndian.PutUint64(id[:], doc)
-			m.IndexInternalID = id[:]
+			m.IndexInternalID = index.NewIndexInternalID(id[:], doc)
 			return fn(sctx, &m)
 		}
 	}
@@ -346,8 +347,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	hits = make([]engine.TextHit, 0, len(top))
 	var iid [8]byte
 	for _, t := range top {
-		binary.BigEndian.PutUint64(iid[:], t.doc)
-		ext, err := r.ExternalID(iid[:])
+		ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
 		if err != nil {
 			return nil, err
 		}

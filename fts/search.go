@@ -23,7 +23,9 @@ import (
 //
 // The top k are found by MaxScore over bleve's postings (topK) and
 // scored with the statistics of one snapshot of the index. Equal scores
-// are ordered by id.
+// are ordered by id. A positive f.Floor lets the search skip documents
+// below it from the start; when fewer than k documents reach it, the
+// search runs again without it, so the floor never changes the result.
 func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter) (hits []engine.TextHit, err error) {
 	defer recoverTo("search", &err)
 	if k <= 0 {
