@@ -283,8 +283,9 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 		idfSum += w
 	}
 	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
-	var acc []scoredDoc               // the documents scored, with their scores so far
-	at := make([]int32, len(m.slots)) // document slot -> 1 + index in acc; 0: not scored
+	var acc []scoredDoc // the documents scored, with their scores so far
+	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
+	at := make([]int32, len(m.slots))
 	add := func(w float64, post *memPost) float64 {
 		var tff, dl [nFields]float64
 		for fi := range nFields {
@@ -310,9 +311,17 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 		for i := range wd.p.posts {
 			post := &wd.p.posts[i]
 			id := post.doc.meta.ID
-			j := int(at[post.doc.slot]) - 1
+			slot := post.doc.slot
+			if at[slot] < 0 {
+				continue
+			}
+			j := int(at[slot]) - 1
 			ok := j >= 0
-			if !ok && (closed || match && !memMatch(&post.doc.meta, f)) {
+			if !ok && closed {
+				continue
+			}
+			if !ok && match && !memMatch(&post.doc.meta, f) {
+				at[slot] = -1
 				continue
 			}
 			s := add(wd.w, post)
@@ -321,7 +330,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 			}
 			if !ok {
 				j = len(acc)
-				at[post.doc.slot] = int32(j + 1)
+				at[slot] = int32(j + 1)
 				acc = append(acc, scoredDoc{doc: id})
 			}
 			acc[j].score += s
