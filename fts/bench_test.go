@@ -320,6 +320,31 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(i), "cpu-µs/op")
 	})
+	b.Run("search/scope", func(b *testing.B) {
+		// Seven scopes, as LoCoMo's seven conversations share the tiers.
+		scoped := slices.Clone(docs)
+		for i := range scoped {
+			scoped[i].Scope = fmt.Sprintf("conv-%d", i%7)
+		}
+		m, err := fts.NewMemory("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Apply(scoped, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		i := 0
+		cpu0 := cpuTime()
+		for b.Loop() {
+			f := engine.TextFilter{Scope: fmt.Sprintf("conv-%d", i%7)}
+			if _, err := m.Search(ctx, queries[i%len(queries)], 100, f); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(i), "cpu-µs/op")
+	})
 	for _, shared := range []bool{false, true} {
 		b.Run(fmt.Sprintf("move/shared=%v", shared), func(b *testing.B) {
 			o := &fts.Options{}

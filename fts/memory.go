@@ -41,12 +41,47 @@ type memDoc struct {
 	n     [nFields]int   // field lengths in tokens
 }
 
-// memTerm is a term's postings, in no order, and its document frequency
-// in each field.
+// memTerm is a term's postings, in no order, grouped by the documents'
+// scope (a search is most often for one scope), and its document
+// frequency in each field over all scopes.
 type memTerm struct {
+	scopes map[string]*memPosts
+	n      int // postings in all scopes
+	df     [nFields]int
+}
+
+// memPosts are a term's postings in one scope.
+type memPosts struct {
 	posts []memPost
 	at    map[uint64]int // document id -> index in posts
-	df    [nFields]int
+}
+
+// lists are the postings a search restricted to scope reads ("": all).
+func (t *memTerm) lists(scope string) []*memPosts {
+	if scope == "" {
+		out := make([]*memPosts, 0, len(t.scopes))
+		for _, ps := range t.scopes {
+			out = append(out, ps)
+		}
+		return out
+	}
+	if ps := t.scopes[scope]; ps != nil {
+		return []*memPosts{ps}
+	}
+	return nil
+}
+
+// post returns d's posting of the term, nil when d lacks it.
+func (t *memTerm) post(d *memDoc) *memPost {
+	ps := t.scopes[d.meta.Scope]
+	if ps == nil {
+		return nil
+	}
+	i, ok := ps.at[d.meta.ID]
+	if !ok {
+		return nil
+	}
+	return &ps.posts[i]
 }
 
 type memPost struct {
@@ -55,8 +90,14 @@ type memPost struct {
 }
 
 func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
-	t.at[d.meta.ID] = len(t.posts)
-	t.posts = append(t.posts, memPost{doc: d, tf: *tf})
+	ps := t.scopes[d.meta.Scope]
+	if ps == nil {
+		ps = &memPosts{at: map[uint64]int{}}
+		t.scopes[d.meta.Scope] = ps
+	}
+	ps.at[d.meta.ID] = len(ps.posts)
+	ps.posts = append(ps.posts, memPost{doc: d, tf: *tf})
+	t.n++
 	for f := range nFields {
 		if tf[f] > 0 {
 			t.df[f]++
@@ -64,24 +105,32 @@ func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
 	}
 }
 
-// remove drops id's posting; it reports whether none is left.
-func (t *memTerm) remove(id uint64) bool {
-	i, ok := t.at[id]
+// remove drops d's posting; it reports whether none is left.
+func (t *memTerm) remove(d *memDoc) bool {
+	ps := t.scopes[d.meta.Scope]
+	if ps == nil {
+		return t.n == 0
+	}
+	i, ok := ps.at[d.meta.ID]
 	if !ok {
-		return len(t.posts) == 0
+		return t.n == 0
 	}
 	for f := range nFields {
-		if t.posts[i].tf[f] > 0 {
+		if ps.posts[i].tf[f] > 0 {
 			t.df[f]--
 		}
 	}
-	last := len(t.posts) - 1
-	t.posts[i] = t.posts[last]
-	t.at[t.posts[i].doc.meta.ID] = i
-	t.posts[last] = memPost{}
-	t.posts = t.posts[:last]
-	delete(t.at, id)
-	return len(t.posts) == 0
+	last := len(ps.posts) - 1
+	ps.posts[i] = ps.posts[last]
+	ps.at[ps.posts[i].doc.meta.ID] = i
+	ps.posts[last] = memPost{}
+	ps.posts = ps.posts[:last]
+	delete(ps.at, d.meta.ID)
+	if len(ps.posts) == 0 {
+		delete(t.scopes, d.meta.Scope)
+	}
+	t.n--
+	return t.n == 0
 }
 
 // NewMemory returns an empty in-memory index with the given analyzer
@@ -128,7 +177,7 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 		for t, f := range analysed[i].tf {
 			p := m.postings[t]
 			if p == nil {
-				p = &memTerm{at: map[uint64]int{}}
+				p = &memTerm{scopes: map[string]*memPosts{}}
 				m.postings[t] = p
 			}
 			p.add(md, f)
@@ -190,6 +239,12 @@ func (m *Memory) termFreqs(text string) (map[string]int32, int) {
 	return tf, n
 }
 
+// probeFactor: once no new document can enter, a word's postings are read
+// through unless they are this many times longer than the documents
+// scored, which are then looked up one by one (a map probe costs several
+// times a posting read).
+const probeFactor = 8
+
 // kth is the k-th best score of acc (k <= len(acc)).
 func kth(acc []scoredDoc, k int) float64 { return best(acc, k)[0].score }
 
@@ -228,7 +283,7 @@ func (m *Memory) remove(id uint64) {
 		return
 	}
 	for _, t := range d.terms {
-		if p := m.postings[t]; p != nil && p.remove(id) {
+		if p := m.postings[t]; p != nil && p.remove(d) {
 			delete(m.postings, t)
 		}
 	}
@@ -284,6 +339,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	}
 	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
 	var acc []scoredDoc // the documents scored, with their scores so far
+	var accSlot []int   // their slots
 	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
 	at := make([]int32, len(m.slots))
 	add := func(w float64, post *memPost) float64 {
@@ -299,42 +355,51 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 			closed = rest < kth(acc, k)
 		}
 		rest -= wd.w * (m.scoring.K1 + 1)
-		if closed && len(wd.p.posts) > len(acc) {
-			for i := range acc {
-				if pi, ok := wd.p.at[acc[i].doc]; ok {
-					acc[i].score += add(wd.w, &wd.p.posts[pi])
-					high = max(high, acc[i].score)
+		lists := wd.p.lists(f.Scope)
+		if closed {
+			n := 0
+			for _, ps := range lists {
+				n += len(ps.posts)
+			}
+			if n > probeFactor*len(acc) {
+				for i := range acc {
+					if post := wd.p.post(m.slots[accSlot[i]]); post != nil {
+						acc[i].score += add(wd.w, post)
+						high = max(high, acc[i].score)
+					}
 				}
+				continue
 			}
-			continue
 		}
-		for i := range wd.p.posts {
-			post := &wd.p.posts[i]
-			id := post.doc.meta.ID
-			slot := post.doc.slot
-			if at[slot] < 0 {
-				continue
+		for _, ps := range lists {
+			for i := range ps.posts {
+				post := &ps.posts[i]
+				slot := post.doc.slot
+				if at[slot] < 0 {
+					continue
+				}
+				j := int(at[slot]) - 1
+				ok := j >= 0
+				if !ok && closed {
+					continue
+				}
+				if !ok && match && !memMatch(&post.doc.meta, f) {
+					at[slot] = -1
+					continue
+				}
+				s := add(wd.w, post)
+				if s == 0 {
+					continue
+				}
+				if !ok {
+					j = len(acc)
+					at[slot] = int32(j + 1)
+					acc = append(acc, scoredDoc{doc: post.doc.meta.ID})
+					accSlot = append(accSlot, slot)
+				}
+				acc[j].score += s
+				high = max(high, acc[j].score)
 			}
-			j := int(at[slot]) - 1
-			ok := j >= 0
-			if !ok && closed {
-				continue
-			}
-			if !ok && match && !memMatch(&post.doc.meta, f) {
-				at[slot] = -1
-				continue
-			}
-			s := add(wd.w, post)
-			if s == 0 {
-				continue
-			}
-			if !ok {
-				j = len(acc)
-				at[slot] = int32(j + 1)
-				acc = append(acc, scoredDoc{doc: id})
-			}
-			acc[j].score += s
-			high = max(high, acc[j].score)
 		}
 	}
 	if len(acc) > k {
@@ -345,18 +410,19 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	hits := make([]engine.TextHit, 0, len(acc))
 	for _, c := range acc {
 		h := engine.TextHit{ID: c.doc}
+		d := m.docs[c.doc]
 		for _, t := range terms {
 			p := m.postings[t]
 			if p == nil {
 				continue
 			}
-			pi, ok := p.at[c.doc]
-			if !ok {
+			post := p.post(d)
+			if post == nil {
 				continue
 			}
 			w := idf(st.n, float64(max(p.df[fText], p.df[fContext], p.df[fRole])))
-			h.Score += add(w, &p.posts[pi])
-			if p.posts[pi].tf[fText] > 0 {
+			h.Score += add(w, post)
+			if post.tf[fText] > 0 {
 				h.Coverage += w
 			}
 		}
