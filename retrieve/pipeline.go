@@ -35,6 +35,8 @@ type Options struct {
 	PRF PRFOptions
 	// Reply configures the reply stage.
 	Reply ReplyOptions
+	// Cover configures the cover stage.
+	Cover CoverOptions
 }
 
 // Defaults of the stage options.
@@ -86,6 +88,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Reply.Roles == nil {
 		c.Reply.Roles = DefaultAgentRoles
 	}
+	setDefaultInt(&c.Cover.PerSession, DefaultCoverPerSession)
+	setDefaultInt(&c.Cover.Window, DefaultCoverWindow)
 	if c.Propagation.Hops == 0 {
 		c.Propagation.Hops = DefaultHops
 	}
@@ -108,6 +112,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: propagation alpha %v hops %d (want alpha in [0, 1), hops in [0, 8])", ErrInvalidOption, c.Propagation.Alpha, c.Propagation.Hops)
 	case c.Expand.Seeds < 0 || c.Expand.Fanout < 0 || c.Expand.Share < 0 || c.Expand.Share > 1:
 		return c, fmt.Errorf("%w: expansion seeds, fan-out or share out of range", ErrInvalidOption)
+	case c.Cover.PerSession < 0 || c.Cover.Window < 0:
+		return c, fmt.Errorf("%w: cover per session %d window %d (want positive)", ErrInvalidOption, c.Cover.PerSession, c.Cover.Window)
 	case c.Decompose.MaxParts < 0 || c.Decompose.MaxParts > MaxDecomposeParts:
 		return c, fmt.Errorf("%w: decomposition parts %d outside [1, %d]", ErrInvalidOption, c.Decompose.MaxParts, MaxDecomposeParts)
 	}
@@ -158,6 +164,13 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	}
 	if err != nil {
 		return nil, err
+	}
+	// 5b. Selection that covers occasions, for a question asking for a
+	// set, on the whole question's list.
+	if p.o.Stages.Has(StageCover) {
+		if err := coverSessions(&p.o.Cover, q, cands, src); err != nil {
+			return nil, err
+		}
 	}
 	// 6. Order: an agent's echo of the user's turn goes right below
 	// that turn, on the whole question's final list.
@@ -262,7 +275,7 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 			return nil, err
 		}
 	}
-	if p.o.Stages.Has(StageSession) {
+	if p.o.Stages.Has(StageSession) && !p.skipsSessionPrior(q) {
 		sessionPrior(cands, p.o.Priors.Session)
 	}
 	var err error

@@ -31,6 +31,7 @@ const (
 	StageTree                           // H-Mem temporal-semantic tree: relevance shared with siblings under a node
 	StageEntityPrior                    // prior: records naming a specific entity (H-Mem entity graph)
 	StageAnswer                         // prior: for a question asking for a thing, records naming a specific entity it does not name
+	StageCover                          // selection: for a question asking for a set, no session pooling and at most a few turns per session in the top
 	StageReply                          // order: an agent's reply that echoes the user's turn ranks right below it
 )
 
@@ -55,6 +56,7 @@ var stageNames = []struct {
 	{StageTree, "htree"},
 	{StageEntityPrior, "entityprior"},
 	{StageAnswer, "answer"},
+	{StageCover, "cover"},
 	{StageReply, "reply"},
 }
 
