@@ -144,6 +144,10 @@ type Options struct {
 	// PRF configures pseudo-relevance feedback (the prf stage). Zero
 	// fields take the retrieve defaults.
 	PRF retrieve.PRFOptions
+	// Cover configures the cover stage's selection for questions asking
+	// for a set (turns of one session among the first results). Zero
+	// fields take the retrieve defaults.
+	Cover retrieve.CoverOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -291,6 +295,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		Priors:      c.Priors,
 		Propagation: c.Propagation,
 		PRF:         c.PRF,
+		Cover:       c.Cover,
 		Expand:      c.Expand,
 		Decompose:   c.Decompose,
 		HMem:        c.HMem,
