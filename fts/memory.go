@@ -61,10 +61,19 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) error {
 	analysed := make([]map[string]*[nFields]int32, len(docs))
 	lens := make([][nFields]int, len(docs))
+	// Each distinct string is analysed once per call: a view filled with
+	// whole sessions holds a turn's text again as the next turn's context
+	// (engine.Options.IndexContext), and roles repeat.
+	memo := map[string]termCounts{}
 	for i := range docs {
 		analysed[i] = map[string]*[nFields]int32{}
 		for f, text := range docFields(&docs[i]) {
-			tf, n := m.termFreqs(text)
+			tc, ok := memo[text]
+			if !ok {
+				tc.tf, tc.n = m.termFreqs(text)
+				memo[text] = tc
+			}
+			tf, n := tc.tf, tc.n
 			lens[i][f] = n
 			for t, c := range tf {
 				a := analysed[i][t]
@@ -101,6 +110,13 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	}
 	m.watermark = watermark
 	return nil
+}
+
+// termCounts is a text's analysis: each term's count and the number of
+// tokens. Shared by the documents of one Apply; never modified.
+type termCounts struct {
+	tf map[string]int32
+	n  int
 }
 
 func (m *Memory) termFreqs(text string) (map[string]int32, int) {
