@@ -53,7 +53,9 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Memory{analyzer: an.text, scoring: c.Scoring, postings: map[string]map[uint64]*[nFields]int32{}, docs: map[uint64]memDoc{}}, nil
+	// A view's index analyses the same words over and over: its stems
+	// are cached (the persistent index's analysis is bleve's own).
+	return &Memory{analyzer: cacheStems(an.text), scoring: c.Scoring, postings: map[string]map[uint64]*[nFields]int32{}, docs: map[uint64]memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes
