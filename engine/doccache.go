@@ -9,8 +9,14 @@ import (
 )
 
 // docCacheCap bounds the records' metadata kept for the retrieval
-// pipeline's priors (speaker, session, time, text), in records.
-const docCacheCap = 1 << 16
+// pipeline's priors (speaker, session, time, text), in records. An
+// analysed record costs about 600 bytes of heap, so 16,384 of them about
+// 10 MB: a conversation's turns, or the candidates of about 60 queries
+// over a 100K archive (some 276 each). At 65,536 the cache made up most
+// of a querying process's anonymous memory at 100K (77 against 48 MB
+// after 300 queries) and saved no CPU (BENCHMARKS.md, "Cold start and
+// memory at 100K").
+const docCacheCap = 1 << 14
 
 // docCache keeps the pipeline's view of recently ranked records, so the
 // priors do not decode the same records from bbolt on every query.

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -59,23 +61,46 @@ func (e *Engine) applyEntities(err error) {
 		e.themes.reset()
 	}
 	if err == nil {
-		for _, c := range e.entPending {
-			if c.del {
-				e.graph.Remove(c.id)
-			} else {
-				e.graph.Add(c.id, c.scope, c.ms)
+		e.ents.mu.Lock()
+		// A graph not loaded yet learns these from the bucket when it
+		// loads. One that loaded after the commit already holds them:
+		// Add and Remove are idempotent.
+		if g := e.ents.graph.Load(); g != nil {
+			for _, c := range e.entPending {
+				if c.del {
+					g.Remove(c.id)
+				} else {
+					g.Add(c.id, c.scope, c.ms)
+				}
 			}
 		}
+		e.ents.mu.Unlock()
 	}
 	e.entPending = e.entPending[:0]
 }
 
-// openEntities loads the graph from bbolt, re-extracting every record's
-// mentions first when the store was written by another extraction
-// version (or before the graph existed). A read-only open re-extracts
-// into memory only and writes nothing.
+// entityGraph is the entity graph, loaded from bbolt at the first call
+// that needs it: only some queries read it (the answer prior, for
+// questions asking for a thing; the entity stages), and loading it reads
+// the whole entities bucket, so opening a store does not.
+type entityGraph struct {
+	graph atomic.Pointer[entity.Graph] // nil until loaded
+	// mu is held while the graph loads and while committed changes are
+	// applied to it, so that a change committed during the load is
+	// applied after it.
+	mu sync.Mutex
+	// stale is set at open when the bucket was written by another
+	// extraction version and the store is read-only: the graph is then
+	// extracted from the records, in memory only.
+	stale bool
+}
+
+// openEntities brings the entities bucket up to date, re-extracting
+// every record's mentions when the store was written by another
+// extraction version (or before the graph existed). A read-only open
+// writes nothing: its graph is extracted in memory when it loads. The
+// graph itself loads on first use (entityGraph).
 func (e *Engine) openEntities() error {
-	e.graph = entity.New(nil)
 	current := false
 	if err := e.db.View(func(tx *bolt.Tx) error {
 		current = tx.Bucket(bucketEntities) != nil && string(tx.Bucket(bucketMeta).Get(metaEntities)) == entitiesVersion
@@ -84,32 +109,56 @@ func (e *Engine) openEntities() error {
 		return fmt.Errorf("hmo: entity graph: %w", err)
 	}
 	if !current && e.opts.ReadOnly {
-		return e.db.View(func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-				r, err := decodeRecord(v)
-				if err != nil {
-					return fmt.Errorf("hmo: entity graph: %w", err)
-				}
-				e.graph.Add(r.ID, r.Scope, entity.Extract(r.Text, r.Time))
-				return nil
-			})
-		})
+		e.ents.stale = true
+		return nil
 	}
 	if !current {
 		if err := e.db.Update(rebuildEntities); err != nil {
 			return fmt.Errorf("hmo: entity graph: %w", err)
 		}
 	}
-	return e.db.View(func(tx *bolt.Tx) error {
+	return nil
+}
+
+// entityGraph returns the entity graph, loading it on first use.
+func (e *Engine) entityGraph() (*entity.Graph, error) {
+	if g := e.ents.graph.Load(); g != nil {
+		return g, nil
+	}
+	e.ents.mu.Lock()
+	defer e.ents.mu.Unlock()
+	if g := e.ents.graph.Load(); g != nil {
+		return g, nil
+	}
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	g := entity.New(nil)
+	err := e.db.View(func(tx *bolt.Tx) error {
+		if e.ents.stale {
+			return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+				r, err := decodeRecord(v)
+				if err != nil {
+					return err
+				}
+				g.Add(r.ID, r.Scope, entity.Extract(r.Text, r.Time))
+				return nil
+			})
+		}
 		return tx.Bucket(bucketEntities).ForEach(func(k, v []byte) error {
 			scope, ms, err := entity.Decode(v)
 			if err != nil {
-				return fmt.Errorf("hmo: entity graph: record %d: %w", keyU64(k), err)
+				return fmt.Errorf("record %d: %w", keyU64(k), err)
 			}
-			e.graph.Add(keyU64(k), scope, ms)
+			g.Add(keyU64(k), scope, ms)
 			return nil
 		})
 	})
+	if err != nil {
+		return nil, fmt.Errorf("hmo: entity graph: %w", err)
+	}
+	e.ents.graph.Store(g)
+	return g, nil
 }
 
 // rebuildEntities re-extracts the mentions of every record in tx.
@@ -135,13 +184,23 @@ func rebuildEntities(tx *bolt.Tx) error {
 }
 
 // Entities returns the entities record id mentions, as the graph holds
-// them (nil for none).
-func (e *Engine) Entities(id uint64) []entity.Mention { return e.graph.Entities(id) }
+// them (nil for none, or when the graph cannot be loaded).
+func (e *Engine) Entities(id uint64) []entity.Mention {
+	g, err := e.entityGraph()
+	if err != nil {
+		return nil
+	}
+	return g.Entities(id)
+}
 
 // Linked serves the pipeline's expansion stage from the entity graph,
 // keeping only records that pass the query's filters.
 func (s *archiveSource) Linked(seeds []uint64, fanout int) ([][]retrieve.Hit, error) {
-	links := s.e.graph.Related(seeds, fanout)
+	g, err := s.e.entityGraph()
+	if err != nil {
+		return nil, err
+	}
+	links := g.Related(seeds, fanout)
 	out := make([][]retrieve.Hit, len(links))
 	var ids []uint64
 	for _, ls := range links {
@@ -168,7 +227,7 @@ func (s *archiveSource) Linked(seeds []uint64, fanout int) ([][]retrieve.Hit, er
 }
 
 // Specific serves the pipeline's entity prior from the entity graph.
-func (s *archiveSource) Specific(ids []uint64) ([]int, error) { return s.e.graph.Specific(ids), nil }
+func (s *archiveSource) Specific(ids []uint64) ([]int, error) { return s.e.specific(ids) }
 
 var (
 	_ retrieve.Linker    = (*archiveSource)(nil)
@@ -177,19 +236,35 @@ var (
 
 // Specific serves the entity prior in the tiers too: the graph covers
 // every record, whichever tier serves it.
-func (s *viewSource) Specific(ids []uint64) ([]int, error) { return s.e.graph.Specific(ids), nil }
+func (s *viewSource) Specific(ids []uint64) ([]int, error) { return s.e.specific(ids) }
+
+func (e *Engine) specific(ids []uint64) ([]int, error) {
+	g, err := e.entityGraph()
+	if err != nil {
+		return nil, err
+	}
+	return g.Specific(ids), nil
+}
+
+func (e *Engine) specificEntities(ids []uint64) ([][][]string, error) {
+	g, err := e.entityGraph()
+	if err != nil {
+		return nil, err
+	}
+	return g.SpecificEntities(ids), nil
+}
 
 var _ retrieve.Specifier = (*viewSource)(nil)
 
 // SpecificEntities serves the pipeline's answer prior from the entity
 // graph, over the archive and the tiers alike.
 func (s *archiveSource) SpecificEntities(ids []uint64) ([][][]string, error) {
-	return s.e.graph.SpecificEntities(ids), nil
+	return s.e.specificEntities(ids)
 }
 
 // SpecificEntities serves the answer prior in the tiers.
 func (s *viewSource) SpecificEntities(ids []uint64) ([][][]string, error) {
-	return s.e.graph.SpecificEntities(ids), nil
+	return s.e.specificEntities(ids)
 }
 
 var (

@@ -70,6 +70,10 @@ type Stats struct {
 	VectorWatermark uint64 `json:"vector_watermark"` // last change applied to the vector index (0 when not open)
 	TextWatermark   uint64 `json:"text_watermark"`   // last change applied to the text index
 	VectorLen       int    `json:"vector_len"`       // live vectors (0 when not open)
+	// EntityGraphLoaded says the entity graph is in memory: it loads
+	// at the first query that reads it (the answer prior, for a question
+	// asking for a thing; the entity stages), not at open.
+	EntityGraphLoaded bool `json:"entity_graph_loaded"`
 
 	// Language-model steps. LLM is false when no Enricher is configured:
 	// every step uses the embedded default.
@@ -108,6 +112,7 @@ func (e *Engine) Stats() (Stats, error) {
 	if s.VectorOpen = e.vec != nil; s.VectorOpen {
 		s.VectorWatermark, s.VectorLen = e.vec.Watermark(), e.vec.Len()
 	}
+	s.EntityGraphLoaded = e.ents.graph.Load() != nil
 	s.Embedder, s.Dims = e.opts.Embedder.Name(), e.dims
 	s.TextWatermark, err = e.text.Watermark()
 	e.wmu.Unlock()

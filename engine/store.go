@@ -13,7 +13,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/hmo-dev/hmo/entity"
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/timetree"
 )
@@ -81,7 +80,7 @@ type Engine struct {
 	docCache docCache  // the pipeline's record metadata
 	words    wordCache // the pipeline's word vectors; emptied by Reindex
 
-	graph      *entity.Graph  // the entity graph; safe for concurrent use
+	ents       entityGraph    // the entity graph, loaded on first use (entityGraph)
 	entPending []entityChange // graph updates of the open write transaction; guarded by wmu
 
 	htree        atomic.Pointer[timetree.Tree] // H-Mem's temporal-semantic tree, nil until a stage or HTreeNodes needs it (needHTree); safe for concurrent use; set with wmu held

@@ -75,6 +75,9 @@ func (e *Engine) openTiers() error {
 			return err
 		}
 	}
+	// Tier 2's lexical index, which also holds Tier 1, is filled at the
+	// first query that Tier 1 does not answer.
+	ts.views[2].text = newLazyText(ts.views[2].text)
 	ts.views[1].also = ts.views[2].text
 	e.tiers = ts
 	return e.db.View(func(tx *bolt.Tx) error { return e.restoreTiers(tx) })

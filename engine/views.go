@@ -2,10 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
@@ -70,45 +67,16 @@ func (v *view) add(docs []viewDoc) error {
 		}
 		tds[i] = d.text
 	}
-	if len(tds) < parallelViewDocs {
-		if v.also != nil {
-			if err := v.also.Apply(tds, nil, 0); err != nil {
-				return err
-			}
-		}
-		return v.text.Apply(tds, nil, 0)
-	}
-	// A view filled at once (restored at Open): the text analysis, the
-	// bulk of the work, runs on every core. Text indexes are safe for
-	// concurrent use, and the documents are distinct.
-	parts := runtime.GOMAXPROCS(0)
-	errs := make(chan error, 2*parts)
-	var wg sync.WaitGroup
-	for _, ix := range []TextIndex{v.text, v.also} {
+	for _, ix := range []TextIndex{v.also, v.text} {
 		if ix == nil {
 			continue
 		}
-		for p := range parts {
-			chunk := tds[p*len(tds)/parts : (p+1)*len(tds)/parts]
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs <- ix.Apply(chunk, nil, 0)
-			}()
+		if err := applyParallel(ix, tds, 0); err != nil {
+			return err
 		}
 	}
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return nil
 }
-
-// parallelViewDocs is the batch size from which a view's text indexes are
-// filled by several goroutines.
-const parallelViewDocs = 256
 
 func (v *view) remove(ids []uint64) error {
 	for _, id := range ids {

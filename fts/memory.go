@@ -155,15 +155,21 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 	if err := c.Analysed.bind(c.Analyzer); err != nil {
 		return nil, err
 	}
-	return &Memory{analyzer: an.text, scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
+	// A view's index analyses the same words over and over: its stems
+	// are cached (the persistent index's analysis is bleve's own).
+	return &Memory{analyzer: cacheStems(an.text), scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes
 // and records watermark.
 func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) error {
 	analysed := make([]*docAnalysis, len(docs))
+	// Each distinct string is analysed once per call: a view filled with
+	// whole sessions holds a turn's text again as the next turn's context
+	// (engine.Options.IndexContext), and roles repeat.
+	memo := map[string]termCounts{}
 	for i := range docs {
-		analysed[i] = m.analyse(&docs[i])
+		analysed[i] = m.analyse(&docs[i], memo)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -199,8 +205,9 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	return nil
 }
 
-// analyse returns d's analysis, from the shared cache where it holds it.
-func (m *Memory) analyse(d *engine.TextDoc) *docAnalysis {
+// analyse returns d's analysis, from the shared cache where it holds it;
+// memo holds the texts already analysed in this Apply.
+func (m *Memory) analyse(d *engine.TextDoc, memo map[string]termCounts) *docAnalysis {
 	var sum uint64
 	if m.cache != nil {
 		sum = m.cache.hash(d)
@@ -210,9 +217,13 @@ func (m *Memory) analyse(d *engine.TextDoc) *docAnalysis {
 	}
 	an := &docAnalysis{sum: sum, tf: map[string]*[nFields]int32{}}
 	for f, text := range docFields(d) {
-		tf, n := m.termFreqs(text)
-		an.lens[f] = n
-		for t, c := range tf {
+		tc, ok := memo[text]
+		if !ok {
+			tc.tf, tc.n = m.termFreqs(text)
+			memo[text] = tc
+		}
+		an.lens[f] = tc.n
+		for t, c := range tc.tf {
 			a := an.tf[t]
 			if a == nil {
 				a = new([nFields]int32)
@@ -225,6 +236,13 @@ func (m *Memory) analyse(d *engine.TextDoc) *docAnalysis {
 		m.cache.put(d.ID, an)
 	}
 	return an
+}
+
+// termCounts is a text's analysis: each term's count and the number of
+// tokens. Shared by the documents of one Apply; never modified.
+type termCounts struct {
+	tf map[string]int32
+	n  int
 }
 
 func (m *Memory) termFreqs(text string) (map[string]int32, int) {
