@@ -34,6 +34,17 @@ type treeStore struct {
 	b     *bolt.Bucket
 	scope string
 	dims  int
+	// leaves, when not nil, caches the leaves read in tx: an insert
+	// re-reads every leaf of its level-1 segment to pick the segment's
+	// most central one, and the leaves of a batch are mostly its own
+	// records. Only for inserts: records do not change meanwhile.
+	leaves map[uint64]treeLeaf
+}
+
+// treeLeaf is a leaf's vector and text (nil vector: gone).
+type treeLeaf struct {
+	vec  []float32
+	text string
 }
 
 func (e *Engine) treeStore(tx *bolt.Tx, scope string) *treeStore {
@@ -96,15 +107,26 @@ func (s *treeStore) setIDs(prefix string, ids []uint64) error {
 }
 
 func (s *treeStore) Leaf(id uint64) ([]float32, string, error) {
+	if l, ok := s.leaves[id]; ok {
+		return l.vec, l.text, nil
+	}
+	l := s.readLeaf(id)
+	if s.leaves != nil {
+		s.leaves[id] = l
+	}
+	return l.vec, l.text, nil
+}
+
+func (s *treeStore) readLeaf(id uint64) treeLeaf {
 	r, err := getRecord(s.tx, id)
 	if err != nil {
-		return nil, "", nil // gone
+		return treeLeaf{} // gone
 	}
 	v, err := decodeVector(s.tx.Bucket(bucketVectors).Get(u64key(id)), s.dims)
 	if err != nil {
-		return nil, "", nil
+		return treeLeaf{}
 	}
-	return v, r.Text, nil
+	return treeLeaf{vec: v, text: r.Text}
 }
 
 // encodeNode: parent, level, count, rep, children, sum, summary.
@@ -154,10 +176,22 @@ func decodeNode(id uint64, b []byte) (*segtree.Node, error) {
 	return n, nil
 }
 
-// treeInsert adds committed records to their scopes' trees.
+// treeInsert adds records stored in tx, with the vectors stored for
+// them, to their scopes' trees.
 func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error {
+	leaves := make(map[uint64]treeLeaf, 2*len(recs))
 	for i, r := range recs {
-		if err := segtree.Insert(e.treeStore(tx, r.Scope), e.opts.SegTree, r.ID, vecs[i], r.Text); err != nil {
+		leaves[r.ID] = treeLeaf{vec: vecs[i], text: r.Text}
+	}
+	stores := map[string]*treeStore{}
+	for i, r := range recs {
+		s := stores[r.Scope]
+		if s == nil {
+			s = e.treeStore(tx, r.Scope)
+			s.leaves = leaves
+			stores[r.Scope] = s
+		}
+		if err := segtree.Insert(s, e.opts.SegTree, r.ID, vecs[i], r.Text); err != nil {
 			return fmt.Errorf("hmo: segment tree: %w", err)
 		}
 	}
