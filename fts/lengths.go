@@ -168,6 +168,10 @@ func (t *docTokens) lengths() [nFields]uint32 {
 	return l
 }
 
+// parallelTexts is the number of texts from which analyseDocs analyses
+// on several goroutines.
+const parallelTexts = 16
+
 // analyseDocs analyses the scored fields of docs, each distinct text once
 // (a record's context is, by default, the text of the record before it,
 // and most roles are one of two words), on up to analysisWorkers
@@ -186,6 +190,9 @@ func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
 	}
 	streams := make([]analysis.TokenStream, len(texts))
 	workers := min(analysisWorkers, runtime.GOMAXPROCS(0), len(texts))
+	if len(texts) < parallelTexts {
+		workers = min(workers, 1)
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)

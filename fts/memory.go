@@ -61,10 +61,12 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) error {
 	analysed := make([]map[string]*[nFields]int32, len(docs))
 	lens := make([][nFields]int, len(docs))
+	an := analyzers{text: m.analyzer}
+	toks := an.analyseDocs(docs)
 	for i := range docs {
 		analysed[i] = map[string]*[nFields]int32{}
-		for f, text := range docFields(&docs[i]) {
-			tf, n := m.termFreqs(text)
+		for f, ts := range toks[i] {
+			tf, n := termFreqs(ts)
 			lens[i][f] = n
 			for t, c := range tf {
 				a := analysed[i][t]
@@ -103,10 +105,12 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	return nil
 }
 
-func (m *Memory) termFreqs(text string) (map[string]int32, int) {
+// termFreqs counts the terms of an analysed text and its length in
+// tokens.
+func termFreqs(ts analysis.TokenStream) (map[string]int32, int) {
 	tf := map[string]int32{}
 	n := 0
-	for _, t := range m.analyzer.Analyze([]byte(text)) {
+	for _, t := range ts {
 		if len(t.Term) > 0 {
 			tf[string(t.Term)]++
 			n++
@@ -144,7 +148,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	qtf, _ := m.termFreqs(q)
+	qtf, _ := termFreqs(m.analyzer.Analyze([]byte(q)))
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if len(m.docs) == 0 {
