@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin/hmo
 GOFLAGS  := -trimpath
-# Release builds are stripped (no symbol table, no DWARF): 41.9 MB -> 32.3 MB
+# Release builds are stripped (no symbol table, no DWARF): 35.3 MB -> 27.7 MB
 # (BENCHMARKS.md, "Binary size"; go run ./tools/binsize on an unstripped build).
 LDFLAGS  := -s -w
 export CGO_ENABLED := 0

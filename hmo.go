@@ -90,7 +90,10 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		}
 	}
 	if o.NewTierTextIndex == nil {
-		o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemory("") }
+		// The tiers' indexes share their documents' analysis: a record
+		// moved between tiers, or held in two indexes, is analysed once.
+		shared := fts.NewAnalysed(o.Tiers.Tier1Cap + o.Tiers.Tier2Cap)
+		o.NewTierTextIndex = func() (engine.TextIndex, error) { return fts.NewMemoryWith(&fts.Options{Analysed: shared}) }
 	}
 	if o.OpenTextIndex == nil {
 		ro := o.ReadOnly

@@ -108,6 +108,7 @@ func BenchmarkRecall(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			hits, asked := 0, 0
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				q := queries[i%len(queries)]
 				var want uint64
@@ -133,6 +134,7 @@ func BenchmarkRecall(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N), "cpu-ms/query")
 			slices.Sort(lat)
 			b.ReportMetric(ms(lat[len(lat)/2]), "median-ms")
 			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")

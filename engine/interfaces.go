@@ -122,6 +122,12 @@ type TextFilter struct {
 	Session string
 	From    time.Time // inclusive
 	To      time.Time // exclusive
+	// Floor, when positive, is a score that at least k of the documents
+	// searched for are known to reach (the retrieval pipeline's feedback
+	// search knows one from its first pass). It filters nothing: it is a
+	// hint that lets an index skip documents scoring below it sooner,
+	// and an index that cannot use it ignores it.
+	Floor float64
 }
 
 // Compacter is implemented by indexes that keep deleted entries in their

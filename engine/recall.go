@@ -151,7 +151,7 @@ type archiveSource struct {
 func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]retrieve.Hit, error) {
 	q := *s.q
 	q.Text = rq.Text // the pipeline may expand the question
-	t, err := s.e.textCandidates(ctx, &q, c)
+	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor)
 	return toHits(t), err
 }
 
@@ -198,8 +198,9 @@ type scored struct {
 	cov   float64 // lexical coverage, from text indexes that compute it
 }
 
-func (e *Engine) textCandidates(ctx context.Context, q *Query, c int) ([]scored, error) {
-	hits, err := e.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+// textCandidates searches the text index; floor is TextFilter.Floor.
+func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor float64) ([]scored, error) {
+	hits, err := e.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To, Floor: floor})
 	if err != nil {
 		return nil, fmt.Errorf("hmo: text search: %w", err)
 	}

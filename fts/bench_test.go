@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -257,6 +258,95 @@ func BenchmarkApply(b *testing.B) {
 				if err := x.Apply(docs, nil, wm); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// cpuTime is the CPU time the process used so far: steadier than wall
+// time on a shared machine.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// memoryDocs are n documents over a Zipf-distributed vocabulary, the size
+// of HMO's two tiers by default.
+func memoryDocs(n int) ([]engine.TextDoc, []string) {
+	r := rand.New(rand.NewPCG(7, 8))
+	z := rand.NewZipf(rand.New(rand.NewPCG(9, 10)), 1.1, 2, 5000)
+	text := func(k int) string {
+		var b strings.Builder
+		for range k {
+			fmt.Fprintf(&b, "w%d ", z.Uint64())
+		}
+		return b.String()
+	}
+	docs := make([]engine.TextDoc, n)
+	for i := range docs {
+		docs[i] = engine.TextDoc{ID: uint64(i + 1), Text: text(5 + r.IntN(25)), Context: text(5 + r.IntN(25)), Role: "user", Scope: "s"}
+	}
+	queries := make([]string, 64)
+	for i := range queries {
+		queries[i] = text(4 + r.IntN(12))
+	}
+	return docs, queries
+}
+
+// BenchmarkMemory: the tiers' index searched (k=100, as the retrieval
+// pipeline asks), and a record moved from one index to another, with and
+// without a shared Analysed.
+func BenchmarkMemory(b *testing.B) {
+	docs, queries := memoryDocs(fts.DefaultAnalysedCapacity)
+	b.Run("search", func(b *testing.B) {
+		m, err := fts.NewMemory("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Apply(docs, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		i := 0
+		cpu0 := cpuTime()
+		for b.Loop() {
+			if _, err := m.Search(ctx, queries[i%len(queries)], 100, engine.TextFilter{}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(i), "cpu-µs/op")
+	})
+	for _, shared := range []bool{false, true} {
+		b.Run(fmt.Sprintf("move/shared=%v", shared), func(b *testing.B) {
+			o := &fts.Options{}
+			if shared {
+				o.Analysed = fts.NewAnalysed(0)
+			}
+			var ix [2]*fts.Memory
+			for i := range ix {
+				var err error
+				if ix[i], err = fts.NewMemoryWith(o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := ix[0].Apply(docs, nil, 0); err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				d := docs[i%len(docs)]
+				from, to := ix[(i/len(docs))%2], ix[(i/len(docs)+1)%2]
+				if err := from.Apply(nil, []uint64{d.ID}, 0); err != nil {
+					b.Fatal(err)
+				}
+				if err := to.Apply([]engine.TextDoc{d}, nil, 0); err != nil {
+					b.Fatal(err)
+				}
+				i++
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package fts
 import (
 	"container/heap"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -26,6 +25,10 @@ import (
 // are the first to go. The result is the exact top k by BM25F (equal
 // scores at the k-th place are broken by bleve's internal order).
 
+// Documents are known by their number in the snapshot, the value of
+// bleve's internal id (index.IndexInternalID.Value), which orders them
+// as the postings do.
+
 // docEnd is the document number of an exhausted cursor.
 const docEnd = math.MaxUint64
 
@@ -43,7 +46,7 @@ func (c *fieldCursor) set(d *index.TermFieldDoc) {
 		c.doc = docEnd
 		return
 	}
-	c.doc = binary.BigEndian.Uint64(d.ID)
+	c.doc = d.ID.Value()
 	c.freq = float64(d.Freq)
 	c.dl = 0
 	if d.Norm > 0 {
@@ -66,8 +69,7 @@ func (c *fieldCursor) advance(doc uint64) error {
 		return nil
 	}
 	var id [8]byte
-	binary.BigEndian.PutUint64(id[:], doc)
-	d, err := c.tfr.Advance(id[:], &c.buf)
+	d, err := c.tfr.Advance(index.NewIndexInternalID(id[:], doc), &c.buf)
 	if err != nil {
 		return err
 	}
@@ -77,6 +79,7 @@ func (c *fieldCursor) advance(doc uint64) error {
 
 // wordCursor is one query word over the scored fields.
 type wordCursor struct {
+	pos        int // the word's place in the query
 	idf, bound float64
 	fields     []*fieldCursor // the fields the word occurs in
 	field      []int          // their field numbers
@@ -116,21 +119,22 @@ func (w *wordCursor) advance(doc uint64) error {
 }
 
 // score is the word's contribution to doc, whose postings the cursors
-// stand on when they are at doc.
-func (w *wordCursor) score(s *Scoring, st *fieldStats, doc uint64) float64 {
+// stand on when they are at doc, and whether doc itself says it (said).
+func (w *wordCursor) score(s *Scoring, st *fieldStats, doc uint64) (float64, bool) {
 	var tf, dl [nFields]float64
 	for i, c := range w.fields {
 		if c.doc == doc {
 			tf[w.field[i]], dl[w.field[i]] = c.freq, c.dl
 		}
 	}
-	return s.termScore(w.idf, st, &tf, &dl)
+	return s.termScore(w.idf, st, &tf, &dl), said(&tf)
 }
 
 // scoredDoc is a document held in the top k.
 type scoredDoc struct {
 	score float64
 	doc   uint64
+	cov   float64 // coverage (engine.TextHit), for Index's top k
 }
 
 // worse orders the top k's heap: its root is the document that goes
@@ -156,8 +160,10 @@ func (h *topHeap) Pop() any {
 }
 
 // topK returns the k best documents of snapshot r by BM25F for terms,
-// restricted by f, best first.
-func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k int) (cands []candidate, err error) {
+// restricted by f, with their scores and coverage, best first. A
+// document enters the top k only once every word has been looked up for
+// it, so its score is complete; it is summed in the query's order.
+func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k int) (hits []engine.TextHit, err error) {
 	n, err := r.DocCount()
 	if err != nil {
 		return nil, err
@@ -182,8 +188,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}()
-	for _, t := range terms {
-		w := &wordCursor{}
+	for pos, t := range terms {
+		w := &wordCursor{pos: pos}
 		words = append(words, w)
 		var df uint64
 		for fi, field := range bm25Fields {
@@ -231,13 +237,30 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		var m search.DocumentMatch
 		var id [8]byte
 		pass = func(doc uint64) bool {
-			binary.BigEndian.PutUint64(id[:], doc)
-			m.IndexInternalID = id[:]
+			m.IndexInternalID = index.NewIndexInternalID(id[:], doc)
 			return fn(sctx, &m)
 		}
 	}
+	// The current document's contribution of each word, by query place.
+	parts := make([]float64, len(terms))
+	says := make([]bool, len(terms))
+	idfs := make([]float64, len(terms))
+	var idfSum float64
+	for _, w := range words {
+		idfs[w.pos] = w.idf
+		idfSum += w.idf
+	}
 	top := make(topHeap, 0, k)
+	// floor stands for the k-th place until k documents are held: at
+	// least k documents reach it (f.Floor), so none below it can enter.
+	floor := scoredDoc{score: max(f.Floor, 0), doc: docEnd}
 	essential := 0 // words[:essential] only score documents the others bring
+	rise := func(bar float64) {
+		for essential < len(words) && prefix[essential+1] < bar {
+			essential++
+		}
+	}
+	rise(floor.score)
 	visited := 0
 	for {
 		doc := uint64(docEnd)
@@ -252,24 +275,27 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				return nil, err
 			}
 		}
+		clear(parts)
+		clear(says)
 		var score float64
 		for _, w := range words[essential:] {
 			if w.doc == doc {
-				score += w.score(&x.scoring, &st, doc)
+				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
+				score += parts[w.pos]
 				if err := w.next(doc); err != nil {
 					return nil, err
 				}
 			}
 		}
-		full := len(top) == k
-		theta := scoredDoc{doc: doc}
-		if full {
+		full := len(top) == k || floor.score > 0
+		theta := floor
+		if len(top) == k && worse(floor, top[0]) {
 			theta = top[0]
 		}
 		// The words that only score, highest bound first, while the
 		// document can still reach the k-th place.
 		for i := essential - 1; i >= 0; i-- {
-			if full && worse(scoredDoc{score + prefix[i+1], doc}, theta) {
+			if full && worse(scoredDoc{score: score + prefix[i+1], doc: doc}, theta) {
 				break
 			}
 			w := words[i]
@@ -277,26 +303,36 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				return nil, err
 			}
 			if w.doc == doc {
-				score += w.score(&x.scoring, &st, doc)
+				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
+				score += parts[w.pos]
 			}
 		}
-		cand := scoredDoc{score, doc}
-		if score == 0 || (full && !worse(theta, cand)) {
+		if score == 0 || full && worse(scoredDoc{score: score, doc: doc}, theta) {
+			continue
+		}
+		// Every word was looked up: the score, summed in the query's
+		// order, and the coverage.
+		cand := scoredDoc{doc: doc}
+		for pos, p := range parts {
+			cand.score += p
+			if says[pos] {
+				cand.cov += idfs[pos]
+			}
+		}
+		if full && !worse(theta, cand) {
 			continue
 		}
 		if pass != nil && !pass(doc) {
 			continue
 		}
-		if full {
+		if len(top) == k {
 			top[0] = cand
 			heap.Fix(&top, 0)
 		} else {
 			heap.Push(&top, cand)
 		}
 		if len(top) == k {
-			for essential < len(words) && prefix[essential+1] < top[0].score {
-				essential++
-			}
+			rise(top[0].score)
 		}
 	}
 	slices.SortFunc(top, func(a, b scoredDoc) int {
@@ -308,11 +344,10 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 		return 0
 	})
-	cands = make([]candidate, 0, len(top))
+	hits = make([]engine.TextHit, 0, len(top))
+	var iid [8]byte
 	for _, t := range top {
-		iid := make(index.IndexInternalID, 8)
-		binary.BigEndian.PutUint64(iid, t.doc)
-		ext, err := r.ExternalID(iid)
+		ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +355,11 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		if err != nil {
 			return nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
 		}
-		cands = append(cands, candidate{iid: iid, id: id})
+		h := engine.TextHit{ID: id, Score: t.score, Coverage: t.cov}
+		if idfSum > 0 {
+			h.Coverage /= idfSum
+		}
+		hits = append(hits, h)
 	}
-	return cands, nil
+	return hits, nil
 }

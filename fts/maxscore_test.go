@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"testing"
-
-	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
 )
@@ -51,12 +48,23 @@ func TestTopKIsExact(t *testing.T) {
 		for _, f := range filters() {
 			want := x.bruteForce(t, q, f, live)
 			for _, k := range []int{1, 7, 100, 2000} {
-				got, err := x.Search(ctx, q, k, f)
-				if err != nil {
-					t.Fatal(err)
+				// The floor hint: none, the k-th score itself (k
+				// documents reach it), below it, and above the best (the
+				// search must notice too few reach it).
+				floors := []float64{0}
+				if len(want) >= k {
+					floors = append(floors, want[k-1].Score, want[k-1].Score/2, 2*want[0].Score)
 				}
-				sameTop(t, fmt.Sprintf("%q %+v k=%d", q, f, k), got, want[:min(k, len(want))])
-				checked += len(got)
+				for _, floor := range floors {
+					ff := f
+					ff.Floor = floor
+					got, err := x.Search(ctx, q, k, ff)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameTop(t, fmt.Sprintf("%q %+v k=%d", q, ff, k), got, want[:min(k, len(want))])
+					checked += len(got)
+				}
 			}
 		}
 	}
@@ -73,7 +81,11 @@ func (x *Index) bruteForce(t *testing.T, q string, f engine.TextFilter, live map
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var cands []candidate
+	type cand struct {
+		id  uint64
+		iid string
+	}
+	var cands []cand
 	for id, d := range live {
 		if !memMatch(&d, engine.TextFilter{Scope: f.Scope, Session: f.Session}) {
 			continue
@@ -87,11 +99,76 @@ func (x *Index) bruteForce(t *testing.T, q string, f engine.TextFilter, live map
 		if err != nil || len(iid) == 0 {
 			t.Fatalf("document %d: internal id %v (%v)", id, iid, err)
 		}
-		cands = append(cands, candidate{iid: slices.Clone(index.IndexInternalID(iid)), id: id})
+		cands = append(cands, cand{id, string(iid)})
 	}
-	hits, err := x.rescore(context.Background(), r, distinct(x.terms(q)), cands)
+	// Every posting of every word, by internal id.
+	n, err := r.DocCount()
 	if err != nil {
 		t.Fatal(err)
+	}
+	tb, err := r.GetInternal(keyLengths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot, err := decodeTotals(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fieldStats{n: float64(n)}
+	for f := range nFields {
+		st.total[f] = float64(tot[f])
+	}
+	terms := distinct(x.terms(q))
+	type post struct{ tf, dl [nFields]float64 }
+	posts := make([]map[string]*post, len(terms))
+	idfs := make([]float64, len(terms))
+	var idfSum float64
+	for ti, term := range terms {
+		posts[ti] = map[string]*post{}
+		var df uint64
+		for f, field := range bm25Fields {
+			tfr, err := r.TermFieldReader(context.Background(), []byte(term), field, true, true, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			df = max(df, tfr.Count())
+			for {
+				d, err := tfr.Next(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d == nil {
+					break
+				}
+				p := posts[ti][string(d.ID)]
+				if p == nil {
+					p = &post{}
+					posts[ti][string(d.ID)] = p
+				}
+				p.tf[f] = float64(d.Freq)
+				if d.Norm > 0 {
+					p.dl[f] = math.Round(1 / (d.Norm * d.Norm))
+				}
+			}
+			tfr.Close()
+		}
+		idfs[ti] = idf(st.n, float64(df))
+		idfSum += idfs[ti]
+	}
+	var hits []engine.TextHit
+	for _, c := range cands {
+		h := engine.TextHit{ID: c.id}
+		for ti := range terms {
+			if p := posts[ti][c.iid]; p != nil {
+				h.Score += x.scoring.termScore(idfs[ti], &st, &p.tf, &p.dl)
+				if p.tf[fText] > 0 {
+					h.Coverage += idfs[ti] / idfSum
+				}
+			}
+		}
+		if h.Score > 0 {
+			hits = append(hits, h)
+		}
 	}
 	sortHits(hits)
 	return hits
@@ -117,6 +194,10 @@ func sameTop(t *testing.T, what string, got, want []engine.TextHit) {
 		}
 		if got[i].ID != want[i].ID && !tied(got[i].Score) {
 			t.Errorf("%s: hit %d is %d, want %d", what, i, got[i].ID, want[i].ID)
+			return
+		}
+		if got[i].ID == want[i].ID && math.Abs(got[i].Coverage-want[i].Coverage) > 1e-9 {
+			t.Errorf("%s: hit %d (%d) covers %v, want %v", what, i, got[i].ID, got[i].Coverage, want[i].Coverage)
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package fts
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -22,18 +23,65 @@ var _ engine.TextIndex = (*Memory)(nil)
 type Memory struct {
 	analyzer analysis.Analyzer
 	scoring  Scoring
+	cache    *Analysed // shared with other indexes; nil for none
 
 	mu        sync.RWMutex // guards the fields below
-	postings  map[string]map[uint64]*[nFields]int32
-	docs      map[uint64]memDoc
+	postings  map[string]*memTerm
+	docs      map[uint64]*memDoc
+	slots     []*memDoc // dense places of the documents, nil where free
+	free      []int     // free places in slots
 	totalLen  [nFields]int
 	watermark uint64
 }
 
 type memDoc struct {
+	slot  int            // the document's place in Memory.slots
 	meta  engine.TextDoc // text fields cleared
 	terms []string       // distinct terms, to remove the doc
 	n     [nFields]int   // field lengths in tokens
+}
+
+// memTerm is a term's postings, in no order, and its document frequency
+// in each field.
+type memTerm struct {
+	posts []memPost
+	at    map[uint64]int // document id -> index in posts
+	df    [nFields]int
+}
+
+type memPost struct {
+	doc *memDoc
+	tf  [nFields]int32
+}
+
+func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
+	t.at[d.meta.ID] = len(t.posts)
+	t.posts = append(t.posts, memPost{doc: d, tf: *tf})
+	for f := range nFields {
+		if tf[f] > 0 {
+			t.df[f]++
+		}
+	}
+}
+
+// remove drops id's posting; it reports whether none is left.
+func (t *memTerm) remove(id uint64) bool {
+	i, ok := t.at[id]
+	if !ok {
+		return len(t.posts) == 0
+	}
+	for f := range nFields {
+		if t.posts[i].tf[f] > 0 {
+			t.df[f]--
+		}
+	}
+	last := len(t.posts) - 1
+	t.posts[i] = t.posts[last]
+	t.at[t.posts[i].doc.meta.ID] = i
+	t.posts[last] = memPost{}
+	t.posts = t.posts[:last]
+	delete(t.at, id)
+	return len(t.posts) == 0
 }
 
 // NewMemory returns an empty in-memory index with the given analyzer
@@ -42,8 +90,10 @@ func NewMemory(a Analyzer) (*Memory, error) {
 	return NewMemoryWith(&Options{Analyzer: a})
 }
 
-// NewMemoryWith returns an empty in-memory index with o's analyzer and
-// scoring; the other options do not apply. Nil o means defaults.
+// NewMemoryWith returns an empty in-memory index with o's analyzer,
+// scoring and shared analysis (Analysed); the other options do not apply.
+// Nil o means defaults. The indexes sharing an Analysed must have the same
+// analyzer.
 func NewMemoryWith(o *Options) (*Memory, error) {
 	c, err := o.withDefaults()
 	if err != nil {
@@ -53,31 +103,16 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Memory{analyzer: an.text, scoring: c.Scoring, postings: map[string]map[uint64]*[nFields]int32{}, docs: map[uint64]memDoc{}}, nil
+	if err := c.Analysed.bind(c.Analyzer); err != nil {
+		return nil, err
+	}
+	return &Memory{analyzer: an.text, scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes
 // and records watermark.
 func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) error {
-	analysed := make([]map[string]*[nFields]int32, len(docs))
-	lens := make([][nFields]int, len(docs))
-	an := analyzers{text: m.analyzer}
-	toks := an.analyseDocs(docs)
-	for i := range docs {
-		analysed[i] = map[string]*[nFields]int32{}
-		for f, ts := range toks[i] {
-			tf, n := termFreqs(ts)
-			lens[i][f] = n
-			for t, c := range tf {
-				a := analysed[i][t]
-				if a == nil {
-					a = new([nFields]int32)
-					analysed[i][t] = a
-				}
-				a[f] = c
-			}
-		}
-	}
+	analysed := m.analyseAll(docs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range deletes {
@@ -85,24 +120,72 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	}
 	for i, d := range docs {
 		m.remove(d.ID)
-		terms := make([]string, 0, len(analysed[i]))
-		for t, f := range analysed[i] {
+		d.Text, d.Context, d.Role = "", "", ""
+		md := &memDoc{meta: d, terms: make([]string, 0, len(analysed[i].tf)), n: analysed[i].lens}
+		for t, f := range analysed[i].tf {
 			p := m.postings[t]
 			if p == nil {
-				p = map[uint64]*[nFields]int32{}
+				p = &memTerm{at: map[uint64]int{}}
 				m.postings[t] = p
 			}
-			p[d.ID] = f
-			terms = append(terms, t)
+			p.add(md, f)
+			md.terms = append(md.terms, t)
 		}
-		d.Text, d.Context, d.Role = "", "", ""
-		m.docs[d.ID] = memDoc{meta: d, terms: terms, n: lens[i]}
+		if n := len(m.free); n > 0 {
+			md.slot, m.free = m.free[n-1], m.free[:n-1]
+			m.slots[md.slot] = md
+		} else {
+			md.slot = len(m.slots)
+			m.slots = append(m.slots, md)
+		}
+		m.docs[d.ID] = md
 		for f := range nFields {
-			m.totalLen[f] += lens[i][f]
+			m.totalLen[f] += analysed[i].lens[f]
 		}
 	}
 	m.watermark = watermark
 	return nil
+}
+
+// analyseAll returns the analysis of each of docs: from the shared
+// cache where it holds it, the others analysed together, each distinct
+// text once (a record's context is, by default, the text before it).
+func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
+	out := make([]*docAnalysis, len(docs))
+	sums := make([]uint64, len(docs))
+	var miss []engine.TextDoc
+	var at []int // index in docs of each of miss
+	for i := range docs {
+		if m.cache != nil {
+			sums[i] = m.cache.hash(&docs[i])
+			if an := m.cache.get(&docs[i], sums[i]); an != nil {
+				out[i] = an
+				continue
+			}
+		}
+		miss, at = append(miss, docs[i]), append(at, i)
+	}
+	toks := (&analyzers{text: m.analyzer}).analyseDocs(miss)
+	for j, i := range at {
+		an := &docAnalysis{sum: sums[i], tf: map[string]*[nFields]int32{}}
+		for f, ts := range toks[j] {
+			tf, n := termFreqs(ts)
+			an.lens[f] = n
+			for t, c := range tf {
+				a := an.tf[t]
+				if a == nil {
+					a = new([nFields]int32)
+					an.tf[t] = a
+				}
+				a[f] = c
+			}
+		}
+		if m.cache != nil {
+			m.cache.put(docs[i].ID, an)
+		}
+		out[i] = an
+	}
+	return out
 }
 
 // termFreqs counts the terms of an analysed text and its length in
@@ -119,6 +202,37 @@ func termFreqs(ts analysis.TokenStream) (map[string]int32, int) {
 	return tf, n
 }
 
+// kth is the k-th best score of acc (k <= len(acc)).
+func kth(acc []scoredDoc, k int) float64 { return best(acc, k)[0].score }
+
+// best returns the k best of acc, as a heap whose root is the worst.
+func best(acc []scoredDoc, k int) topHeap {
+	top := make(topHeap, 0, k)
+	for _, c := range acc {
+		switch {
+		case len(top) < k:
+			heap.Push(&top, c)
+		case worse(top[0], c):
+			top[0] = c
+			heap.Fix(&top, 0)
+		}
+	}
+	return top
+}
+
+// queryTerms are q's distinct terms, in order.
+func (m *Memory) queryTerms(q string) []string {
+	var terms []string
+	seen := map[string]bool{}
+	for _, t := range m.analyzer.Analyze([]byte(q)) {
+		if w := string(t.Term); w != "" && !seen[w] {
+			seen[w] = true
+			terms = append(terms, w)
+		}
+	}
+	return terms
+}
+
 // remove drops a document; the caller holds mu.
 func (m *Memory) remove(id uint64) {
 	d, ok := m.docs[id]
@@ -126,16 +240,15 @@ func (m *Memory) remove(id uint64) {
 		return
 	}
 	for _, t := range d.terms {
-		if p := m.postings[t]; p != nil {
-			delete(p, id)
-			if len(p) == 0 {
-				delete(m.postings, t)
-			}
+		if p := m.postings[t]; p != nil && p.remove(id) {
+			delete(m.postings, t)
 		}
 	}
 	for f := range nFields {
 		m.totalLen[f] -= d.n[f]
 	}
+	m.slots[d.slot] = nil
+	m.free = append(m.free, d.slot)
 	delete(m.docs, id)
 }
 
@@ -148,7 +261,7 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	qtf, _ := termFreqs(m.analyzer.Analyze([]byte(q)))
+	terms := m.queryTerms(q)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if len(m.docs) == 0 {
@@ -158,58 +271,114 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	for fi := range nFields {
 		st.total[fi] = float64(m.totalLen[fi])
 	}
-	scores := map[uint64]*engine.TextHit{}
-	var idfSum float64
-	for t := range qtf {
+	f.Floor = 0 // Memory has no use for the hint
+	match := f != engine.TextFilter{}
+	// Term at a time, rarest first (Turtle and Flood's "continue"
+	// strategy): once the bounds of the words left, idf·(k1+1) each, sum
+	// below the k-th best score so far, no document they alone match can
+	// reach the top k; the words left then only add to the documents
+	// already scored, looked up by id when their postings are longer.
+	type word struct {
+		p *memTerm
+		w float64
+	}
+	var words []word
+	var idfSum, rest float64
+	for _, t := range terms {
 		p := m.postings[t]
-		var df [nFields]int
-		for _, tf := range p {
-			for fi := range nFields {
-				if tf[fi] > 0 {
-					df[fi]++
+		w := idf(st.n, 0)
+		if p != nil {
+			w = idf(st.n, float64(max(p.df[fText], p.df[fContext], p.df[fRole])))
+			words = append(words, word{p, w})
+			rest += w * (m.scoring.K1 + 1)
+		}
+		idfSum += w
+	}
+	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
+	var acc []scoredDoc // the documents scored, with their scores so far
+	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
+	at := make([]int32, len(m.slots))
+	add := func(w float64, post *memPost) float64 {
+		var tff, dl [nFields]float64
+		for fi := range nFields {
+			tff[fi], dl[fi] = float64(post.tf[fi]), float64(post.doc.n[fi])
+		}
+		return m.scoring.termScore(w, &st, &tff, &dl)
+	}
+	closed, high := false, 0.0 // closed: no new document can make the top k; high: the best score so far
+	for _, wd := range words {
+		if !closed && len(acc) >= k && rest < high {
+			closed = rest < kth(acc, k)
+		}
+		rest -= wd.w * (m.scoring.K1 + 1)
+		if closed && len(wd.p.posts) > len(acc) {
+			for i := range acc {
+				if pi, ok := wd.p.at[acc[i].doc]; ok {
+					acc[i].score += add(wd.w, &wd.p.posts[pi])
+					high = max(high, acc[i].score)
 				}
 			}
+			continue
 		}
-		w := idf(st.n, float64(max(df[fText], df[fContext], df[fRole])))
-		idfSum += w
-		for id, tf := range p {
-			d := m.docs[id]
-			if !memMatch(&d.meta, f) {
+		for i := range wd.p.posts {
+			post := &wd.p.posts[i]
+			id := post.doc.meta.ID
+			slot := post.doc.slot
+			if at[slot] < 0 {
 				continue
 			}
-			var tff, dl [nFields]float64
-			for fi := range nFields {
-				tff[fi], dl[fi] = float64(tf[fi]), float64(d.n[fi])
+			j := int(at[slot]) - 1
+			ok := j >= 0
+			if !ok && closed {
+				continue
 			}
-			s := m.scoring.termScore(w, &st, &tff, &dl)
+			if !ok && match && !memMatch(&post.doc.meta, f) {
+				at[slot] = -1
+				continue
+			}
+			s := add(wd.w, post)
 			if s == 0 {
 				continue
 			}
-			h := scores[id]
-			if h == nil {
-				h = &engine.TextHit{ID: id}
-				scores[id] = h
+			if !ok {
+				j = len(acc)
+				at[slot] = int32(j + 1)
+				acc = append(acc, scoredDoc{doc: id})
 			}
-			h.Score += s
-			if said(&tff) {
+			acc[j].score += s
+			high = max(high, acc[j].score)
+		}
+	}
+	if len(acc) > k {
+		acc = best(acc, k) // rather than sorting every match
+	}
+	// The scores and coverage of the k best, summed in the question's
+	// order as Index sums them.
+	hits := make([]engine.TextHit, 0, len(acc))
+	for _, c := range acc {
+		h := engine.TextHit{ID: c.doc}
+		for _, t := range terms {
+			p := m.postings[t]
+			if p == nil {
+				continue
+			}
+			pi, ok := p.at[c.doc]
+			if !ok {
+				continue
+			}
+			w := idf(st.n, float64(max(p.df[fText], p.df[fContext], p.df[fRole])))
+			h.Score += add(w, &p.posts[pi])
+			if p.posts[pi].tf[fText] > 0 {
 				h.Coverage += w
 			}
 		}
-	}
-	hits := make([]engine.TextHit, 0, len(scores))
-	for _, h := range scores {
 		if idfSum > 0 {
 			h.Coverage /= idfSum
 		}
-		hits = append(hits, *h)
+		hits = append(hits, h)
 	}
-	slices.SortFunc(hits, func(a, b engine.TextHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return hits[:min(k, len(hits))], nil
+	sortHits(hits)
+	return hits, nil
 }
 
 func memMatch(d *engine.TextDoc, f engine.TextFilter) bool {

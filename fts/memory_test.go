@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -141,5 +142,97 @@ func TestMemoryCoverage(t *testing.T) {
 	}
 	if cov[1] <= cov[3] {
 		t.Errorf("coverage caroline-doc %v, melanie-doc %v: want the rarer term to weigh more", cov[1], cov[3])
+	}
+}
+
+// TestMemorySharedAnalysis: indexes sharing an Analysed answer as
+// indexes that analyse every document themselves, through moves between
+// them, replaced texts under the same id and evictions from a small cache.
+func TestMemorySharedAnalysis(t *testing.T) {
+	shared := fts.NewAnalysed(5)
+	var withCache, without [2]*fts.Memory
+	for i := range 2 {
+		var err error
+		if withCache[i], err = fts.NewMemoryWith(&fts.Options{Analysed: shared}); err != nil {
+			t.Fatal(err)
+		}
+		if without[i], err = fts.NewMemory(""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := func(id uint64, text string) engine.TextDoc {
+		return engine.TextDoc{ID: id, Text: text, Context: "the turn before " + text, Role: "user"}
+	}
+	type step struct {
+		index int // 0 or 1
+		add   []engine.TextDoc
+		del   []uint64
+	}
+	steps := []step{
+		{0, []engine.TextDoc{doc(1, "cats sleep all day"), doc(2, "dogs run in the park"), doc(3, "shellfish allergy"), doc(4, "running shoes")}, nil},
+		{1, []engine.TextDoc{doc(1, "cats sleep all day"), doc(2, "dogs run in the park")}, nil}, // held in both
+		{0, nil, []uint64{1, 2}}, // moved to index 1
+		{1, []engine.TextDoc{doc(3, "peanut allergy and cats")}, nil},                    // same id, new text
+		{0, []engine.TextDoc{doc(5, "a park run"), doc(6, "dogs"), doc(7, "cats")}, nil}, // evicts older entries
+		{0, []engine.TextDoc{doc(3, "shellfish allergy"), doc(1, "cats sleep all day")}, nil},
+		{1, nil, []uint64{3}},
+	}
+	queries := []string{"cats", "allergy", "dogs park run", "shellfish peanut", "turn before user"}
+	for n, s := range steps {
+		for _, x := range []*fts.Memory{withCache[s.index], without[s.index]} {
+			if err := x.Apply(s.add, s.del, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 2 {
+			for _, q := range queries {
+				got, err := withCache[i].Search(context.Background(), q, 10, engine.TextFilter{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := without[i].Search(context.Background(), q, 10, engine.TextFilter{})
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("step %d, index %d, %q: %v, want %v", n, i, q, got, want)
+				}
+			}
+		}
+	}
+	if _, err := fts.NewMemoryWith(&fts.Options{Analyzer: fts.AnalyzerPlain, Analysed: shared}); !errors.Is(err, fts.ErrInvalidOption) {
+		t.Errorf("an Analysed shared by two analyzers: %v, want ErrInvalidOption", err)
+	}
+}
+
+// TestMemoryTopKIsExact: a search for the k best (which stops taking new
+// documents once the words left cannot lift one into the top k) returns
+// the first k of the search for every match.
+func TestMemoryTopKIsExact(t *testing.T) {
+	docs, queries := memoryDocs(3000)
+	for i := range docs {
+		docs[i].Scope = []string{"a", "b", "c"}[i%3]
+	}
+	m, err := fts.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Apply(docs, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, f := range []engine.TextFilter{{}, {Scope: "b"}, {Scope: "none"}} {
+		for _, q := range queries {
+			all, err := m.Search(ctx, q, len(docs), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 10, 100} {
+				got, err := m.Search(ctx, q, k, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := all[:min(k, len(all))]; !reflect.DeepEqual(got, want) {
+					t.Fatalf("%q %+v k=%d:\n got %v\nwant %v", q, f, k, got, want)
+				}
+			}
+		}
 	}
 }

@@ -64,6 +64,11 @@ type Options struct {
 	// index fails Open with ErrCorrupt instead of being created. Default
 	// false.
 	ReadOnly bool
+	// Analysed, for Memory indexes only, is a cache of document analysis
+	// shared by the indexes that hold the same documents (NewAnalysed),
+	// so that a document moved between them is analysed once. Default
+	// nil: every document added is analysed.
+	Analysed *Analysed
 }
 
 // withDefaults returns a copy of o with defaults filled in, or an error

@@ -15,11 +15,6 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// scanFactor: a term's postings at most this many times longer than the
-// candidate list are read through; longer ones are searched by seeking
-// each candidate.
-const scanFactor = 8
-
 // Search returns up to k ids of documents matching any word of q, best
 // BM25F score first (see Scoring), restricted by f. A query with no
 // indexable words (empty, punctuation, or only stop words for an analyzer
@@ -28,7 +23,9 @@ const scanFactor = 8
 //
 // The top k are found by MaxScore over bleve's postings (topK) and
 // scored with the statistics of one snapshot of the index. Equal scores
-// are ordered by id.
+// are ordered by id. A positive f.Floor lets the search skip documents
+// below it from the start; when fewer than k documents reach it, the
+// search runs again without it, so the floor never changes the result.
 func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter) (hits []engine.TextHit, err error) {
 	defer recoverTo("search", &err)
 	if k <= 0 {
@@ -60,15 +57,18 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 			f.Scope = "" // every document passes: a filter that drops none
 		}
 	}
-	cands, err := x.topK(ctx, r, terms, f, k)
+	hits, err = x.topK(ctx, r, terms, f, k)
+	if err == nil && f.Floor > 0 && len(hits) < k {
+		// Fewer than k documents reach the floor (the index changed
+		// since it was taken): search again without it.
+		f.Floor = 0
+		hits, err = x.topK(ctx, r, terms, f, k)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, x.wrap("search", err)
-	}
-	if hits, err = x.rescore(ctx, r, terms, cands); err != nil {
-		return nil, err
 	}
 	sortHits(hits)
 	return hits[:min(k, len(hits))], nil
@@ -84,12 +84,6 @@ func sortHits(hits []engine.TextHit) {
 	})
 }
 
-// candidate is a document of the top k (topK), to be scored.
-type candidate struct {
-	iid index.IndexInternalID
-	id  uint64
-}
-
 // everyDoc reports whether every document of snapshot r has term v in
 // field (deleted documents count in neither total).
 func everyDoc(r index.IndexReader, field, v string) (bool, error) {
@@ -103,122 +97,6 @@ func everyDoc(r index.IndexReader, field, v string) (bool, error) {
 	}
 	defer tfr.Close()
 	return tfr.Count() >= n, nil
-}
-
-// rescore computes the BM25F score and coverage of each candidate from
-// the snapshot r: N, df and the field totals of that snapshot, and each
-// candidate's term frequencies and field lengths from the postings (bleve
-// keeps a field's length in its norm, 1/√len).
-func (x *Index) rescore(ctx context.Context, r index.IndexReader, terms []string, ids []candidate) ([]engine.TextHit, error) {
-	n, err := r.DocCount()
-	if err != nil {
-		return nil, x.wrap("search", err)
-	}
-	tb, err := r.GetInternal(keyLengths)
-	if err != nil {
-		return nil, x.wrap("search", err)
-	}
-	tot, err := decodeTotals(tb)
-	if err != nil {
-		return nil, err
-	}
-	st := fieldStats{n: float64(n)}
-	for f := range nFields {
-		st.total[f] = float64(tot[f])
-	}
-	// The candidates, in internal-id order.
-	type cand struct {
-		iid index.IndexInternalID
-		hit engine.TextHit
-		tf  [][nFields]float64 // per term
-		dl  [nFields]float64
-	}
-	cands := make([]*cand, 0, len(ids))
-	for _, c := range ids {
-		cands = append(cands, &cand{iid: c.iid, hit: engine.TextHit{ID: c.id}, tf: make([][nFields]float64, len(terms))})
-	}
-	slices.SortFunc(cands, func(a, b *cand) int { return a.iid.Compare(b.iid) })
-	byIID := make(map[string]*cand, len(cands))
-	for _, c := range cands {
-		byIID[string(c.iid)] = c
-	}
-	idfs := make([]float64, len(terms))
-	var buf index.TermFieldDoc // reused by every posting read
-	for ti, t := range terms {
-		var df uint64
-		for f, field := range bm25Fields {
-			tfr, err := r.TermFieldReader(ctx, []byte(t), field, true, true, false)
-			if err != nil {
-				return nil, x.wrap("search", err)
-			}
-			cnt := tfr.Count()
-			df = max(df, cnt)
-			if cnt <= scanFactor*uint64(len(cands)) {
-				// Short postings: read them through rather than seek
-				// each candidate.
-				for {
-					d, err := tfr.Next(&buf)
-					if err != nil {
-						tfr.Close()
-						return nil, x.wrap("search", err)
-					}
-					if d == nil {
-						break
-					}
-					if c, ok := byIID[string(d.ID)]; ok {
-						c.tf[ti][f] = float64(d.Freq)
-						if d.Norm > 0 {
-							c.dl[f] = math.Round(1 / (d.Norm * d.Norm))
-						}
-					}
-				}
-				tfr.Close()
-				continue
-			}
-			var d *index.TermFieldDoc
-			for _, c := range cands {
-				if d != nil && d.ID.Compare(c.iid) > 0 {
-					continue // the postings skipped past this candidate
-				}
-				if d, err = tfr.Advance(c.iid, &buf); err != nil {
-					tfr.Close()
-					return nil, x.wrap("search", err)
-				}
-				if d == nil {
-					break
-				}
-				if d.ID.Equals(c.iid) {
-					c.tf[ti][f] = float64(d.Freq)
-					if d.Norm > 0 {
-						c.dl[f] = math.Round(1 / (d.Norm * d.Norm))
-					}
-				}
-			}
-			tfr.Close()
-		}
-		idfs[ti] = idf(st.n, float64(df))
-	}
-	var idfSum float64
-	for _, v := range idfs {
-		idfSum += v
-	}
-	hits := make([]engine.TextHit, 0, len(cands))
-	for _, c := range cands {
-		for ti := range terms {
-			c.hit.Score += x.scoring.termScore(idfs[ti], &st, &c.tf[ti], &c.dl)
-			if said(&c.tf[ti]) {
-				c.hit.Coverage += idfs[ti]
-			}
-		}
-		if c.hit.Score == 0 {
-			continue
-		}
-		if idfSum > 0 {
-			c.hit.Coverage /= idfSum
-		}
-		hits = append(hits, c.hit)
-	}
-	return hits, nil
 }
 
 // terms analyses q as the text field is analysed.

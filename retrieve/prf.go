@@ -83,6 +83,12 @@ func expand(ctx context.Context, o *PRFOptions, q *Query, src Source, text []Hit
 	terms = terms[:min(o.Terms, len(terms))]
 	eq := *q
 	eq.Text = q.Text + " " + strings.Join(terms, " ")
+	if len(text) >= c {
+		// BM25 only adds: the expanded question scores each of the c
+		// first-pass records at least as high. The margin absorbs the
+		// rounding of sums in another order.
+		eq.TextFloor = text[c-1].Score * (1 - 1e-9)
+	}
 	second, err := src.Text(ctx, &eq, c)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,12 @@ type Query struct {
 	// VectorNull is the query's similarity to unrelated records of the
 	// store (see Null); zero when unknown.
 	VectorNull Null
+	// TextFloor, when positive, is a lexical score that at least
+	// Candidates records are known to reach, for Source.Text to search
+	// faster; it changes no result. The prf stage sets it for its second
+	// search: the expanded question scores every first-pass candidate at
+	// least as high as the question did.
+	TextFloor float64
 }
 
 // Null describes the cosine similarity of a query to records spread

@@ -391,6 +391,9 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"recall", "--help"}, 0, "--scope", ""},
 		{[]string{"version"}, 0, "hmo ", ""},
 		{[]string{"--version"}, 0, "hmo ", ""},
+		{[]string{"-v"}, 0, "hmo ", ""},
+		{[]string{"--version", "nosuch"}, 0, "hmo ", ""}, // before the argument check, as cobra's --version
+		{[]string{"recall", "--version"}, 2, "", "unknown flag: --version"},
 	}
 	for _, tt := range tests {
 		r := hmoRun(t, "", tt.args...)
@@ -401,8 +404,10 @@ func TestHelpAndVersion(t *testing.T) {
 			t.Errorf("hmo %v wrote on stderr: %q; help and version go to stdout", tt.args, r.stderr)
 		}
 	}
-	if v, want := hmoRun(t, "", "--version").stdout, hmoRun(t, "", "version").stdout; v != want {
-		t.Errorf("hmo --version printed %q, hmo version %q", v, want)
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"--version", "nosuch"}} {
+		if v, want := hmoRun(t, "", args...).stdout, hmoRun(t, "", "version").stdout; v != want {
+			t.Errorf("hmo %v printed %q, hmo version %q", args, v, want)
+		}
 	}
 }
 

@@ -3,36 +3,81 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// usageTemplate is the help of every command, on stdout for --help and
-// on stderr after a bad command line.
-const usageTemplate = `usage: {{.UseLine}}{{if .HasAvailableSubCommands}}
+// The help and usage texts are written by functions, not cobra's
+// templates: text/template calls reflect.Value.MethodByName, and a
+// reachable MethodByName makes the linker keep every exported method of
+// every type stored in an interface, 4.3 MB of the binary (BENCHMARKS.md,
+// "Binary size"). TestHelpMatchesTemplates checks the texts against the
+// templates they replace; TestLinkKeepsNoReflectMethod checks the link.
 
-commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
-  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasExample}}
+// writeUsage is the usage of c: on stdout inside --help and on stderr
+// after a bad command line.
+func writeUsage(w io.Writer, c *cobra.Command) {
+	local := c.LocalFlags() // first: it merges the parents' persistent flags
+	fmt.Fprintf(w, "usage: %s", c.UseLine())
+	if c.HasAvailableSubCommands() {
+		fmt.Fprint(w, "\n\ncommands:")
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() || sub.Name() == "help" {
+				fmt.Fprintf(w, "\n  %-*s %s", sub.NamePadding(), sub.Name(), sub.Short)
+			}
+		}
+	}
+	if c.HasExample() {
+		fmt.Fprintf(w, "\n\nexamples:\n%s", c.Example)
+	}
+	if c.HasAvailableLocalFlags() {
+		fmt.Fprintf(w, "\n\nflags:\n%s", trimTrailingSpace(local.FlagUsages()))
+	}
+	if c.HasAvailableInheritedFlags() {
+		fmt.Fprintf(w, "\n\nglobal flags:\n%s", trimTrailingSpace(c.InheritedFlags().FlagUsages()))
+	}
+	if c.HasAvailableSubCommands() {
+		fmt.Fprintf(w, "\n\nRun '%s <command> --help' for a command's flags and examples.", c.CommandPath())
+		if !c.HasParent() {
+			fmt.Fprint(w, "\nThe store is in --dir, $HMO_DIR or the user's data directory.")
+		}
+	}
+	fmt.Fprintln(w)
+}
 
-examples:
-{{.Example}}{{end}}{{if .HasAvailableLocalFlags}}
+// writeHelp is --help: the description, then the usage.
+func writeHelp(w io.Writer, c *cobra.Command) {
+	c.LocalFlags() // merges the parents' persistent flags, as cobra's help does
+	desc := c.Long
+	if desc == "" {
+		desc = c.Short
+	}
+	if desc != "" {
+		fmt.Fprintf(w, "%s\n\n", trimTrailingSpace(desc))
+	}
+	if c.Runnable() || c.HasSubCommands() {
+		fmt.Fprint(w, c.UsageString())
+	}
+}
 
-flags:
-{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+// trimTrailingSpace is cobra's template function trimTrailingWhitespaces.
+func trimTrailingSpace(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) }
 
-global flags:
-{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+// versionFlag is hmo's -v/--version. It is hmo's own rather than cobra's
+// (the Version field), because cobra prints its version line through a
+// template unless it says "hmo version X"; annotated as cobra's, so shell
+// completion stops after it as it does after cobra's.
+const versionFlag = "version"
 
-Run '{{.CommandPath}} <command> --help' for a command's flags and examples.{{if not .HasParent}}
-The store is in --dir, $HMO_DIR or the user's data directory.{{end}}{{end}}
-`
-
-// helpTemplate is --help: the description, then the usage.
-const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
-
-{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}`
+// versionAsked reports whether c's command line holds --version.
+func versionAsked(c *cobra.Command) bool {
+	v, err := c.Flags().GetBool(versionFlag)
+	return err == nil && v
+}
 
 // newRoot returns the hmo command with its subcommands.
 func newRoot(env *env) *cobra.Command {
@@ -46,12 +91,12 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
   hmo list --scope me --reverse --limit 10
   hmo import notes.jsonl
   hmo serve --detach`,
-		Version:       buildVersion(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// An argument of hmo itself is an unknown command.
+		// --version answers before the arguments are checked, as cobra's does.
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
+			if len(args) == 0 || versionAsked(cmd) {
 				return nil
 			}
 			msg := fmt.Sprintf("unknown command %q", args[0])
@@ -62,6 +107,10 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 			return exitError{2}
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if versionAsked(cmd) {
+				fmt.Fprintf(cmd.OutOrStdout(), "hmo %s\n", buildVersion())
+				return nil
+			}
 			fmt.Fprint(env.stderr, cmd.UsageString())
 			return exitError{2}
 		},
@@ -69,9 +118,13 @@ one store per user, tiered recall (HMO), local models through Ollama.`,
 	root.SetIn(env.stdin)
 	root.SetOut(env.stdout)
 	root.SetErr(env.stderr)
-	root.SetUsageTemplate(usageTemplate)
-	root.SetHelpTemplate(helpTemplate)
-	root.SetVersionTemplate("hmo {{.Version}}\n")
+	root.SetUsageFunc(func(c *cobra.Command) error {
+		writeUsage(c.OutOrStderr(), c)
+		return nil
+	})
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { writeHelp(c.OutOrStdout(), c) })
+	root.Flags().BoolP(versionFlag, "v", false, "version for hmo")
+	_ = root.Flags().SetAnnotation(versionFlag, cobra.FlagSetByCobraAnnotation, []string{"true"})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err.Error()} })
 	root.AddCommand(
 		newInitCmd(env),

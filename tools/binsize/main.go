@@ -11,6 +11,22 @@
 // does not size per symbol: .gopclntab (about 0.8 bytes per byte of code
 // here), string data and type names, so a package's share of the file is
 // roughly twice its sum.
+//
+// With -why it says instead why the linker kept a symbol, from the
+// linker's dependency dump (whydeadcode's question):
+//
+//	CGO_ENABLED=0 go build -trimpath -gcflags=-dwarf=false -ldflags=-dumpdep -o /tmp/hmo ./cmd/hmo 2> /tmp/deps.txt
+//	go run ./tools/binsize -why text/template /tmp/deps.txt
+//	go run ./tools/binsize -why reflectmethod /tmp/deps.txt
+//
+// (-gcflags=-dwarf=false only gives the build a compile action of its own:
+// cmd/go caches the linker's output with the main package's compile
+// action and prints the dump again at the next build sharing it.)
+// It prints the chain from the first reachable symbol whose name contains
+// the argument back to the entry point. "reflectmethod" asks for the
+// functions that call reflect.Value.Method or MethodByName: one of them
+// reachable keeps every exported method of every type in an interface
+// (cmd/hmo's TestLinkKeepsNoReflectMethod keeps hmo free of them).
 package main
 
 import (
@@ -18,16 +34,31 @@ import (
 	"debug/elf"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hmo-dev/hmo/internal/linkdeps"
 )
 
 func main() {
 	by := flag.String("by", "package", "group by package or module")
 	top := flag.Int("n", 40, "rows to print")
+	why := flag.String("why", "", "print why the linker kept the first symbol containing this (\"reflectmethod\": the functions that disable method dead-code elimination); the argument is a -ldflags=-dumpdep dump")
 	flag.Parse()
+	if *why != "" {
+		if flag.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, "usage: binsize -why SUBSTRING|reflectmethod DUMPDEP-FILE")
+			os.Exit(2)
+		}
+		if err := explain(os.Stdout, flag.Arg(0), *why); err != nil {
+			fmt.Fprintln(os.Stderr, "binsize:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 1 || (*by != "package" && *by != "module") {
 		fmt.Fprintln(os.Stderr, "usage: binsize [-by package|module] [-n rows] BINARY")
 		os.Exit(2)
@@ -50,6 +81,36 @@ func main() {
 	for _, r := range rows[:min(*top, len(rows))] {
 		fmt.Printf("%-56s %10.2f MB\n", r.name, float64(r.n)/1e6)
 	}
+}
+
+// explain prints, from the dump at path, the chain that kept the first
+// symbol containing what, or every function marked <ReflectMethod> with
+// the chain of the first.
+func explain(w io.Writer, path, what string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	g, err := linkdeps.Read(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	sym := ""
+	if what == "reflectmethod" {
+		fs := g.ReflectMethod()
+		if len(fs) == 0 {
+			fmt.Fprintln(w, "no reachable function calls reflect.Value.Method or MethodByName")
+			return nil
+		}
+		fmt.Fprintf(w, "%d reachable functions call reflect.Value.Method or MethodByName:\n  %s\n\n", len(fs), strings.Join(fs, "\n  "))
+		sym = fs[0]
+	} else if sym = g.Match(what); sym == "" {
+		fmt.Fprintf(w, "no reachable symbol contains %q\n", what)
+		return nil
+	}
+	fmt.Fprintf(w, "%s\n", strings.Join(g.Why(sym), "\n  <- "))
+	return nil
 }
 
 // sizes sums symbol sizes by package (or module) of the ELF binary at path.
