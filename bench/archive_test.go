@@ -288,9 +288,13 @@ func distinct(ids []uint64) map[uint64]bool {
 // flatIngest times the ingestion of n records into a new flat store
 // through the Go API (Remember batches of ingestBatch), the store
 // discarded: the ingest figure of the peers benchmark.
-func flatIngest(b *testing.B, n int) {
-	dir := filepath.Join(b.TempDir(), "flat")
-	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat})
+func flatIngest(b *testing.B, n int) { ingest(b, n, engine.ModeFlat, "flat-") }
+
+// ingest times the ingestion of n records into a new store of the given
+// mode through the Go API and reports its figures, each name prefixed.
+func ingest(b *testing.B, n int, mode engine.Mode, prefix string) {
+	dir := filepath.Join(b.TempDir(), string(mode))
+	e, err := hmo.Open(dir, &engine.Options{Mode: mode})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -309,21 +313,24 @@ func flatIngest(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	took := time.Since(start)
-	b.ReportMetric(float64(n)/took.Seconds(), "flat-ingest-rec/s")
-	b.ReportMetric(float64(len(distinct(all)))/took.Seconds(), "flat-ingest-stored/s")
-	b.ReportMetric(1e6*(cpuTime()-cpu0).Seconds()/float64(n), "flat-ingest-cpu-us/rec")
-	b.ReportMetric(float64(engine.DiskBytes(dir))/float64(len(distinct(all))), "flat-disk-bytes/rec")
+	b.ReportMetric(float64(n)/took.Seconds(), prefix+"ingest-rec/s")
+	b.ReportMetric(float64(len(distinct(all)))/took.Seconds(), prefix+"ingest-stored/s")
+	b.ReportMetric(1e6*(cpuTime()-cpu0).Seconds()/float64(n), prefix+"ingest-cpu-us/rec")
+	b.ReportMetric(float64(engine.DiskBytes(dir))/float64(len(distinct(all))), prefix+"disk-bytes/rec")
 }
 
-// BenchmarkIngest measures flat ingest alone (the figure BenchmarkScale
-// reports as flat-ingest-rec/s) for each size of HMO_SCALE_SIZES
-// (default 100000), without the query and memory runs around it.
+// BenchmarkIngest measures ingest alone, flat (the figure BenchmarkScale
+// reports as flat-ingest-rec/s) and tiered, for each size of
+// HMO_SCALE_SIZES (default 100000), without the query and memory runs
+// around it. -bench 'Ingest/mode=flat' runs one mode.
 func BenchmarkIngest(b *testing.B) {
-	for _, n := range scaleSizes() {
-		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
-			for range b.N {
-				flatIngest(b, n)
-			}
-		})
+	for _, mode := range []engine.Mode{engine.ModeFlat, engine.ModeTiered} {
+		for _, n := range scaleSizes() {
+			b.Run(fmt.Sprintf("mode=%s/records=%d", mode, n), func(b *testing.B) {
+				for range b.N {
+					ingest(b, n, mode, "")
+				}
+			})
+		}
 	}
 }

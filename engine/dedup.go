@@ -112,15 +112,27 @@ func batchHash(ins []Input) []byte {
 	return h.Sum(nil)[:16]
 }
 
-// findDuplicate returns the stored record in duplicates, or 0.
-func findDuplicate(tx *bolt.Tx, in *Input) uint64 {
+// identity is a record's identity keys: its text key and its source key
+// (nil without sources). An input's are computed once, for the duplicate
+// check and, when it is stored, for registerKeys.
+type identity struct {
+	text, source []byte
+}
+
+func identityOf(scope, role, text string, sources []string) identity {
+	return identity{text: textKey(scope, text), source: sourceKey(scope, role, sources)}
+}
+
+// findDuplicate returns the stored record in duplicates of the input
+// with keys k, or 0.
+func findDuplicate(tx *bolt.Tx, k identity) uint64 {
 	b := tx.Bucket(bucketDedup)
-	if k := sourceKey(in.Scope, in.Role, in.Sources); k != nil {
-		if id := keyU64(b.Get(k)); id != 0 {
+	if k.source != nil {
+		if id := keyU64(b.Get(k.source)); id != 0 {
 			return id
 		}
 	}
-	return keyU64(b.Get(textKey(in.Scope, in.Text)))
+	return keyU64(b.Get(k.text))
 }
 
 // replay returns the outcome of the batch first written with key, or nil
@@ -165,13 +177,13 @@ func addOwnKey(tx *bolt.Tx, id uint64, k []byte) error {
 	return ib.Put(u64key(id), v)
 }
 
-// registerKeys writes r's identity keys.
-func registerKeys(tx *bolt.Tx, r *Record) error {
-	if err := putKey(tx, textKey(r.Scope, r.Text), r.ID); err != nil {
+// registerKeys writes the identity keys k of record id.
+func registerKeys(tx *bolt.Tx, id uint64, k identity) error {
+	if err := putKey(tx, k.text, id); err != nil {
 		return err
 	}
-	if k := sourceKey(r.Scope, r.Role, r.Sources); k != nil {
-		return putKey(tx, k, r.ID)
+	if k.source != nil {
+		return putKey(tx, k.source, id)
 	}
 	return nil
 }
@@ -318,6 +330,6 @@ func buildKeys(tx *bolt.Tx) error {
 		if err != nil {
 			return nil // unreadable records are doctor's business
 		}
-		return registerKeys(tx, &r)
+		return registerKeys(tx, r.ID, identityOf(r.Scope, r.Role, r.Text, r.Sources))
 	})
 }

@@ -143,8 +143,10 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 	var added []*Record
 	var leaves []htreeChange
 	for i := range ins {
+		in := &ins[i]
+		keys := identityOf(in.Scope, in.Role, in.Text, in.Sources)
 		if dedup {
-			if id := findDuplicate(tx, &ins[i]); id != 0 {
+			if id := findDuplicate(tx, keys); id != 0 {
 				out[i] = Stored{ID: id, Duplicate: true}
 				if err := e.mergeDuplicate(tx, id, &ins[i]); err != nil {
 					return nil, nil, nil, err
@@ -169,7 +171,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 		if _, err := sessionSeq(tx, &r); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := registerKeys(tx, &r); err != nil {
+		if err := registerKeys(tx, id, keys); err != nil {
 			return nil, nil, nil, err
 		}
 		out[i] = Stored{ID: id}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -34,6 +35,29 @@ type treeStore struct {
 	b     *bolt.Bucket
 	scope string
 	dims  int
+	// leaves, when not nil, caches the leaves read in tx: an insert
+	// re-reads every leaf of its level-1 segment to pick the segment's
+	// most central one, and the leaves of a batch are mostly its own
+	// records. Only for inserts: records do not change meanwhile.
+	leaves map[uint64]treeLeaf
+	// cache, when not nil, holds the nodes and id lists read or written
+	// in tx, written to the bucket by flush: an insert reads and rewrites
+	// the frontier of its scope, which the next insert reads again.
+	cache *treeCache
+}
+
+// treeCache is what a treeStore holds back until flush.
+type treeCache struct {
+	nodes map[uint64]*segtree.Node // read or written; the store's own copies
+	dirty map[uint64]bool          // nodes written since the last flush
+	lists map[string][]uint64      // id lists by key (frontier, roots)
+	ldirt map[string]bool          // lists written since the last flush
+}
+
+// treeLeaf is a leaf's vector and text (nil vector: gone).
+type treeLeaf struct {
+	vec  []float32
+	text string
 }
 
 func (e *Engine) treeStore(tx *bolt.Tx, scope string) *treeStore {
@@ -43,26 +67,84 @@ func (e *Engine) treeStore(tx *bolt.Tx, scope string) *treeStore {
 func nodeKey(id uint64) []byte   { return append([]byte("n"), u64key(id)...) }
 func parentKey(id uint64) []byte { return append([]byte("p"), u64key(id)...) }
 
+// cached makes s hold back its writes until flush.
+func (s *treeStore) cached() *treeStore {
+	s.cache = &treeCache{nodes: map[uint64]*segtree.Node{}, dirty: map[uint64]bool{}, lists: map[string][]uint64{}, ldirt: map[string]bool{}}
+	return s
+}
+
+// flush writes the nodes and lists held back.
+func (s *treeStore) flush() error {
+	c := s.cache
+	if c == nil {
+		return nil
+	}
+	ids := make([]uint64, 0, len(c.dirty))
+	for id := range c.dirty {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := s.b.Put(nodeKey(id), encodeNode(c.nodes[id])); err != nil {
+			return err
+		}
+	}
+	clear(c.dirty)
+	for k := range c.ldirt {
+		if err := s.b.Put([]byte(k), encodeIDs(c.lists[k])); err != nil {
+			return err
+		}
+	}
+	clear(c.ldirt)
+	return nil
+}
+
+// cloneNode is a copy of n that shares nothing with it.
+func cloneNode(n *segtree.Node) *segtree.Node {
+	c := *n
+	c.Sum = slices.Clone(n.Sum)
+	c.Children = slices.Clone(n.Children)
+	return &c
+}
+
 func (s *treeStore) Node(id uint64) (*segtree.Node, error) {
 	if id == 0 {
 		return nil, nil
+	}
+	if s.cache != nil {
+		if n, ok := s.cache.nodes[id]; ok {
+			return cloneNode(n), nil
+		}
 	}
 	v := s.b.Get(nodeKey(id))
 	if v == nil {
 		return nil, nil
 	}
-	return decodeNode(id, v)
+	n, err := decodeNode(id, v)
+	if err == nil && s.cache != nil {
+		s.cache.nodes[id] = cloneNode(n)
+	}
+	return n, err
 }
 
 func (s *treeStore) PutNode(n *segtree.Node) error {
 	if n.Level == 1 {
 		s.e.noteSegment(n.ID)
 	}
+	if s.cache != nil {
+		s.cache.nodes[n.ID] = cloneNode(n)
+		s.cache.dirty[n.ID] = true
+		return nil
+	}
 	return s.b.Put(nodeKey(n.ID), encodeNode(n))
 }
 
 func (s *treeStore) DeleteNode(id uint64) error {
 	s.e.noteSegment(id)
+	if s.cache != nil {
+		delete(s.cache.nodes, id)
+		delete(s.cache.dirty, id)
+	}
 	return s.b.Delete(nodeKey(id))
 }
 func (s *treeStore) Parent(leaf uint64) (uint64, error) {
@@ -79,32 +161,62 @@ func (s *treeStore) SetRoots(r []uint64) error    { return s.setIDs("r", r) }
 
 // ids reads a list of node ids kept for the scope under prefix.
 func (s *treeStore) ids(prefix string) []uint64 {
-	v := s.b.Get(append([]byte(prefix), s.scope...))
+	k := prefix + s.scope
+	if s.cache != nil {
+		if l, ok := s.cache.lists[k]; ok {
+			return slices.Clone(l)
+		}
+	}
+	v := s.b.Get([]byte(k))
 	out := make([]uint64, len(v)/8)
 	for i := range out {
 		out[i] = binary.BigEndian.Uint64(v[8*i:])
+	}
+	if s.cache != nil {
+		s.cache.lists[k] = slices.Clone(out)
 	}
 	return out
 }
 
 func (s *treeStore) setIDs(prefix string, ids []uint64) error {
+	k := prefix + s.scope
+	if s.cache != nil {
+		s.cache.lists[k] = slices.Clone(ids)
+		s.cache.ldirt[k] = true
+		return nil
+	}
+	return s.b.Put([]byte(k), encodeIDs(ids))
+}
+
+func encodeIDs(ids []uint64) []byte {
 	v := make([]byte, 0, 8*len(ids))
 	for _, id := range ids {
 		v = binary.BigEndian.AppendUint64(v, id)
 	}
-	return s.b.Put(append([]byte(prefix), s.scope...), v)
+	return v
 }
 
 func (s *treeStore) Leaf(id uint64) ([]float32, string, error) {
+	if l, ok := s.leaves[id]; ok {
+		return l.vec, l.text, nil
+	}
+	l := s.readLeaf(id)
+	if s.leaves != nil {
+		s.leaves[id] = l
+	}
+	return l.vec, l.text, nil
+}
+
+func (s *treeStore) readLeaf(id uint64) treeLeaf {
 	r, err := getRecord(s.tx, id)
 	if err != nil {
-		return nil, "", nil // gone
+		return treeLeaf{} // gone
 	}
 	v, err := decodeVector(s.tx.Bucket(bucketVectors).Get(u64key(id)), s.dims)
 	if err != nil {
-		return nil, "", nil
+		return treeLeaf{}
 	}
-	return v, r.Text, nil
+	return treeLeaf{vec: v, text: r.Text}
 }
 
 // encodeNode: parent, level, count, rep, children, sum, summary.
@@ -154,10 +266,29 @@ func decodeNode(id uint64, b []byte) (*segtree.Node, error) {
 	return n, nil
 }
 
-// treeInsert adds committed records to their scopes' trees.
+// treeInsert adds records stored in tx, with the vectors stored for
+// them, to their scopes' trees.
 func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error {
+	leaves := make(map[uint64]treeLeaf, 2*len(recs))
 	for i, r := range recs {
-		if err := segtree.Insert(e.treeStore(tx, r.Scope), e.opts.SegTree, r.ID, vecs[i], r.Text); err != nil {
+		leaves[r.ID] = treeLeaf{vec: vecs[i], text: r.Text}
+	}
+	stores := map[string]*treeStore{}
+	var scopes []string
+	for i, r := range recs {
+		s := stores[r.Scope]
+		if s == nil {
+			s = e.treeStore(tx, r.Scope).cached()
+			s.leaves = leaves
+			stores[r.Scope] = s
+			scopes = append(scopes, r.Scope)
+		}
+		if err := segtree.Insert(s, e.opts.SegTree, r.ID, vecs[i], r.Text); err != nil {
+			return fmt.Errorf("hmo: segment tree: %w", err)
+		}
+	}
+	for _, scope := range scopes {
+		if err := stores[scope].flush(); err != nil {
 			return fmt.Errorf("hmo: segment tree: %w", err)
 		}
 	}

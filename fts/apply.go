@@ -38,13 +38,16 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	if err != nil {
 		return err
 	}
+	var lr lengthReader
+	defer lr.close(&err)
 	pending := map[uint64]*[nFields]uint32{} // lengths set in this batch; nil: deleted
 	old := func(id uint64) (*[nFields]uint32, error) {
 		if l, ok := pending[id]; ok {
 			return l, nil
 		}
-		return x.docLengths(id)
+		return lr.docLengths(x, id)
 	}
+	toks := x.an.analyseDocs(docs)
 	// Deletes come last: a batch that adds and deletes an id deletes it.
 	for i := range docs {
 		d := &docs[i]
@@ -53,10 +56,10 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 			return err
 		}
 		lens.sub(l)
-		nl := x.fieldLengths(d)
+		nl := toks[i].lengths()
 		lens.add(&nl)
 		pending[d.ID] = &nl
-		doc, err := x.an.newDocument(d, &nl)
+		doc, err := x.an.newDocument(d, &nl, &toks[i])
 		if err != nil {
 			return err
 		}

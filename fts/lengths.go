@@ -3,9 +3,12 @@ package fts
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/blevesearch/bleve/v2/analysis"
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
@@ -101,15 +104,24 @@ func (x *Index) lengths() (totals, error) {
 	return decodeTotals(b)
 }
 
+// lengthReader reads stored document lengths through one index reader,
+// opened on first use: an Apply looks up every document it replaces or
+// deletes, and a reader per lookup cost more than the lookup.
+type lengthReader struct {
+	r index.IndexReader
+}
+
 // docLengths reads a document's field lengths, nil when it is not
-// indexed.
-func (x *Index) docLengths(id uint64) (l *[nFields]uint32, err error) {
-	r, err := x.s.Reader()
-	if err != nil {
-		return nil, x.wrap("apply", err)
+// indexed. The caller holds applyMu.
+func (lr *lengthReader) docLengths(x *Index, id uint64) (*[nFields]uint32, error) {
+	if lr.r == nil {
+		r, err := x.s.Reader()
+		if err != nil {
+			return nil, x.wrap("apply", err)
+		}
+		lr.r = r
 	}
-	defer closeReader(r, &err)
-	doc, err := r.Document(docID(id))
+	doc, err := lr.r.Document(docID(id))
 	if err != nil {
 		return nil, x.wrap("apply", err)
 	}
@@ -128,16 +140,79 @@ func (x *Index) docLengths(id uint64) (l *[nFields]uint32, err error) {
 	return decodeDocLen(id, v)
 }
 
+// close closes the reader if it was opened, reporting its error through
+// err if err is nil.
+func (lr *lengthReader) close(err *error) {
+	if lr.r != nil {
+		closeReader(lr.r, err)
+	}
+}
+
 // fieldLengths analyses d's scored fields and counts their tokens, as
 // bleve counts a field's length.
 func (x *Index) fieldLengths(d *engineDoc) [nFields]uint32 {
+	return x.an.analyseDocs([]engineDoc{*d})[0].lengths()
+}
+
+// docTokens are the token streams of a document's scored fields, nil for
+// an empty field.
+type docTokens [nFields]analysis.TokenStream
+
+// lengths counts the tokens of each field, as bleve counts a field's
+// length.
+func (t *docTokens) lengths() [nFields]uint32 {
 	var l [nFields]uint32
-	for f, text := range docFields(d) {
-		if text != "" {
-			l[f] = uint32(len(x.an.text.Analyze([]byte(text))))
-		}
+	for f, ts := range t {
+		l[f] = uint32(len(ts))
 	}
 	return l
+}
+
+// parallelTexts is the number of texts from which analyseDocs analyses
+// on several goroutines.
+const parallelTexts = 16
+
+// analyseDocs analyses the scored fields of docs, each distinct text once
+// (a record's context is, by default, the text of the record before it,
+// and most roles are one of two words), on up to analysisWorkers
+// goroutines that return before it does. The streams are shared between
+// the fields with the same text and are not to be changed.
+func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
+	at := map[string]int{} // distinct text -> its index in texts
+	var texts []string
+	for i := range docs {
+		for _, text := range docFields(&docs[i]) {
+			if _, ok := at[text]; !ok && text != "" {
+				at[text] = len(texts)
+				texts = append(texts, text)
+			}
+		}
+	}
+	streams := make([]analysis.TokenStream, len(texts))
+	workers := min(analysisWorkers, runtime.GOMAXPROCS(0), len(texts))
+	if len(texts) < parallelTexts {
+		workers = min(workers, 1)
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(texts); i += workers {
+				streams[i] = an.text.Analyze([]byte(texts[i]))
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]docTokens, len(docs))
+	for i := range docs {
+		for f, text := range docFields(&docs[i]) {
+			if text != "" {
+				out[i][f] = streams[at[text]]
+			}
+		}
+	}
+	return out
 }
 
 type engineDoc = engine.TextDoc

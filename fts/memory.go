@@ -163,14 +163,7 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 // Apply indexes docs (replacing those already present), removes deletes
 // and records watermark.
 func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) error {
-	analysed := make([]*docAnalysis, len(docs))
-	// Each distinct string is analysed once per call: a view filled with
-	// whole sessions holds a turn's text again as the next turn's context
-	// (engine.Options.IndexContext), and roles repeat.
-	memo := map[string]termCounts{}
-	for i := range docs {
-		analysed[i] = m.analyse(&docs[i], memo)
-	}
+	analysed := m.analyseAll(docs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range deletes {
@@ -205,50 +198,53 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	return nil
 }
 
-// analyse returns d's analysis, from the shared cache where it holds it;
-// memo holds the texts already analysed in this Apply.
-func (m *Memory) analyse(d *engine.TextDoc, memo map[string]termCounts) *docAnalysis {
-	var sum uint64
-	if m.cache != nil {
-		sum = m.cache.hash(d)
-		if an := m.cache.get(d, sum); an != nil {
-			return an
-		}
-	}
-	an := &docAnalysis{sum: sum, tf: map[string]*[nFields]int32{}}
-	for f, text := range docFields(d) {
-		tc, ok := memo[text]
-		if !ok {
-			tc.tf, tc.n = m.termFreqs(text)
-			memo[text] = tc
-		}
-		an.lens[f] = tc.n
-		for t, c := range tc.tf {
-			a := an.tf[t]
-			if a == nil {
-				a = new([nFields]int32)
-				an.tf[t] = a
+// analyseAll returns the analysis of each of docs: from the shared
+// cache where it holds it, the others analysed together, each distinct
+// text once (a record's context is, by default, the text before it).
+func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
+	out := make([]*docAnalysis, len(docs))
+	sums := make([]uint64, len(docs))
+	var miss []engine.TextDoc
+	var at []int // index in docs of each of miss
+	for i := range docs {
+		if m.cache != nil {
+			sums[i] = m.cache.hash(&docs[i])
+			if an := m.cache.get(&docs[i], sums[i]); an != nil {
+				out[i] = an
+				continue
 			}
-			a[f] = c
 		}
+		miss, at = append(miss, docs[i]), append(at, i)
 	}
-	if m.cache != nil {
-		m.cache.put(d.ID, an)
+	toks := (&analyzers{text: m.analyzer}).analyseDocs(miss)
+	for j, i := range at {
+		an := &docAnalysis{sum: sums[i], tf: map[string]*[nFields]int32{}}
+		for f, ts := range toks[j] {
+			tf, n := termFreqs(ts)
+			an.lens[f] = n
+			for t, c := range tf {
+				a := an.tf[t]
+				if a == nil {
+					a = new([nFields]int32)
+					an.tf[t] = a
+				}
+				a[f] = c
+			}
+		}
+		if m.cache != nil {
+			m.cache.put(docs[i].ID, an)
+		}
+		out[i] = an
 	}
-	return an
+	return out
 }
 
-// termCounts is a text's analysis: each term's count and the number of
-// tokens. Shared by the documents of one Apply; never modified.
-type termCounts struct {
-	tf map[string]int32
-	n  int
-}
-
-func (m *Memory) termFreqs(text string) (map[string]int32, int) {
+// termFreqs counts the terms of an analysed text and its length in
+// tokens.
+func termFreqs(ts analysis.TokenStream) (map[string]int32, int) {
 	tf := map[string]int32{}
 	n := 0
-	for _, t := range m.analyzer.Analyze([]byte(text)) {
+	for _, t := range ts {
 		if len(t.Term) > 0 {
 			tf[string(t.Term)]++
 			n++

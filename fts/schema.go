@@ -112,19 +112,24 @@ func newAnalyzers(a Analyzer) (analyzers, error) {
 var bm25Fields = [nFields]string{fText: fieldText, fContext: fieldContext, fRole: fieldRole}
 
 // newDocument is the bleve document of d with its field lengths l: the
-// fields bleve's index mapping (mappingJSON) makes of them.
+// fields bleve's index mapping (mappingJSON) makes of them. toks, when
+// not nil, holds the scored fields' analysis (analyseDocs), which the
+// document's fields then return instead of analysing their text again.
 //
 // Empty Context, Role, Scope and Session are left out and a zero Time is
 // not indexed; Text is always there.
-func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32) (*document.Document, error) {
+func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, toks *docTokens) (*document.Document, error) {
 	doc := document.NewDocument(docID(d.ID))
 	var noPos []uint64
-	doc.AddField(document.NewTextFieldCustom(fieldText, noPos, []byte(d.Text), optScored, an.text))
-	if d.Context != "" {
-		doc.AddField(document.NewTextFieldCustom(fieldContext, noPos, []byte(d.Context), optScored, an.text))
-	}
-	if d.Role != "" {
-		doc.AddField(document.NewTextFieldCustom(fieldRole, noPos, []byte(d.Role), optScored, an.text))
+	for f, text := range docFields(d) {
+		if text == "" && f != fText {
+			continue
+		}
+		var a analysis.Analyzer = an.text
+		if toks != nil {
+			a = analysed(toks[f])
+		}
+		doc.AddField(document.NewTextFieldCustom(bm25Fields[f], noPos, []byte(text), optScored, a))
 	}
 	if d.Scope != "" {
 		doc.AddField(document.NewTextFieldCustom(fieldScope, noPos, []byte(d.Scope), optKeyword, an.keyword))
@@ -143,6 +148,13 @@ func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32) (*docume
 	doc.SetIndexed()
 	return doc, nil
 }
+
+// analysed is the analysis of one field's text, done beforehand: its
+// Analyze returns the stream whatever it is given. Bleve calls it once
+// per field, from its analysis workers; the stream is only read.
+type analysed analysis.TokenStream
+
+func (a analysed) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(a) }
 
 // The index mapping in bleve's JSON form, kept in the index under bleve's
 // mapping key so that bleve's own tools (and hmo builds that opened the
