@@ -324,7 +324,7 @@ func write(dir, name string, res *Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	js, err := json.MarshalIndent(res, "", "  ")
+	js, err := json.Marshal(res) // compact: the file is for programs, and large
 	if err != nil {
 		return err
 	}
