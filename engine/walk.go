@@ -156,7 +156,7 @@ func (s *viewSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]ret
 		return toHits(s.text), nil
 	}
 	q := s.q
-	hits, err := s.index.Search(ctx, rq.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+	hits, err := s.index.Search(ctx, rq.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To, Floor: rq.TextFloor})
 	if err != nil {
 		return nil, err
 	}

@@ -318,6 +318,19 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	hits, err := m.search(q, k, f)
+	if err == nil && f.Floor > 0 && (len(hits) < k || hits[k-1].Score < f.Floor) {
+		// Fewer than k documents reach the floor (the index changed
+		// since it was taken): search again without it.
+		f.Floor = 0
+		hits, err = m.search(q, k, f)
+	}
+	return hits, err
+}
+
+// search is Search; a positive f.Floor closes the search to new
+// documents as soon as the words left cannot lift one to it.
+func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit, error) {
 	terms := m.queryTerms(q)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -328,7 +341,8 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	for fi := range nFields {
 		st.total[fi] = float64(m.totalLen[fi])
 	}
-	f.Floor = 0 // Memory has no use for the hint
+	floor := f.Floor
+	f.Floor = 0 // a hint, not a filter
 	match := f != engine.TextFilter{}
 	// Term at a time, rarest first (Turtle and Flood's "continue"
 	// strategy): once the bounds of the words left, idf·(k1+1) each, sum
@@ -365,6 +379,9 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	}
 	closed, high := false, 0.0 // closed: no new document can make the top k; high: the best score so far
 	for _, wd := range words {
+		if !closed && floor > 0 && rest < floor {
+			closed = true // at least k documents reach the floor
+		}
 		if !closed && len(acc) >= k && rest < high {
 			closed = rest < kth(acc, k)
 		}

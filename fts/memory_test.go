@@ -225,12 +225,22 @@ func TestMemoryTopKIsExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, k := range []int{1, 10, 100} {
-				got, err := m.Search(ctx, q, k, f)
-				if err != nil {
-					t.Fatal(err)
+				// The floor hint: none, the k-th score (k documents
+				// reach it), below it, and above the best.
+				floors := []float64{0}
+				if len(all) >= k {
+					floors = append(floors, all[k-1].Score, all[k-1].Score/2, 2*all[0].Score)
 				}
-				if want := all[:min(k, len(all))]; !reflect.DeepEqual(got, want) {
-					t.Fatalf("%q %+v k=%d:\n got %v\nwant %v", q, f, k, got, want)
+				for _, floor := range floors {
+					ff := f
+					ff.Floor = floor
+					got, err := m.Search(ctx, q, k, ff)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := all[:min(k, len(all))]; !reflect.DeepEqual(got, want) {
+						t.Fatalf("%q %+v k=%d:\n got %v\nwant %v", q, ff, k, got, want)
+					}
 				}
 			}
 		}
