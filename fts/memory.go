@@ -348,7 +348,8 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// strategy): once the bounds of the words left, idf·(k1+1) each, sum
 	// below the k-th best score so far, no document they alone match can
 	// reach the top k; the words left then only add to the documents
-	// already scored, looked up by id when their postings are longer.
+	// already scored, looked up by id when their postings are much longer
+	// (probeFactor). A floor (engine.TextFilter.Floor) closes it sooner.
 	type word struct {
 		p *memTerm
 		w float64
