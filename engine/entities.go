@@ -136,11 +136,7 @@ func (e *Engine) entityGraph() (*entity.Graph, error) {
 	g := entity.New(nil)
 	err := e.db.View(func(tx *bolt.Tx) error {
 		if e.ents.stale {
-			return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-				r, err := decodeRecord(v)
-				if err != nil {
-					return err
-				}
+			return eachRecord(tx, func(_ []byte, r *Record) error {
 				g.Add(r.ID, r.Scope, entity.Extract(r.Text, r.Time))
 				return nil
 			})
@@ -167,11 +163,7 @@ func rebuildEntities(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	err = tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-		r, err := decodeRecord(v)
-		if err != nil {
-			return err
-		}
+	err = eachRecord(tx, func(k []byte, r *Record) error {
 		if ms := entity.Extract(r.Text, r.Time); len(ms) > 0 {
 			return eb.Put(k, entity.Encode(r.Scope, ms))
 		}
@@ -271,6 +263,28 @@ var (
 	_ retrieve.EntityNamer = (*archiveSource)(nil)
 	_ retrieve.EntityNamer = (*viewSource)(nil)
 )
+
+// eachRecord calls fn with every record in tx, in id order, with its key.
+func eachRecord(tx *bolt.Tx, fn func(k []byte, r *Record) error) error {
+	return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
+		r, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		return fn(k, &r)
+	})
+}
+
+// metaIs reports whether the meta value key is want: a derived
+// structure's version check before it is used or rebuilt.
+func (e *Engine) metaIs(key []byte, want string) (bool, error) {
+	var current bool
+	err := e.db.View(func(tx *bolt.Tx) error {
+		current = string(tx.Bucket(bucketMeta).Get(key)) == want
+		return nil
+	})
+	return current, err
+}
 
 // freshBucket deletes bucket name where it exists and creates it empty:
 // the first step of every rebuild of a derived structure.

@@ -125,15 +125,8 @@ func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64) error {
 // keeps the units it has.
 func (e *Engine) syncEvents() error {
 	want := e.eventsVersion()
-	var have string
-	if err := e.db.View(func(tx *bolt.Tx) error {
-		have = string(tx.Bucket(bucketMeta).Get(metaEvents))
-		return nil
-	}); err != nil {
+	if current, err := e.metaIs(metaEvents, want); err != nil || current || e.opts.ReadOnly {
 		return err
-	}
-	if have == want || e.opts.ReadOnly {
-		return nil
 	}
 	return e.db.Update(func(tx *bolt.Tx) error { return e.rebuildEvents(tx, want) })
 }

@@ -326,15 +326,8 @@ func (e *Engine) treeMove(tx *bolt.Tx, id uint64, from, to []float32) error {
 // tree, other options, another embedder).
 func (e *Engine) syncSegTree() error {
 	want := e.segTreeLayout()
-	var have []byte
-	if err := e.db.View(func(tx *bolt.Tx) error {
-		have = append(have, tx.Bucket(bucketMeta).Get(metaSegTree)...)
-		return nil
-	}); err != nil {
+	if current, err := e.metaIs(metaSegTree, want); err != nil || current {
 		return err
-	}
-	if string(have) == want {
-		return nil
 	}
 	return e.db.Update(func(tx *bolt.Tx) error { return e.rebuildSegTree(tx, want) })
 }
@@ -346,16 +339,12 @@ func (e *Engine) rebuildSegTree(tx *bolt.Tx, layout string) error {
 		return err
 	}
 	vb := tx.Bucket(bucketVectors)
-	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-		r, err := decodeRecord(v)
-		if err != nil {
-			return err
-		}
+	err := eachRecord(tx, func(k []byte, r *Record) error {
 		vec, err := decodeVector(vb.Get(k), e.dims)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", r.ID, err)
 		}
-		return e.treeInsert(tx, []*Record{&r}, [][]float32{vec})
+		return e.treeInsert(tx, []*Record{r}, [][]float32{vec})
 	})
 	if err != nil {
 		return err

@@ -292,15 +292,8 @@ func clip(s string, runes int) string {
 func (e *Engine) openThemes() error {
 	e.themes.reset()
 	want := e.xmemoryVersion(e.opts.Embedder)
-	var have string
-	if err := e.db.View(func(tx *bolt.Tx) error {
-		have = string(tx.Bucket(bucketMeta).Get(metaXMemory))
-		return nil
-	}); err != nil {
+	if current, err := e.metaIs(metaXMemory, want); err != nil || current {
 		return err
-	}
-	if have == want {
-		return nil
 	}
 	if e.opts.ReadOnly {
 		e.themes.off = true
@@ -321,16 +314,12 @@ func (e *Engine) rebuildThemes(tx *bolt.Tx, layout string) error {
 		return err
 	}
 	vb := tx.Bucket(bucketVectors)
-	err := tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
-		r, err := decodeRecord(v)
-		if err != nil {
-			return err
-		}
+	err := eachRecord(tx, func(k []byte, r *Record) error {
 		vec, err := decodeVector(vb.Get(k), e.dims)
 		if err != nil || r.SupersededBy != 0 {
 			return nil // no vector (being re-embedded): no fact
 		}
-		return e.themesAdd(tx, []*Record{&r}, [][]float32{vec})
+		return e.themesAdd(tx, []*Record{r}, [][]float32{vec})
 	})
 	if err != nil {
 		return err
