@@ -102,6 +102,17 @@ func Check(dir string, opts *CheckOptions) (rep CheckReport, err error) {
 	}
 	defer d.Close()
 	err = d.View(func(tx *bolt.Tx) error {
+		// bbolt checks the pages in a goroutine of its own, where a read
+		// past the end of a truncated file is a fault that no recover
+		// reaches: a file shorter than its pages is reported instead.
+		fi, err := os.Stat(filepath.Join(dir, DBFile))
+		if err != nil {
+			return err
+		}
+		if fi.Size() < tx.Size() {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("truncated: the file is %d bytes, its pages reach %d", fi.Size(), tx.Size()))
+			return nil
+		}
 		for cerr := range tx.Check() {
 			rep.Problems = append(rep.Problems, cerr.Error())
 			if len(rep.Problems) >= 100 {

@@ -282,3 +282,34 @@ func TestUntrustedDirRefused(t *testing.T) {
 	}
 	e.Close()
 }
+
+// TestCheckTruncatedStore: bbolt's page check runs in a goroutine of its
+// own, so a page past the end of a truncated file crashed hmo doctor with
+// SIGBUS (seen in TestDamageMatrix, cmd/hmo, depending on the layout).
+// Check reports the truncation instead.
+func TestCheckTruncatedStore(t *testing.T) {
+	base := buildStore(t, 1500)
+	db, err := os.ReadFile(filepath.Join(base, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, keep := range []int{len(db) / 2, len(db) / 4} {
+		t.Run(fmt.Sprint(keep), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, engine.DBFile), db[:keep], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := engine.Check(dir, nil)
+			if err != nil {
+				t.Logf("check: %v", err)
+				if !errors.Is(err, engine.ErrDamaged) {
+					t.Errorf("check of a truncated store: %v, want ErrDamaged or a report", err)
+				}
+				return
+			}
+			if !strings.Contains(strings.Join(rep.Problems, "\n"), "truncated") {
+				t.Errorf("the report does not name the truncation: %q", rep.Problems)
+			}
+		})
+	}
+}
