@@ -286,13 +286,19 @@ func distinct(ids []uint64) map[uint64]bool {
 }
 
 // flatIngest times the ingestion of n records into a new flat store
-// through the Go API (Remember batches of ingestBatch), the store
-// discarded: the ingest figure of the peers benchmark.
-func flatIngest(b *testing.B, n int) { ingest(b, n, engine.ModeFlat, "flat-") }
+// through the Go API, the store discarded: Remember batches of
+// ingestBatch (the ingest figure of the peers benchmark), then the same
+// batches through RememberBatches (the bulk path, prefixed flat-bulk-).
+func flatIngest(b *testing.B, n int) {
+	ingest(b, n, engine.ModeFlat, false, "flat-")
+	ingest(b, n, engine.ModeFlat, true, "flat-bulk-")
+}
 
 // ingest times the ingestion of n records into a new store of the given
-// mode through the Go API and reports its figures, each name prefixed.
-func ingest(b *testing.B, n int, mode engine.Mode, prefix string) {
+// mode through the Go API and reports its figures, each name prefixed:
+// one Remember per batch of ingestBatch or, with bulk, the same batches
+// through one RememberBatches.
+func ingest(b *testing.B, n int, mode engine.Mode, bulk bool, prefix string) {
 	dir := filepath.Join(b.TempDir(), string(mode))
 	e, err := hmo.Open(dir, &engine.Options{Mode: mode})
 	if err != nil {
@@ -301,13 +307,29 @@ func ingest(b *testing.B, n int, mode engine.Mode, prefix string) {
 	start, cpu0 := time.Now(), cpuTime()
 	stream := synth.New(synth.Options{Seed: 42, Records: n})
 	var all []uint64
-	for batch := stream.Next(ingestBatch); batch != nil; batch = stream.Next(ingestBatch) {
-		ids, err := e.Remember(context.Background(), batch...)
-		if err != nil {
-			e.Close()
-			b.Fatal(err)
+	if bulk {
+		batches := func(yield func(engine.Batch) bool) {
+			for in := stream.Next(ingestBatch); in != nil; in = stream.Next(ingestBatch) {
+				if !yield(engine.Batch{Inputs: in}) {
+					return
+				}
+			}
 		}
-		all = append(all, ids...)
+		_, err = e.RememberBatches(context.Background(), batches, func(_ int, out []engine.Stored) {
+			for _, s := range out {
+				all = append(all, s.ID)
+			}
+		})
+	} else {
+		for batch := stream.Next(ingestBatch); batch != nil && err == nil; batch = stream.Next(ingestBatch) {
+			var ids []uint64
+			ids, err = e.Remember(context.Background(), batch...)
+			all = append(all, ids...)
+		}
+	}
+	if err != nil {
+		e.Close()
+		b.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
 		b.Fatal(err)
@@ -320,17 +342,24 @@ func ingest(b *testing.B, n int, mode engine.Mode, prefix string) {
 }
 
 // BenchmarkIngest measures ingest alone, flat (the figure BenchmarkScale
-// reports as flat-ingest-rec/s) and tiered, for each size of
-// HMO_SCALE_SIZES (default 100000), without the query and memory runs
-// around it. -bench 'Ingest/mode=flat' runs one mode.
+// reports as flat-ingest-rec/s) and tiered, through Remember batches
+// (path=remember) and through RememberBatches (path=bulk), for each size
+// of HMO_SCALE_SIZES (default 100000), without the query and memory runs
+// around it. -bench 'Ingest/mode=flat/path=bulk' runs one of them.
 func BenchmarkIngest(b *testing.B) {
 	for _, mode := range []engine.Mode{engine.ModeFlat, engine.ModeTiered} {
-		for _, n := range scaleSizes() {
-			b.Run(fmt.Sprintf("mode=%s/records=%d", mode, n), func(b *testing.B) {
-				for range b.N {
-					ingest(b, n, mode, "")
-				}
-			})
+		for _, bulk := range []bool{false, true} {
+			path := "remember"
+			if bulk {
+				path = "bulk"
+			}
+			for _, n := range scaleSizes() {
+				b.Run(fmt.Sprintf("mode=%s/path=%s/records=%d", mode, path, n), func(b *testing.B) {
+					for range b.N {
+						ingest(b, n, mode, bulk, "")
+					}
+				})
+			}
 		}
 	}
 }

@@ -45,12 +45,7 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	if len(b.Inputs) == 0 {
 		return nil, nil
 	}
-	for i := range b.Inputs {
-		if err := b.Inputs[i].validate(e.opts); err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, err)
-		}
-	}
-	if err := validateKey(b.Key); err != nil {
+	if err := e.checkBatch(&b); err != nil {
 		return nil, err
 	}
 	e.wmu.Lock()
@@ -65,19 +60,8 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	e.records.Add(int64(len(ids)))
-	if e.enr != nil {
-		e.enr.signal()
-	}
-	// Tiers first: a concurrent Recall can then find a new record in the
-	// archive indexes only once it is placed in the tiers.
-	if err := e.admit(ids); err != nil {
-		return out, fmt.Errorf("hmo: records stored, tier update: %w", err)
-	}
-	if err := e.syncIndexes(); err != nil {
-		return out, fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
-	}
-	return out, e.maybeCheckpoint()
+	e.committed(ids)
+	return out, e.afterCommit(ids)
 }
 
 func validateKey(k string) error {

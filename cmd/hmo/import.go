@@ -77,11 +77,16 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 	added, skipped := 0, 0
 	p := newProgress(env, "import")
 	ids := make([]uint64, 0, len(ins))
-	for i := 0; i < len(ins); i += importBatch {
-		out, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins[i:min(i+importBatch, len(ins))]})
-		if err != nil && out == nil {
-			return fmt.Errorf("%s: %d of %d records committed, then: %w", name, i, len(ins), err)
+	committed := 0
+	batches := func(yield func(engine.Batch) bool) {
+		for i := 0; i < len(ins); i += importBatch {
+			if !yield(engine.Batch{Inputs: ins[i:min(i+importBatch, len(ins))]}) {
+				return
+			}
 		}
+	}
+	// The engine indexes each batch while the next one commits.
+	_, err = e.RememberBatches(ctx, batches, func(_ int, out []engine.Stored) {
 		for _, s := range out {
 			if s.Duplicate {
 				skipped++
@@ -90,12 +95,13 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 				ids = append(ids, s.ID)
 			}
 		}
-		if err != nil {
-			// The batch committed, then a later step failed (an index
-			// update): it counts.
-			return fmt.Errorf("%s: %d of %d records committed, then: %w", name, i+len(out), len(ins), err)
-		}
-		p.update(min(i+importBatch, len(ins)), len(ins))
+		committed += len(out)
+		p.update(committed, len(ins))
+	})
+	if err != nil {
+		// A batch that committed before a later step failed (an index
+		// update) counts.
+		return fmt.Errorf("%s: %d of %d records committed, then: %w", name, committed, len(ins), err)
 	}
 	defer sf.models.settle(ctx, env, e)
 	if f.asJSON {

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+)
+
+// RememberBatches stores batches in order, each in one bbolt transaction
+// exactly as RememberBatch stores it (same checks, dedup, idempotency
+// keys, tier admission and index updates), and returns the number of
+// batches committed. It is the bulk path (hmo import): while batch i+1 is
+// read and committed, a goroutine owned by the call places batch i in the
+// tiers and brings the indexes up to date with it, so the transaction and
+// the index update run on two cores instead of one. Every update is done
+// when it returns. Other writers wait until it returns.
+//
+// done, when not nil, is called from the calling goroutine with each
+// batch's position and outcome once the batch is committed; it must not
+// call the engine (the call holds the write lock).
+//
+// The first error stops the call: an invalid input rejects its batch
+// (nothing of it is stored) and the batches after it are not read. As
+// with RememberBatch, a committed batch whose tier or index update failed
+// stays committed (the error says so) and is indexed at the next write or
+// open, from the change log.
+func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], done func(i int, out []Stored)) (int, error) {
+	if err := e.checkOpen(); err != nil {
+		return 0, err
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return 0, err
+	}
+	// after carries the result of the previous batch's post-commit work
+	// (tiers, indexes, checkpoint), which runs while the next batch
+	// commits. The transaction touches neither the tiers, the indexes
+	// nor sinceCheckpoint; both goroutines run under this call's wmu.
+	var after chan error
+	wait := func() error {
+		if after == nil {
+			return nil
+		}
+		err := <-after
+		after = nil
+		return err
+	}
+	defer func() { _ = wait() }() // the goroutine never outlives the call
+	n := 0
+	for b := range batches {
+		out, ids, err := e.commitOne(ctx, &b)
+		perr := wait()
+		if err != nil {
+			return n, errors.Join(perr, fmt.Errorf("batch %d: %w", n, err))
+		}
+		e.committed(ids)
+		if done != nil {
+			done(n, out)
+		}
+		n++
+		if perr != nil {
+			// The previous batch's update failed: this batch's is tried
+			// here, and the call stops.
+			return n, errors.Join(perr, e.afterCommit(ids))
+		}
+		if len(ids) > 0 {
+			after = make(chan error, 1)
+			go func(ids []uint64, ch chan<- error) { ch <- e.afterCommit(ids) }(ids, after)
+		}
+	}
+	return n, wait()
+}
+
+// commitOne checks b and stores it in one transaction. The caller holds
+// wmu.
+func (e *Engine) commitOne(ctx context.Context, b *Batch) ([]Stored, []uint64, error) {
+	if err := e.checkBatch(b); err != nil {
+		return nil, nil, err
+	}
+	if len(b.Inputs) == 0 {
+		return nil, nil, nil
+	}
+	return e.commitBatch(ctx, b)
+}
+
+// checkBatch validates every input of b and its key.
+func (e *Engine) checkBatch(b *Batch) error {
+	for i := range b.Inputs {
+		if err := b.Inputs[i].validate(e.opts); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+	}
+	return validateKey(b.Key)
+}
+
+// committed counts the records a commit created and wakes the enricher.
+func (e *Engine) committed(ids []uint64) {
+	if len(ids) == 0 {
+		return
+	}
+	e.records.Add(int64(len(ids)))
+	if e.enr != nil {
+		e.enr.signal()
+	}
+}
+
+// afterCommit places committed records in the tiers, brings the indexes
+// up to date and checkpoints when due: a write's work after its
+// transaction. The caller holds wmu.
+func (e *Engine) afterCommit(ids []uint64) error {
+	// Tiers first: a concurrent Recall can then find a new record in the
+	// archive indexes only once it is placed in the tiers.
+	if err := e.admit(ids); err != nil {
+		return fmt.Errorf("hmo: records stored, tier update: %w", err)
+	}
+	if err := e.syncIndexes(); err != nil {
+		return fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
+	}
+	return e.maybeCheckpoint()
+}
