@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // RememberBatches stores batches in order, each in one bbolt transaction
@@ -47,10 +49,13 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 		after = nil
 		return err
 	}
-	defer func() { _ = wait() }() // the goroutine never outlives the call
+	defer func() {
+		_ = wait() // the goroutine never outlives the call
+		e.fresh = nil
+	}()
 	n := 0
 	for b := range batches {
-		out, ids, err := e.commitOne(ctx, &b)
+		out, ids, fresh, err := e.commitOne(ctx, &b)
 		perr := wait()
 		if err != nil {
 			return n, errors.Join(perr, fmt.Errorf("batch %d: %w", n, err))
@@ -60,6 +65,9 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 			done(n, out)
 		}
 		n++
+		// Set only while no update runs: the update reads it, the next
+		// commit only reads it too.
+		e.fresh = fresh
 		if perr != nil {
 			// The previous batch's update failed: this batch's is tried
 			// here, and the call stops.
@@ -75,12 +83,12 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 
 // commitOne checks b and stores it in one transaction. The caller holds
 // wmu.
-func (e *Engine) commitOne(ctx context.Context, b *Batch) ([]Stored, []uint64, error) {
+func (e *Engine) commitOne(ctx context.Context, b *Batch) ([]Stored, []uint64, freshRecords, error) {
 	if err := e.checkBatch(b); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if len(b.Inputs) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	return e.commitBatch(ctx, b)
 }
@@ -119,4 +127,21 @@ func (e *Engine) afterCommit(ids []uint64) error {
 		return fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
 	}
 	return e.maybeCheckpoint()
+}
+
+// freshRecords are the records a write transaction created, as stored,
+// by id. The work after its commit (tier admission, index documents)
+// reads them from here instead of decoding them again from bbolt: only
+// fields that no later write in the batch changes are read this way
+// (text, role, scope, session, time, links, initial header), and a
+// record a duplicate input merged into is left out.
+type freshRecords map[uint64]*Record
+
+// record returns record id: from the records of the write whose
+// post-commit work is running (e.fresh), else from tx.
+func (e *Engine) record(tx *bolt.Tx, id uint64) (Record, error) {
+	if r := e.fresh[id]; r != nil {
+		return *r, nil
+	}
+	return getRecord(tx, id)
 }

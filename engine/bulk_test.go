@@ -172,3 +172,34 @@ func TestRememberBatchesStopsAtInvalidBatch(t *testing.T) {
 		})
 	}
 }
+
+// TestInBatchDuplicateKeepsSourcesInTiers: a duplicate within one batch
+// adds its sources to the record stored earlier in the batch, and the
+// tiers, loaded after the commit, hold the record with both.
+func TestInBatchDuplicateKeepsSourcesInTiers(t *testing.T) {
+	for _, bulk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) {
+			e := openMode(t, engine.ModeTiered, false)
+			b := engine.Batch{Inputs: []engine.Input{
+				{Scope: "u", Session: "s", Role: "user", Text: "The staging database runs on port 5433.", Sources: []string{"chat:1"}},
+				{Scope: "u", Session: "s", Role: "user", Text: "The  staging database runs on PORT 5433.", Sources: []string{"chat:2"}},
+			}}
+			var err error
+			if bulk {
+				_, err = e.RememberBatches(context.Background(), slices.Values([]engine.Batch{b}), nil)
+			} else {
+				_, err = e.RememberBatch(context.Background(), b)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := e.Recall(context.Background(), engine.Query{Text: "staging database port", Scope: "u", NoAccess: true})
+			if err != nil || len(res) == 0 {
+				t.Fatalf("Recall = %v, %v", res, err)
+			}
+			if got := res[0].Record.Sources; !slices.Equal(got, []string{"chat:1", "chat:2"}) {
+				t.Errorf("recalled record's sources %v, want both turns'", got)
+			}
+		})
+	}
+}

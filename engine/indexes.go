@@ -309,7 +309,7 @@ func (e *Engine) applyVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) error 
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
-		r, err := getRecord(tx, id)
+		r, err := e.record(tx, id)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
@@ -321,7 +321,7 @@ func (e *Engine) applyVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) error 
 func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
 	docs := make([]TextDoc, 0, len(adds))
 	for _, id := range adds {
-		r, err := getRecord(tx, id)
+		r, err := e.record(tx, id)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}
@@ -365,7 +365,7 @@ func (e *Engine) contextOf(tx *bolt.Tx, r *Record) []Record {
 	}
 	var out []Record
 	for prev, n, hops := r.Prev, e.opts.contextTurns(), 0; prev != 0 && len(out) < n && hops < maxContextHops; hops++ {
-		p, err := getRecord(tx, prev)
+		p, err := e.record(tx, prev)
 		if err != nil {
 			break
 		}

@@ -53,7 +53,7 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	out, ids, err := e.commitBatch(ctx, &b)
+	out, ids, fresh, err := e.commitBatch(ctx, &b)
 	if err != nil {
 		return nil, err
 	}
@@ -61,6 +61,8 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 		return out, nil
 	}
 	e.committed(ids)
+	e.fresh = fresh
+	defer func() { e.fresh = nil }()
 	return out, e.afterCommit(ids)
 }
 
@@ -76,14 +78,16 @@ func validateKey(k string) error {
 	return nil
 }
 
-// commitBatch stores b's new inputs and returns the outcome per input and
-// the ids of the records created.
-func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64, error) {
+// commitBatch stores b's new inputs and returns the outcome per input,
+// the ids of the records created and those records (freshRecords).
+func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64, freshRecords, error) {
 	var out []Stored
 	var observed []string
 	var created []uint64
+	var fresh freshRecords
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		observed, created = nil, nil
+		fresh = freshRecords{}
 		if b.Key != "" {
 			var err error
 			if out, err = replay(tx, b.Key, b.Inputs); err != nil || out != nil {
@@ -91,7 +95,7 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64,
 			}
 		}
 		var err error
-		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, true); err != nil {
+		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, true, fresh); err != nil {
 			return err
 		}
 		if b.Key != "" {
@@ -109,16 +113,17 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64,
 		if e.corpus != nil && observed != nil {
 			e.corpus.Forget(observed)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return out, created, nil
+	return out, created, fresh, nil
 }
 
 // putInputs stores ins and returns the outcome per input, the ids
 // created and the texts added to the embedder's corpus statistics. With
 // dedup, inputs already stored are not stored again and the corpus
-// statistics take the new texts (Update keeps them itself).
-func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup bool) ([]Stored, []uint64, []string, error) {
+// statistics take the new texts (Update keeps them itself). fresh, when
+// not nil, receives the records created as stored.
+func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup bool, fresh freshRecords) ([]Stored, []uint64, []string, error) {
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
 	out := make([]Stored, len(ins))
@@ -135,6 +140,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 				if err := e.mergeDuplicate(tx, id, &ins[i]); err != nil {
 					return nil, nil, nil, err
 				}
+				delete(fresh, id) // its sources may have changed
 				continue
 			}
 		}
@@ -159,6 +165,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 			return nil, nil, nil, err
 		}
 		out[i] = Stored{ID: id}
+		if fresh != nil {
+			fresh[id] = &r
+		}
 		added = append(added, &r)
 		leaves = append(leaves, htreeChange{id: id, scope: r.Scope, at: r.Time})
 		ids = append(ids, id)

@@ -65,6 +65,10 @@ type Engine struct {
 	text            TextIndex
 	corpus          CorpusAware // nil when the embedder is not corpus-aware
 	sinceCheckpoint int
+	// fresh are the records of the write whose post-commit work runs
+	// (RememberBatch, RememberBatches), nil otherwise; assigned with wmu
+	// held while no such work runs.
+	fresh freshRecords
 
 	vecMu  sync.RWMutex // guards vec; assigned with wmu held too
 	vec    VectorIndex  // nil until first used (vectorIndex)

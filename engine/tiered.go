@@ -127,7 +127,7 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
 	docs := make([]viewDoc, 0, len(ids))
 	for _, id := range ids {
-		r, err := getRecord(tx, id)
+		r, err := e.record(tx, id)
 		if err != nil {
 			continue // forgotten; the manager is told on the next flush
 		}
@@ -245,7 +245,7 @@ func (e *Engine) finishBatch(tx *bolt.Tx) error {
 
 func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	ts := e.tiers
-	r, err := getRecord(tx, id)
+	r, err := e.record(tx, id)
 	if err != nil {
 		return err
 	}
