@@ -14,8 +14,12 @@ import (
 	"github.com/hmo-dev/hmo/locomo"
 )
 
-// importBatch is the number of records committed per transaction.
-const importBatch = 1000
+// importBatch is the number of records committed per transaction: 2000,
+// the largest round batch the engine indexes in one update (it applies
+// up to 2048 change-log entries at a time), so each batch is one text
+// index segment; the engine's bulk path indexes it while the next one
+// commits.
+const importBatch = 2000
 
 // importFormats are the formats import reads.
 const importFormats = "jsonl, locomo, claude-code or markdown"

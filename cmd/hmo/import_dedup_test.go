@@ -14,7 +14,7 @@ import (
 // twice. Importing twice, or a prefix (what an interrupted run commits:
 // whole batches) then the whole file, gives the records of one import.
 func TestImportTwiceOrResumed(t *testing.T) {
-	lines := make([]string, 2500) // three batches of importBatch
+	lines := make([]string, 5*importBatch/2) // three batches of importBatch, the last half full
 	for i := range lines {
 		lines[i] = fmt.Sprintf(`{"scope":"s","session":"x%d","role":"user","text":"note number %d about the garden"}`, i/100, i)
 	}
