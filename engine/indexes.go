@@ -156,15 +156,27 @@ type change struct {
 type indexSide struct {
 	name      string
 	watermark func() (uint64, error)
-	apply     func(tx *bolt.Tx, adds []uint64, dels []uint64, wm uint64) error
-	reset     func() error
+	// load reads what the index needs of adds in tx and returns the
+	// update of the index with them, dels and watermark wm, which may
+	// run after tx is closed.
+	load  func(tx *bolt.Tx, adds []uint64, dels []uint64, wm uint64) (func() error, error)
+	reset func() error
+}
+
+// apply loads and applies at once.
+func (s indexSide) apply(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
+	update, err := s.load(tx, adds, dels, wm)
+	if err != nil {
+		return err
+	}
+	return update()
 }
 
 func (e *Engine) vectorSide() indexSide {
 	return indexSide{
 		name:      "vector",
 		watermark: func() (uint64, error) { return e.vec.Watermark(), nil },
-		apply:     e.applyVector,
+		load:      e.loadVector,
 		reset: func() error {
 			e.vec.Close()
 			v, err := e.resetVector()
@@ -180,7 +192,7 @@ func (e *Engine) sides() []indexSide {
 		{
 			name:      "text",
 			watermark: e.text.Watermark,
-			apply:     e.applyText,
+			load:      e.loadText,
 			reset: func() error {
 				e.text.Close()
 				t, err := e.resetText()
@@ -213,16 +225,20 @@ func (e *Engine) syncSide(s indexSide) error {
 	if err != nil {
 		return err
 	}
-	return e.db.View(func(tx *bolt.Tx) error {
+	var upto uint64
+	rebuilt := false
+	err = e.db.View(func(tx *bolt.Tx) error {
 		last := tx.Bucket(bucketChanges).Sequence()
 		if wm > last {
 			// The index claims changes the store never made (a store
 			// restored from an older copy): rebuild.
 			e.noteRebuild(s.name, "its watermark %d is past the change log (%d): index files newer than the store", wm, last)
+			rebuilt = true
 			return e.rebuildSide(tx, s, last)
 		}
 		if trimmed := getU64(tx.Bucket(bucketMeta), metaLogTrimmed); wm < trimmed {
 			e.noteRebuild(s.name, "its watermark %d is behind the trimmed change log (%d): index files missing or older than the store", wm, trimmed)
+			rebuilt = true
 			return e.rebuildSide(tx, s, last)
 		}
 		if wm == 0 && last > 0 && s.name == "text" {
@@ -231,37 +247,56 @@ func (e *Engine) syncSide(s indexSide) error {
 			// empty is its normal first state.)
 			e.noteRebuild(s.name, "it was empty (files missing): rebuilt from the change log")
 		}
-		return e.replay(tx, s, wm)
+		upto = last
+		return nil
 	})
+	if err != nil || rebuilt {
+		return err
+	}
+	return e.replay(s, wm, upto)
 }
 
-// replay applies the log entries after wm in chunks.
-func (e *Engine) replay(tx *bolt.Tx, s indexSide, wm uint64) error {
-	c := tx.Bucket(bucketChanges).Cursor()
-	var chunk []change
-	for k, v := c.Seek(u64key(wm + 1)); k != nil; k, v = c.Next() {
-		if len(v) != 9 {
-			return fmt.Errorf("%w: change-log entry %x", ErrCorrupt, k)
-		}
-		chunk = append(chunk, change{seq: keyU64(k), op: v[0], id: keyU64(v[1:])})
-		if len(chunk) == syncChunk {
-			if err := e.applyChunk(tx, s, chunk); err != nil {
-				return err
+// replay applies the log entries after wm, up to upto, in chunks. Each
+// chunk is read in a read transaction of its own and applied once it is
+// closed: an open reader keeps bbolt from reusing the pages that a commit
+// running meanwhile (RememberBatches) frees, and from growing its map.
+func (e *Engine) replay(s indexSide, wm, upto uint64) error {
+	for wm < upto {
+		var update func() error
+		var n int
+		next := wm
+		err := e.db.View(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketChanges).Cursor()
+			chunk := make([]change, 0, min(upto-wm, syncChunk))
+			for k, v := c.Seek(u64key(wm + 1)); k != nil && keyU64(k) <= upto && len(chunk) < syncChunk; k, v = c.Next() {
+				if len(v) != 9 {
+					return fmt.Errorf("%w: change-log entry %x", ErrCorrupt, k)
+				}
+				chunk = append(chunk, change{seq: keyU64(k), op: v[0], id: keyU64(v[1:])})
 			}
-			e.sinceCheckpoint += len(chunk)
-			chunk = chunk[:0]
+			if n = len(chunk); n == 0 {
+				return nil
+			}
+			next = chunk[n-1].seq
+			var err error
+			update, err = e.loadChunk(tx, s, chunk)
+			return err
+		})
+		if err != nil || n == 0 {
+			return err
 		}
-	}
-	if len(chunk) > 0 {
-		e.sinceCheckpoint += len(chunk)
-		return e.applyChunk(tx, s, chunk)
+		e.sinceCheckpoint += n
+		if err := update(); err != nil {
+			return err
+		}
+		wm = next
 	}
 	return nil
 }
 
-// applyChunk collapses a chunk of entries to the final state of each id
-// and applies it with the chunk's last sequence as watermark.
-func (e *Engine) applyChunk(tx *bolt.Tx, s indexSide, chunk []change) error {
+// loadChunk collapses a chunk of entries to the final state of each id
+// and loads its update, with the chunk's last sequence as watermark.
+func (e *Engine) loadChunk(tx *bolt.Tx, s indexSide, chunk []change) (func() error, error) {
 	final := make(map[uint64]byte, len(chunk))
 	order := make([]uint64, 0, len(chunk))
 	for _, ch := range chunk {
@@ -279,7 +314,7 @@ func (e *Engine) applyChunk(tx *bolt.Tx, s indexSide, chunk []change) error {
 			dels = append(dels, id)
 		}
 	}
-	return s.apply(tx, adds, dels, chunk[len(chunk)-1].seq)
+	return s.load(tx, adds, dels, chunk[len(chunk)-1].seq)
 }
 
 // rebuildSide empties an index and loads every record into it.
@@ -301,33 +336,33 @@ func (e *Engine) rebuildSide(tx *bolt.Tx, s indexSide, last uint64) error {
 	return s.apply(tx, ids, nil, last)
 }
 
-func (e *Engine) applyVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
+func (e *Engine) loadVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) (func() error, error) {
 	docs := make([]VectorDoc, 0, len(adds))
 	vb := tx.Bucket(bucketVectors)
 	for _, id := range adds {
 		v, err := decodeVector(vb.Get(u64key(id)), e.dims)
 		if err != nil {
-			return fmt.Errorf("record %d: %w", id, err)
+			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
 		r, err := e.record(tx, id)
 		if err != nil {
-			return fmt.Errorf("record %d: %w", id, err)
+			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
 		docs = append(docs, VectorDoc{ID: id, Vector: v, Scope: r.Scope, Session: r.Session, Time: r.Time})
 	}
-	return e.vec.Apply(docs, dels, wm)
+	return func() error { return e.vec.Apply(docs, dels, wm) }, nil
 }
 
-func (e *Engine) applyText(tx *bolt.Tx, adds, dels []uint64, wm uint64) error {
+func (e *Engine) loadText(tx *bolt.Tx, adds, dels []uint64, wm uint64) (func() error, error) {
 	docs := make([]TextDoc, 0, len(adds))
 	for _, id := range adds {
 		r, err := e.record(tx, id)
 		if err != nil {
-			return fmt.Errorf("record %d: %w", id, err)
+			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
 		docs = append(docs, e.textDoc(tx, &r))
 	}
-	return e.text.Apply(docs, dels, wm)
+	return func() error { return e.text.Apply(docs, dels, wm) }, nil
 }
 
 // textDoc is the full-text document of a record: its own text, the text
