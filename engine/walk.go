@@ -92,6 +92,9 @@ func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int)
 		if covered {
 			return res, tier, w.scored, nil
 		}
+		if res == nil {
+			continue // the tier could not be sufficient and was not ranked
+		}
 		if ok, err := e.opts.Sufficiency.Sufficient(ctx, q, tier, res); err == nil && ok {
 			return res, tier, w.scored, nil
 		}
@@ -120,6 +123,9 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
+	if tier < 2 && e.hopeless(q, tier, t) {
+		return nil, false, nil
+	}
 	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
 	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
 	if err != nil {
@@ -128,6 +134,25 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	res := e.viewResults(cands, q.K)
 	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
 	return res, covered, nil
+}
+
+// hopeless reports that tier's results cannot be sufficient, from its
+// lexical hits alone: the Sufficiency needs a best result of some
+// coverage (CoverageBound) and no hit reaches it. A result's coverage is
+// its hit's for the whole question; the parts of a decomposed question
+// bring hits of their own coverage, so such a question is always ranked.
+func (e *Engine) hopeless(q *Query, tier uint8, text []scored) bool {
+	b, ok := e.opts.Sufficiency.(CoverageBound)
+	if !ok || e.pipe.Parts(q.Text) != nil {
+		return false
+	}
+	need := b.NeedsCoverage(q, tier)
+	for _, h := range text {
+		if h.cov >= need {
+			return false
+		}
+	}
+	return true
 }
 
 // topOf keeps the best c of a merged candidate list.
