@@ -15,14 +15,15 @@ import (
 // 1 and 2 together ranks them with one set of term statistics, as the
 // archive's index would. The engine's tmu guards it.
 type view struct {
-	recs map[uint64]*Record
-	pos  map[uint64]int // id -> row of mat
-	ids  []uint64       // row -> id
-	rows []*Record      // row -> record (recs[ids[row]]), for the scan's filter
-	mat  []float32      // rows of dims floats
-	dims int            // set by the first vector added to an empty view
-	text TextIndex
-	also TextIndex // a second index the view's documents go to; nil for none
+	recs   map[uint64]*Record
+	pos    map[uint64]int // id -> row of mat
+	ids    []uint64       // row -> id
+	rows   []*Record      // row -> record (recs[ids[row]]), for the scan's filter
+	scopes map[string]int // scope -> rows of that scope
+	mat    []float32      // rows of dims floats
+	dims   int            // set by the first vector added to an empty view
+	text   TextIndex
+	also   TextIndex // a second index the view's documents go to; nil for none
 }
 
 func newView(newText func() (TextIndex, error)) (*view, error) {
@@ -30,7 +31,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: tier text index: %w", err)
 	}
-	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, text: t}, nil
+	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, scopes: map[string]int{}, text: t}, nil
 }
 
 // viewDoc is what a view needs of a record.
@@ -78,8 +79,11 @@ func (v *view) put(rec *Record, vec []float32) error {
 	v.recs[rec.ID] = rec
 	if r, ok := v.pos[rec.ID]; ok {
 		copy(v.mat[r*v.dims:], vec)
+		v.scopes[v.rows[r].Scope]--
+		v.scopes[rec.Scope]++
 		v.rows[r] = rec
 	} else {
+		v.scopes[rec.Scope]++
 		v.pos[rec.ID] = len(v.ids)
 		v.ids = append(v.ids, rec.ID)
 		v.rows = append(v.rows, rec)
@@ -111,6 +115,11 @@ func (v *view) drop(id uint64) (*Record, []float32) {
 		return rec, nil
 	}
 	vec := append([]float32(nil), v.mat[r*v.dims:(r+1)*v.dims]...)
+	if sc := v.rows[r].Scope; v.scopes[sc] <= 1 {
+		delete(v.scopes, sc)
+	} else {
+		v.scopes[sc]--
+	}
 	// The last row fills the hole.
 	last := len(v.ids) - 1
 	if r != last {
@@ -122,6 +131,12 @@ func (v *view) drop(id uint64) (*Record, []float32) {
 	v.ids, v.mat, v.rows = v.ids[:last], v.mat[:last*v.dims], v.rows[:last]
 	delete(v.pos, id)
 	return rec, vec
+}
+
+// allIn reports that every record of the view passes q's filters
+// because q filters by scope alone and the view holds no other scope.
+func (v *view) allIn(q *Query) bool {
+	return q.Session == "" && q.From.IsZero() && q.To.IsZero() && v.scopes[q.Scope] == len(v.ids)
 }
 
 // indexes are the lexical indexes the view's documents go to.
@@ -167,7 +182,7 @@ func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, 
 // lexical index, both restricted by q's filters.
 func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text, vec []scored, err error) {
 	var keep func(int) bool
-	if q.filtered() {
+	if q.filtered() && !v.allIn(q) {
 		keep = func(r int) bool { return q.match(v.rows[r]) }
 	}
 	rows, err := vecscan.Scan(v.mat, v.dims, qv, c, keep)
