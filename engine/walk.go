@@ -110,7 +110,9 @@ type tierSearch struct {
 
 // searchTier adds tier's candidates to w and returns the fused results of
 // the tiers searched so far; covered reports that tiers 1 and 2 hold
-// every record, so the archive has nothing more to offer.
+// every record, so the archive has nothing more to offer. When the tiers
+// searched so far cannot be sufficient (hopeless) and do not hold every
+// record, they are not ranked: the results are nil.
 func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []float32, c int, tier uint8) ([]Result, bool, error) {
 	ts := e.tiers
 	ts.mu.Lock()
@@ -123,7 +125,8 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	if tier < 2 && e.hopeless(q, tier, t) {
+	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
+	if !covered && e.hopeless(q, tier, t) {
 		return nil, false, nil
 	}
 	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
@@ -131,9 +134,7 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if err != nil {
 		return nil, false, err
 	}
-	res := e.viewResults(cands, q.K)
-	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
-	return res, covered, nil
+	return e.viewResults(cands, q.K), covered, nil
 }
 
 // hopeless reports that tier's results cannot be sufficient, from its
