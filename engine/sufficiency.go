@@ -13,6 +13,19 @@ type Sufficiency interface {
 	Sufficient(ctx context.Context, q *Query, tier uint8, res []Result) (bool, error)
 }
 
+// CoverageBound is implemented by a Sufficiency whose verdict needs the
+// best result to reach a lexical coverage of the query. The walk asks it
+// before it ranks a tier that is not the last: when none of the tier's
+// lexical hits reaches the bound, no ranking of them can be sufficient,
+// and the tier's candidates go on to the next tier unranked. The verdict
+// is the one Sufficient would have given; only the work is saved.
+type CoverageBound interface {
+	// NeedsCoverage returns the coverage (Result.Coverage, in [0, 1])
+	// that the best of tier's results must reach for q to be answered
+	// there; 0 means any.
+	NeedsCoverage(q *Query, tier uint8) float64
+}
+
 // ScoreTest is the score test used without an LLM. A tier's results are
 // sufficient when there are q.K of them and the best one contains the
 // query: its lexical coverage (the IDF-weighted share of the query's
@@ -49,7 +62,7 @@ func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result
 		minCov = DefaultMinCoverage
 	}
 	best := res[0]
-	if best.Coverage < minCov-coverageSlack || (s.MinCosine != 0 && best.VectorScore < s.MinCosine) {
+	if best.Coverage < s.NeedsCoverage(q, 0) || (s.MinCosine != 0 && best.VectorScore < s.MinCosine) {
 		return false, nil
 	}
 	maxMatches := s.MaxMatches
@@ -57,6 +70,15 @@ func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result
 		maxMatches = DefaultMaxMatches
 	}
 	return maxMatches < 0 || fullMatches(res, minCov) <= maxMatches, nil
+}
+
+// NeedsCoverage implements CoverageBound.
+func (s ScoreTest) NeedsCoverage(*Query, uint8) float64 {
+	minCov := s.MinCoverage
+	if minCov == 0 {
+		minCov = DefaultMinCoverage
+	}
+	return minCov - coverageSlack
 }
 
 // fullMatches counts the results that reach coverage minCov. A record

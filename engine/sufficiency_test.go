@@ -243,3 +243,108 @@ func TestNoAccessThenAccess(t *testing.T) {
 		t.Errorf("record %d not accessed: n = %d, want 0", ids[0], got)
 	}
 }
+
+// countingTest is ScoreTest counting the tiers it is asked about; with
+// bound it also tells the walk the coverage it needs (CoverageBound).
+type countingTest struct {
+	engine.ScoreTest
+	asked map[uint8]int
+}
+
+func (c *countingTest) Sufficient(ctx context.Context, q *engine.Query, tier uint8, res []engine.Result) (bool, error) {
+	c.asked[tier]++
+	return c.ScoreTest.Sufficient(ctx, q, tier, res)
+}
+
+// unbounded hides ScoreTest's NeedsCoverage: the walk ranks every tier.
+type unbounded struct{ c *countingTest }
+
+func (u unbounded) Sufficient(ctx context.Context, q *engine.Query, tier uint8, res []engine.Result) (bool, error) {
+	return u.c.Sufficient(ctx, q, tier, res)
+}
+
+// TestWalkSkipsTierThatCannotSuffice checks that a tier none of whose
+// lexical hits holds the whole query is not ranked (the score test is
+// not asked about it), and that the walk returns what it returned when
+// every tier was ranked.
+func TestWalkSkipsTierThatCannotSuffice(t *testing.T) {
+	var ins []engine.Input
+	for i := range 40 {
+		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/4), Text: fmt.Sprintf("note %d about topic%d", i, i)})
+	}
+	old := -1 // a record that only the archive holds
+	open := func(suff func(*countingTest) engine.Sufficiency) (*engine.Engine, *countingTest) {
+		o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
+		o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 4, 1, -1
+		c := &countingTest{asked: map[uint8]int{}}
+		o.Sufficiency = suff(c)
+		e, err := engine.Open(t.TempDir(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		ids := remember(t, e, ins...)
+		if old < 0 {
+			for i := range ids {
+				if r, err := e.Get(ids[i]); err == nil && r.Header.Tier == engine.TierArchive {
+					old = i
+					break
+				}
+			}
+		}
+		return e, c
+	}
+	bounded, cb := open(func(c *countingTest) engine.Sufficiency { return c })
+	ranked, cr := open(func(c *countingTest) engine.Sufficiency { return unbounded{c} })
+	if old < 0 {
+		t.Fatal("no archived record: the tiers hold everything")
+	}
+	tests := []struct {
+		query          string
+		asked1, asked2 int // times the bounded walk asks about Tiers 1 and 2
+		served1        bool
+	}{
+		{"note about topic39", 1, 0, true},      // Tier 1 holds it whole
+		{fmt.Sprint("topic", old), 0, 0, false}, // only the archive does
+		{"note about topic37", 1, 0, true},
+		{"topic38 and nothing else", 0, 0, false},
+	}
+	for _, tt := range tests {
+		before, before2 := cb.asked[1], cb.asked[2]
+		got, err := bounded.Recall(context.Background(), engine.Query{Text: tt.query, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ranked.Recall(context.Background(), engine.Query{Text: tt.query, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := cb.asked[1] - before; n != tt.asked1 {
+			t.Errorf("%q: Tier 1 asked %d times, want %d", tt.query, n, tt.asked1)
+		}
+		if n := cb.asked[2] - before2; n != tt.asked2 {
+			t.Errorf("%q: Tier 2 asked %d times, want %d", tt.query, n, tt.asked2)
+		}
+		if fmt.Sprint(resultsOf(got)) != fmt.Sprint(resultsOf(want)) {
+			t.Errorf("%q: bounded walk = %v, ranking every tier = %v", tt.query, resultsOf(got), resultsOf(want))
+		}
+		if served := len(got) > 0 && got[0].Tier == engine.TierCache; served != tt.served1 {
+			t.Errorf("%q: served by Tier 1 = %v, want %v", tt.query, served, tt.served1)
+		}
+	}
+	if cr.asked[1] != len(tests) || cr.asked[2] != 2 {
+		t.Errorf("the unbounded walk asked about Tiers 1 and 2 %d and %d times, want %d and 2", cr.asked[1], cr.asked[2], len(tests))
+	}
+	if b, r := bounded.TierStats(), ranked.TierStats(); fmt.Sprint(b.Served) != fmt.Sprint(r.Served) {
+		t.Errorf("served per tier: bounded %v, ranking every tier %v", b.Served, r.Served)
+	}
+}
+
+// resultsOf is what a walk returned: ids, tiers and scores.
+func resultsOf(res []engine.Result) []string {
+	out := make([]string, len(res))
+	for i, r := range res {
+		out[i] = fmt.Sprintf("%d@%d:%.6f", r.Record.ID, r.Tier, r.Score)
+	}
+	return out
+}

@@ -330,12 +330,27 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 				ts.accessed[mv.ID] = h
 			}
 		}
-		if mv.From == 1 || mv.From == 2 {
+		active := func(t uint8) bool { return t == 1 || t == 2 }
+		switch {
+		case active(mv.From) && active(mv.To):
+			// Between the views: the record and its vector go across,
+			// and Tier 2's index, which holds both, keeps its document.
+			moved, err := ts.views[mv.From].transfer(mv.ID, ts.views[mv.To], func(r *Record) TextDoc { return e.textDoc(tx, r) })
+			if err != nil {
+				return err
+			}
+			if moved {
+				if en, ok := ts.mgr.Entry(mv.ID); ok {
+					ts.views[mv.To].recs[mv.ID].Header = headerOf(en)
+				}
+			} else {
+				in[mv.To] = append(in[mv.To], mv.ID)
+			}
+		case active(mv.From):
 			if err := ts.views[mv.From].remove([]uint64{mv.ID}); err != nil {
 				return err
 			}
-		}
-		if mv.To == 1 || mv.To == 2 {
+		case active(mv.To):
 			in[mv.To] = append(in[mv.To], mv.ID)
 		}
 		if mv.To < mv.From {

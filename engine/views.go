@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
@@ -14,13 +15,15 @@ import (
 // 1 and 2 together ranks them with one set of term statistics, as the
 // archive's index would. The engine's tmu guards it.
 type view struct {
-	recs map[uint64]*Record
-	pos  map[uint64]int // id -> row of mat
-	ids  []uint64       // row -> id
-	mat  []float32      // rows of dims floats
-	dims int            // set by the first vector added to an empty view
-	text TextIndex
-	also TextIndex // a second index the view's documents go to; nil for none
+	recs   map[uint64]*Record
+	pos    map[uint64]int // id -> row of mat
+	ids    []uint64       // row -> id
+	rows   []*Record      // row -> record (recs[ids[row]]), for the scan's filter
+	scopes map[string]int // scope -> rows of that scope
+	mat    []float32      // rows of dims floats
+	dims   int            // set by the first vector added to an empty view
+	text   TextIndex
+	also   TextIndex // a second index the view's documents go to; nil for none
 }
 
 func newView(newText func() (TextIndex, error)) (*view, error) {
@@ -28,7 +31,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: tier text index: %w", err)
 	}
-	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, text: t}, nil
+	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, scopes: map[string]int{}, text: t}, nil
 }
 
 // viewDoc is what a view needs of a record.
@@ -51,26 +54,12 @@ func (v *view) add(docs []viewDoc) error {
 	tds := make([]TextDoc, len(docs))
 	for i := range docs {
 		d := &docs[i]
-		if len(v.ids) == 0 {
-			v.dims = len(d.vec)
-		}
-		if len(d.vec) != v.dims {
-			return fmt.Errorf("%w: tier vector of %d, view holds %d", ErrDims, len(d.vec), v.dims)
-		}
-		v.recs[d.rec.ID] = &d.rec
-		if r, ok := v.pos[d.rec.ID]; ok {
-			copy(v.mat[r*v.dims:], d.vec)
-		} else {
-			v.pos[d.rec.ID] = len(v.ids)
-			v.ids = append(v.ids, d.rec.ID)
-			v.mat = append(v.mat, d.vec...)
+		if err := v.put(&d.rec, d.vec); err != nil {
+			return err
 		}
 		tds[i] = d.text
 	}
-	for _, ix := range []TextIndex{v.also, v.text} {
-		if ix == nil {
-			continue
-		}
+	for _, ix := range v.indexes() {
 		if err := applyParallel(ix, tds, 0); err != nil {
 			return err
 		}
@@ -78,22 +67,34 @@ func (v *view) add(docs []viewDoc) error {
 	return nil
 }
 
+// put places a record and its vector in the view's rows, not in its
+// lexical indexes.
+func (v *view) put(rec *Record, vec []float32) error {
+	if len(v.ids) == 0 {
+		v.dims = len(vec)
+	}
+	if len(vec) != v.dims {
+		return fmt.Errorf("%w: tier vector of %d, view holds %d", ErrDims, len(vec), v.dims)
+	}
+	v.recs[rec.ID] = rec
+	if r, ok := v.pos[rec.ID]; ok {
+		copy(v.mat[r*v.dims:], vec)
+		v.scopes[v.rows[r].Scope]--
+		v.scopes[rec.Scope]++
+		v.rows[r] = rec
+	} else {
+		v.scopes[rec.Scope]++
+		v.pos[rec.ID] = len(v.ids)
+		v.ids = append(v.ids, rec.ID)
+		v.rows = append(v.rows, rec)
+		v.mat = append(v.mat, vec...)
+	}
+	return nil
+}
+
 func (v *view) remove(ids []uint64) error {
 	for _, id := range ids {
-		delete(v.recs, id)
-		r, ok := v.pos[id]
-		if !ok {
-			continue
-		}
-		// The last row fills the hole.
-		last := len(v.ids) - 1
-		if r != last {
-			moved := v.ids[last]
-			copy(v.mat[r*v.dims:(r+1)*v.dims], v.mat[last*v.dims:])
-			v.ids[r], v.pos[moved] = moved, r
-		}
-		v.ids, v.mat = v.ids[:last], v.mat[:last*v.dims]
-		delete(v.pos, id)
+		v.drop(id)
 	}
 	if v.also != nil {
 		if err := v.also.Apply(nil, ids, 0); err != nil {
@@ -103,12 +104,86 @@ func (v *view) remove(ids []uint64) error {
 	return v.text.Apply(nil, ids, 0)
 }
 
+// drop takes a record and its row out of the view, not out of its
+// lexical indexes, and returns them (nil when the view does not hold it).
+// The vector returned is a copy.
+func (v *view) drop(id uint64) (*Record, []float32) {
+	rec := v.recs[id]
+	delete(v.recs, id)
+	r, ok := v.pos[id]
+	if !ok {
+		return rec, nil
+	}
+	vec := append([]float32(nil), v.mat[r*v.dims:(r+1)*v.dims]...)
+	if sc := v.rows[r].Scope; v.scopes[sc] <= 1 {
+		delete(v.scopes, sc)
+	} else {
+		v.scopes[sc]--
+	}
+	// The last row fills the hole.
+	last := len(v.ids) - 1
+	if r != last {
+		moved := v.ids[last]
+		copy(v.mat[r*v.dims:(r+1)*v.dims], v.mat[last*v.dims:])
+		v.ids[r], v.pos[moved] = moved, r
+		v.rows[r] = v.rows[last]
+	}
+	v.ids, v.mat, v.rows = v.ids[:last], v.mat[:last*v.dims], v.rows[:last]
+	delete(v.pos, id)
+	return rec, vec
+}
+
+// allIn reports that every record of the view passes q's filters
+// because q filters by scope alone and the view holds no other scope.
+func (v *view) allIn(q *Query) bool {
+	return q.Session == "" && q.From.IsZero() && q.To.IsZero() && v.scopes[q.Scope] == len(v.ids)
+}
+
+// indexes are the lexical indexes the view's documents go to.
+func (v *view) indexes() []TextIndex {
+	if v.also == nil {
+		return []TextIndex{v.text}
+	}
+	return []TextIndex{v.also, v.text}
+}
+
+// transfer moves a record from v to dst with its vector. Only the
+// lexical indexes that one of the two views feeds and the other does not
+// change: the index both feed (Tier 2's, which also holds Tier 1) keeps
+// the document. doc builds the indexed document when dst needs it. It
+// reports false, changing nothing, when v does not hold the record.
+func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, error) {
+	if _, ok := v.pos[id]; !ok {
+		return false, nil
+	}
+	rec, vec := v.drop(id)
+	from, to := v.indexes(), dst.indexes()
+	for _, ix := range from {
+		if !slices.Contains(to, ix) {
+			if err := ix.Apply(nil, []uint64{id}, 0); err != nil {
+				return true, err
+			}
+		}
+	}
+	if err := dst.put(rec, vec); err != nil {
+		return true, err
+	}
+	for _, ix := range to {
+		if !slices.Contains(from, ix) {
+			if err := ix.Apply([]TextDoc{doc(rec)}, nil, 0); err != nil {
+				return true, err
+			}
+		}
+	}
+	return true, nil
+}
+
 // search scores every record of the view exactly (cosine) and asks its
 // lexical index, both restricted by q's filters.
 func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text, vec []scored, err error) {
 	var keep func(int) bool
-	if q.filtered() {
-		keep = func(r int) bool { return q.match(v.recs[v.ids[r]]) }
+	if q.filtered() && !v.allIn(q) {
+		keep = func(r int) bool { return q.match(v.rows[r]) }
 	}
 	rows, err := vecscan.Scan(v.mat, v.dims, qv, c, keep)
 	if err != nil {

@@ -92,6 +92,9 @@ func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int)
 		if covered {
 			return res, tier, w.scored, nil
 		}
+		if res == nil {
+			continue // the tier could not be sufficient and was not ranked
+		}
 		if ok, err := e.opts.Sufficiency.Sufficient(ctx, q, tier, res); err == nil && ok {
 			return res, tier, w.scored, nil
 		}
@@ -107,7 +110,9 @@ type tierSearch struct {
 
 // searchTier adds tier's candidates to w and returns the fused results of
 // the tiers searched so far; covered reports that tiers 1 and 2 hold
-// every record, so the archive has nothing more to offer.
+// every record, so the archive has nothing more to offer. When the tiers
+// searched so far cannot be sufficient (hopeless) and do not hold every
+// record, they are not ranked: the results are nil.
 func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []float32, c int, tier uint8) ([]Result, bool, error) {
 	ts := e.tiers
 	ts.mu.Lock()
@@ -120,14 +125,35 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
+	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
+	if !covered && e.hopeless(q, tier, t) {
+		return nil, false, nil
+	}
 	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
 	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
 	if err != nil {
 		return nil, false, err
 	}
-	res := e.viewResults(cands, q.K)
-	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
-	return res, covered, nil
+	return e.viewResults(cands, q.K), covered, nil
+}
+
+// hopeless reports that tier's results cannot be sufficient, from its
+// lexical hits alone: the Sufficiency needs a best result of some
+// coverage (CoverageBound) and no hit reaches it. A result's coverage is
+// its hit's for the whole question; the parts of a decomposed question
+// bring hits of their own coverage, so such a question is always ranked.
+func (e *Engine) hopeless(q *Query, tier uint8, text []scored) bool {
+	b, ok := e.opts.Sufficiency.(CoverageBound)
+	if !ok || e.pipe.Parts(q.Text) != nil {
+		return false
+	}
+	need := b.NeedsCoverage(q, tier)
+	for _, h := range text {
+		if h.cov >= need {
+			return false
+		}
+	}
+	return true
 }
 
 // topOf keeps the best c of a merged candidate list.

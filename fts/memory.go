@@ -2,7 +2,6 @@ package fts
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"fmt"
 	"slices"
@@ -259,22 +258,73 @@ func termFreqs(ts analysis.TokenStream) (map[string]int32, int) {
 // times a posting read).
 const probeFactor = 8
 
-// kth is the k-th best score of acc (k <= len(acc)).
-func kth(acc []scoredDoc, k int) float64 { return best(acc, k)[0].score }
+// kth is the k-th best score of acc (k <= len(acc)); buf is scratch
+// space, returned for the next call.
+func kth(acc []scoredDoc, k int, buf []float64) (float64, []float64) {
+	h := buf[:0]
+	for _, c := range acc {
+		switch {
+		case len(h) < k:
+			h = append(h, c.score)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if h[p] <= h[i] {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+		case c.score > h[0]:
+			h[0] = c.score
+			siftDown(len(h), func(i, j int) bool { return h[i] < h[j] }, func(i, j int) { h[i], h[j] = h[j], h[i] })
+		}
+	}
+	return h[0], h
+}
 
-// best returns the k best of acc, as a heap whose root is the worst.
-func best(acc []scoredDoc, k int) topHeap {
-	top := make(topHeap, 0, k)
+// best returns the k best of acc (k < len(acc)), in no order: a heap
+// whose root is the worst kept (worse).
+func best(acc []scoredDoc, k int) []scoredDoc {
+	top := make([]scoredDoc, 0, k)
+	less := func(i, j int) bool { return worse(top[i], top[j]) }
+	swap := func(i, j int) { top[i], top[j] = top[j], top[i] }
 	for _, c := range acc {
 		switch {
 		case len(top) < k:
-			heap.Push(&top, c)
+			top = append(top, c)
+			for i := len(top) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !less(i, p) {
+					break
+				}
+				swap(i, p)
+				i = p
+			}
 		case worse(top[0], c):
 			top[0] = c
-			heap.Fix(&top, 0)
+			siftDown(len(top), less, swap)
 		}
 	}
 	return top
+}
+
+// siftDown restores a heap of n elements whose root changed.
+func siftDown(n int, less func(i, j int) bool, swap func(i, j int)) {
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && less(r, l) {
+			m = r
+		}
+		if !less(m, i) {
+			return
+		}
+		swap(i, m)
+		i = m
+	}
 }
 
 // queryTerms are q's distinct terms, in order.
@@ -353,6 +403,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	type word struct {
 		p *memTerm
 		w float64
+		q int // its place among the question's indexed words
 	}
 	var words []word
 	var idfSum, rest float64
@@ -361,14 +412,24 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 		w := idf(st.n, 0)
 		if p != nil {
 			w = idf(st.n, float64(max(p.df[fText], p.df[fContext], p.df[fRole])))
-			words = append(words, word{p, w})
+			words = append(words, word{p, w, len(words)})
 			rest += w * (m.scoring.K1 + 1)
 		}
 		idfSum += w
 	}
+	inOrder := slices.Clone(words) // the question's order, for the final sums
 	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
 	var acc []scoredDoc // the documents scored, with their scores so far
 	var accSlot []int   // their slots
+	// has: per document scored, the words (by q) it holds, when there are
+	// at most 64 of them; the final sums look up only those.
+	var has []uint64
+	mark := func(j, q int) {
+		if q < 64 {
+			has[j] |= 1 << q
+		}
+	}
+	var kbuf []float64
 	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
 	at := make([]int32, len(m.slots))
 	add := func(w float64, post *memPost) float64 {
@@ -384,7 +445,9 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			closed = true // at least k documents reach the floor
 		}
 		if !closed && len(acc) >= k && rest < high {
-			closed = rest < kth(acc, k)
+			var kt float64
+			kt, kbuf = kth(acc, k, kbuf)
+			closed = rest < kt
 		}
 		rest -= wd.w * (m.scoring.K1 + 1)
 		lists := wd.p.lists(f.Scope)
@@ -398,6 +461,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 					if post := wd.p.post(m.slots[accSlot[i]]); post != nil {
 						acc[i].score += add(wd.w, post)
 						high = max(high, acc[i].score)
+						mark(i, wd.q)
 					}
 				}
 				continue
@@ -428,9 +492,11 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 					at[slot] = int32(j + 1)
 					acc = append(acc, scoredDoc{doc: post.doc.meta.ID})
 					accSlot = append(accSlot, slot)
+					has = append(has, 0)
 				}
 				acc[j].score += s
 				high = max(high, acc[j].score)
+				mark(j, wd.q)
 			}
 		}
 	}
@@ -443,19 +509,18 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	for _, c := range acc {
 		h := engine.TextHit{ID: c.doc}
 		d := m.docs[c.doc]
-		for _, t := range terms {
-			p := m.postings[t]
-			if p == nil {
+		held := has[at[d.slot]-1]
+		for _, wd := range inOrder {
+			if wd.q < 64 && held&(1<<wd.q) == 0 {
 				continue
 			}
-			post := p.post(d)
+			post := wd.p.post(d)
 			if post == nil {
 				continue
 			}
-			w := idf(st.n, float64(max(p.df[fText], p.df[fContext], p.df[fRole])))
-			h.Score += add(w, post)
+			h.Score += add(wd.w, post)
 			if post.tf[fText] > 0 {
-				h.Coverage += w
+				h.Coverage += wd.w
 			}
 		}
 		if idfSum > 0 {

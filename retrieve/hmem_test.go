@@ -243,3 +243,25 @@ func TestEntityPrior(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineParts checks that Parts names the parts a question runs
+// as only when the decomposition stage is on and splits it.
+func TestPipelineParts(t *testing.T) {
+	for _, tc := range []struct {
+		stages retrieve.Stages
+		q      string
+		want   int
+	}{
+		{retrieve.DefaultStages, "What do Jon and Gina both have in common?", 2},
+		{retrieve.DefaultStages, "What does Jon like?", 0},
+		{retrieve.DefaultStages &^ retrieve.StageDecompose, "What do Jon and Gina both have in common?", 0},
+	} {
+		p, err := retrieve.New(&retrieve.Options{Stages: tc.stages})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Parts(tc.q); len(got) != tc.want || (tc.want == 0 && got != nil) {
+			t.Errorf("Parts(%q) with stages %v = %q, want %d parts", tc.q, tc.stages, got, tc.want)
+		}
+	}
+}

@@ -21,7 +21,12 @@ type NameMatcher struct {
 func NewNameMatcher(speakers []string) *NameMatcher {
 	m := &NameMatcher{}
 	seen := map[string]bool{}
+	raw := map[string]bool{} // candidates' speakers repeat: fold each once
 	for _, s := range speakers {
+		if raw[s] {
+			continue
+		}
+		raw[s] = true
 		k := strings.ToLower(strings.TrimSpace(s))
 		if k == "" || seen[k] {
 			continue

@@ -151,10 +151,7 @@ func (p *Pipeline) Stages() Stages { return p.o.Stages }
 func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
 	// 0. Decomposition: a multi-part question runs the path once per part
 	// and once whole; the lists are merged.
-	var parts []string
-	if p.o.Stages.Has(StageDecompose) {
-		parts = Decompose(q.Text, p.o.Decompose.MaxParts)
-	}
+	parts := p.Parts(q.Text)
 	var cands []Candidate
 	var err error
 	if len(parts) > 1 {
@@ -187,6 +184,20 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		}
 	}
 	return cands, nil
+}
+
+// Parts returns the parts a question is run as, when the decomposition
+// stage splits it; nil when the whole question alone is run. Only the
+// whole question's own lexical hits then carry its Coverage into the
+// candidates: every other candidate has the coverage of a part or none.
+func (p *Pipeline) Parts(text string) []string {
+	if !p.o.Stages.Has(StageDecompose) {
+		return nil
+	}
+	if parts := Decompose(text, p.o.Decompose.MaxParts); len(parts) > 1 {
+		return parts
+	}
+	return nil
 }
 
 // run is the query path of one question.
