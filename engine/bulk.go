@@ -55,27 +55,27 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 	}()
 	n := 0
 	for b := range batches {
-		out, ids, fresh, err := e.commitOne(ctx, &b)
+		c, err := e.commitOne(ctx, &b)
 		perr := wait()
 		if err != nil {
 			return n, errors.Join(perr, fmt.Errorf("batch %d: %w", n, err))
 		}
-		e.committed(ids)
+		e.committed(c.ids)
 		if done != nil {
-			done(n, out)
+			done(n, c.out)
 		}
 		n++
 		// Set only while no update runs: the update reads it, the next
 		// commit only reads it too.
-		e.fresh = fresh
+		e.fresh = c.fresh
 		if perr != nil {
 			// The previous batch's update failed: this batch's is tried
 			// here, and the call stops.
-			return n, errors.Join(perr, e.afterCommit(ids))
+			return n, errors.Join(perr, e.afterCommit(c))
 		}
-		if len(ids) > 0 {
+		if len(c.ids) > 0 {
 			after = make(chan error, 1)
-			go func(ids []uint64, ch chan<- error) { ch <- e.afterCommit(ids) }(ids, after)
+			go func(c commit, ch chan<- error) { ch <- e.afterCommit(c) }(c, after)
 		}
 	}
 	return n, wait()
@@ -83,12 +83,12 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 
 // commitOne checks b and stores it in one transaction. The caller holds
 // wmu.
-func (e *Engine) commitOne(ctx context.Context, b *Batch) ([]Stored, []uint64, freshRecords, error) {
+func (e *Engine) commitOne(ctx context.Context, b *Batch) (commit, error) {
 	if err := e.checkBatch(b); err != nil {
-		return nil, nil, nil, err
+		return commit{}, err
 	}
 	if len(b.Inputs) == 0 {
-		return nil, nil, nil, nil
+		return commit{}, nil
 	}
 	return e.commitBatch(ctx, b)
 }
@@ -114,16 +114,19 @@ func (e *Engine) committed(ids []uint64) {
 	}
 }
 
-// afterCommit places committed records in the tiers, brings the indexes
-// up to date and checkpoints when due: a write's work after its
-// transaction. The caller holds wmu.
-func (e *Engine) afterCommit(ids []uint64) error {
+// afterCommit places a commit's records in the tiers, brings the indexes
+// up to date with the change log as it stood after the commit, and
+// checkpoints when due: a write's work after its transaction. The caller
+// holds wmu.
+func (e *Engine) afterCommit(c commit) error {
 	// Tiers first: a concurrent Recall can then find a new record in the
-	// archive indexes only once it is placed in the tiers.
-	if err := e.admit(ids); err != nil {
+	// archive indexes only once it is placed in the tiers. The update
+	// stops at c.seq: a commit running meanwhile (RememberBatches) has
+	// records not placed yet.
+	if err := e.admit(c.ids); err != nil {
 		return fmt.Errorf("hmo: records stored, tier update: %w", err)
 	}
-	if err := e.syncIndexes(); err != nil {
+	if err := e.syncUpTo(c.seq); err != nil {
 		return fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
 	}
 	return e.maybeCheckpoint()

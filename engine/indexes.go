@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,13 +83,13 @@ func (e *Engine) openVector() error {
 		}
 	}
 	e.setVec(vec)
-	err = e.syncSide(e.vectorSide())
+	err = e.syncSide(e.vectorSide(), math.MaxUint64)
 	if err != nil && e.opts.ReadOnly {
 		// The index on disk is behind the records (or was never
 		// written) and cannot be written now: catch up in memory.
 		vec.Close()
 		e.setVec(newMemVectors(e.dims))
-		err = e.syncSide(e.vectorSide())
+		err = e.syncSide(e.vectorSide(), math.MaxUint64)
 	}
 	if err != nil {
 		return fmt.Errorf("hmo: sync vector index: %w", err)
@@ -211,16 +212,22 @@ func (e *Engine) sides() []indexSide {
 // watermark behind the trimmed part of the log means the index missed
 // changes that are no longer logged: it is rebuilt from the records.
 // The caller holds wmu.
-func (e *Engine) syncIndexes() error {
+func (e *Engine) syncIndexes() error { return e.syncUpTo(math.MaxUint64) }
+
+// syncUpTo is syncIndexes applying the log only up to sequence limit
+// (a rebuild takes all of it): the update of one write (RememberBatches)
+// leaves the entries of the next commit, whose records are not in the
+// tiers yet, to the next update.
+func (e *Engine) syncUpTo(limit uint64) error {
 	for _, s := range e.sides() {
-		if err := e.syncSide(s); err != nil {
+		if err := e.syncSide(s, limit); err != nil {
 			return fmt.Errorf("hmo: sync %s index: %w", s.name, err)
 		}
 	}
 	return nil
 }
 
-func (e *Engine) syncSide(s indexSide) error {
+func (e *Engine) syncSide(s indexSide, limit uint64) error {
 	wm, err := s.watermark()
 	if err != nil {
 		return err
@@ -247,7 +254,7 @@ func (e *Engine) syncSide(s indexSide) error {
 			// empty is its normal first state.)
 			e.noteRebuild(s.name, "it was empty (files missing): rebuilt from the change log")
 		}
-		upto = last
+		upto = min(last, limit)
 		return nil
 	})
 	if err != nil || rebuilt {

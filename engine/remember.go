@@ -53,17 +53,17 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	out, ids, fresh, err := e.commitBatch(ctx, &b)
+	c, err := e.commitBatch(ctx, &b)
 	if err != nil {
 		return nil, err
 	}
-	if len(ids) == 0 {
-		return out, nil
+	if len(c.ids) == 0 {
+		return c.out, nil
 	}
-	e.committed(ids)
-	e.fresh = fresh
+	e.committed(c.ids)
+	e.fresh = c.fresh
 	defer func() { e.fresh = nil }()
-	return out, e.afterCommit(ids)
+	return c.out, e.afterCommit(c)
 }
 
 func validateKey(k string) error {
@@ -78,13 +78,21 @@ func validateKey(k string) error {
 	return nil
 }
 
-// commitBatch stores b's new inputs and returns the outcome per input,
-// the ids of the records created and those records (freshRecords).
-func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64, freshRecords, error) {
+// commit is what a write transaction did.
+type commit struct {
+	out   []Stored     // the outcome per input
+	ids   []uint64     // the records created
+	fresh freshRecords // those records
+	seq   uint64       // the change log's last sequence after it
+}
+
+// commitBatch stores b's new inputs.
+func (e *Engine) commitBatch(ctx context.Context, b *Batch) (commit, error) {
 	var out []Stored
 	var observed []string
 	var created []uint64
 	var fresh freshRecords
+	var seq uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		observed, created = nil, nil
 		fresh = freshRecords{}
@@ -106,6 +114,7 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64,
 		if err := addCount(tx, len(created)); err != nil {
 			return err
 		}
+		seq = tx.Bucket(bucketChanges).Sequence()
 		return e.saveCorpus(tx)
 	})
 	e.applyEntities(err)
@@ -113,9 +122,9 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) ([]Stored, []uint64,
 		if e.corpus != nil && observed != nil {
 			e.corpus.Forget(observed)
 		}
-		return nil, nil, nil, err
+		return commit{}, err
 	}
-	return out, created, fresh, nil
+	return commit{out: out, ids: created, fresh: fresh, seq: seq}, nil
 }
 
 // putInputs stores ins and returns the outcome per input, the ids

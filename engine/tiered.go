@@ -125,6 +125,16 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 }
 
 func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
+	docs, err := e.viewDocs(tx, ids)
+	if err != nil {
+		return err
+	}
+	return e.tiers.views[tier].add(docs)
+}
+
+// viewDocs reads the view documents of ids from tx, skipping forgotten
+// records.
+func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
 	for _, id := range ids {
 		r, err := e.record(tx, id)
@@ -136,11 +146,11 @@ func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
 		}
 		v, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
 		if err != nil {
-			return fmt.Errorf("record %d: %w", id, err)
+			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
 		docs = append(docs, viewDoc{rec: r, vec: v, text: e.textDoc(tx, &r)})
 	}
-	return e.tiers.views[tier].add(docs)
+	return docs, nil
 }
 
 // sessionSeq returns the ordinal of a record's session, assigning the next
@@ -170,15 +180,24 @@ func (e *Engine) admit(ids []uint64) error {
 	defer ts.mu.Unlock()
 	ts.batch = &moveBatch{from: map[uint64]uint8{}, hdr: map[uint64]Header{}, vecs: map[uint64][]float32{}}
 	defer func() { ts.batch = nil }()
+	var load func() error
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, id := range ids {
 			if err := e.admitOne(tx, id, now); err != nil {
 				return err
 			}
 		}
-		return e.finishBatch(tx)
+		var err error
+		load, err = e.finishBatch(tx)
+		return err
 	})
 	if err != nil {
+		return err
+	}
+	// The views are loaded with the read transaction closed: a reader
+	// open meanwhile would keep bbolt from reusing the pages a concurrent
+	// commit frees (RememberBatches).
+	if err := load(); err != nil {
 		return err
 	}
 	return e.flushTiers()
@@ -193,9 +212,11 @@ func (ts *tierState) viewRecord(t uint8, id uint64) (*Record, bool) {
 	return r, ok
 }
 
-// finishBatch applies the net moves of the batch to the views. ts.mu is
+// finishBatch applies the net moves of the batch to the views: it takes
+// the records leaving them out, reads those entering them from tx and
+// returns the loading of those, which needs no transaction. ts.mu is
 // held.
-func (e *Engine) finishBatch(tx *bolt.Tx) error {
+func (e *Engine) finishBatch(tx *bolt.Tx) (func() error, error) {
 	ts := e.tiers
 	b := ts.batch
 	ts.batch = nil
@@ -212,7 +233,7 @@ func (e *Engine) finishBatch(tx *bolt.Tx) error {
 				h, loaded = r.Header, true
 			}
 			if err := ts.views[from].remove([]uint64{id}); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if !active && loaded {
@@ -225,22 +246,31 @@ func (e *Engine) finishBatch(tx *bolt.Tx) error {
 			in[to] = append(in[to], id)
 		}
 	}
+	var docs [3][]viewDoc
 	for t := uint8(1); t <= 2; t++ {
 		slices.Sort(in[t])
-		if err := e.loadIntoView(tx, t, in[t]); err != nil {
-			return err
+		var err error
+		if docs[t], err = e.viewDocs(tx, in[t]); err != nil {
+			return nil, err
 		}
-		// A view holds the header a record had when it moved in, as if
-		// it had been loaded then.
-		for _, id := range in[t] {
-			if r, ok := ts.views[t].recs[id]; ok {
-				if h, ok := b.hdr[id]; ok {
-					r.Header = h
+	}
+	return func() error {
+		for t := uint8(1); t <= 2; t++ {
+			if err := ts.views[t].add(docs[t]); err != nil {
+				return err
+			}
+			// A view holds the header a record had when it moved in, as
+			// if it had been loaded then.
+			for _, id := range in[t] {
+				if r, ok := ts.views[t].recs[id]; ok {
+					if h, ok := b.hdr[id]; ok {
+						r.Header = h
+					}
 				}
 			}
 		}
-	}
-	return nil
+		return nil
+	}, nil
 }
 
 func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
