@@ -1,13 +1,6 @@
 package fts
 
-import (
-	"context"
-	"math"
-
-	index "github.com/blevesearch/bleve_index_api"
-
-	"github.com/hmo-dev/hmo/engine"
-)
+import "github.com/hmo-dev/hmo/engine"
 
 // A pooled search (SearchPool) on a large index scores a few given
 // documents instead of walking the postings: bleve's postings have no
@@ -17,50 +10,12 @@ import (
 // analysed again instead, as Apply analysed them (with the stems
 // cached), and scored with the snapshot's statistics.
 
-// queryStats are the statistics of a query's words in one snapshot.
+// queryStats are the statistics of a query's words in one snapshot, as
+// topK reads them.
 type queryStats struct {
 	fields   fieldStats
-	idf      []float64 // by the word's place in the query, as topK weighs it
+	idf      []float64 // by the word's place in the query
 	postings int       // the words' postings in the scored fields together
-}
-
-// queryStats reads the statistics of terms in r.
-func (x *Index) queryStats(ctx context.Context, r index.IndexReader, terms []string) (queryStats, error) {
-	var qs queryStats
-	n, err := r.DocCount()
-	if err != nil {
-		return qs, err
-	}
-	tb, err := r.GetInternal(keyLengths)
-	if err != nil {
-		return qs, err
-	}
-	tot, err := decodeTotals(tb)
-	if err != nil {
-		return qs, err
-	}
-	qs.fields.n = float64(n)
-	for fi := range nFields {
-		qs.fields.total[fi] = float64(tot[fi])
-	}
-	qs.idf = make([]float64, len(terms))
-	for i, t := range terms {
-		var df uint64
-		for _, field := range bm25Fields {
-			tfr, err := r.TermFieldReader(ctx, []byte(t), field, false, false, false)
-			if err != nil {
-				return qs, err
-			}
-			cnt := tfr.Count()
-			if err := tfr.Close(); err != nil {
-				return qs, err
-			}
-			df = max(df, cnt)
-			qs.postings += int(min(cnt, math.MaxInt32))
-		}
-		qs.idf[i] = idf(qs.fields.n, float64(df))
-	}
-	return qs, nil
 }
 
 // scoreDocs scores docs for terms by BM25F with the statistics qs, as

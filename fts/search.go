@@ -69,21 +69,6 @@ func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFi
 		return nil, x.wrap(op, err)
 	}
 	defer closeReader(r, &err)
-	if p != nil {
-		st, err := x.queryStats(ctx, r, terms)
-		if err != nil {
-			return nil, x.wrap(op, err)
-		}
-		if st.postings > p.Postings {
-			docs, err := p.Docs()
-			if err != nil {
-				return nil, fmt.Errorf("fts: %s: %w", op, err)
-			}
-			hits = x.scoreDocs(terms, st, docs, f)
-			sortHits(hits)
-			return hits[:min(k, len(hits))], nil
-		}
-	}
 	if f.Scope != "" {
 		all, err := everyDoc(r, fieldScope, f.Scope)
 		if err != nil {
@@ -93,12 +78,26 @@ func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFi
 			f.Scope = "" // every document passes: a filter that drops none
 		}
 	}
-	hits, err = x.topK(ctx, r, terms, f, k)
+	budget := 0
+	if p != nil {
+		budget = p.Postings
+	}
+	hits, over, err := x.topK(ctx, r, terms, f, k, budget)
+	if err == nil && over != nil {
+		// Too many postings: score the pool instead.
+		docs, err := p.Docs()
+		if err != nil {
+			return nil, fmt.Errorf("fts: %s: %w", op, err)
+		}
+		hits = x.scoreDocs(terms, *over, docs, f)
+		sortHits(hits)
+		return hits[:min(k, len(hits))], nil
+	}
 	if err == nil && f.Floor > 0 && len(hits) < k {
 		// Fewer than k documents reach the floor (the index changed
 		// since it was taken): search again without it.
 		f.Floor = 0
-		hits, err = x.topK(ctx, r, terms, f, k)
+		hits, _, err = x.topK(ctx, r, terms, f, k, 0)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
