@@ -130,6 +130,31 @@ type TextFilter struct {
 	Floor float64
 }
 
+// TextPool bounds a text search's cost: when the query's words have
+// more postings than Postings, the index scores the pool's documents
+// alone instead of searching every document.
+type TextPool struct {
+	// Docs returns the pool's documents as Apply was given them (the
+	// records a first search found). The index calls it only when it
+	// scores the pool alone.
+	Docs func() ([]TextDoc, error)
+	// Postings is how many postings (one word in one field of one
+	// document) the query's words may have for the search to stay
+	// exhaustive. It must be positive.
+	Postings int
+}
+
+// PooledSearcher is implemented by text indexes that can bound a search
+// by a pool (the retrieval pipeline's feedback search on a large
+// archive). The engine uses it when the index implements it, and Search
+// otherwise.
+type PooledSearcher interface {
+	// SearchPool is Search when the query's words have at most
+	// p.Postings postings. Otherwise it returns the k best of p.Docs()
+	// by the score Search gives them, skipping those f filters out.
+	SearchPool(ctx context.Context, query string, k int, f TextFilter, p TextPool) ([]TextHit, error)
+}
+
 // Compacter is implemented by indexes that keep deleted entries in their
 // files until a compaction (tombstoned vectors, deleted documents in
 // segments). Compact drops them now; the engine calls it when the user

@@ -151,7 +151,11 @@ type archiveSource struct {
 func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]retrieve.Hit, error) {
 	q := *s.q
 	q.Text = rq.Text // the pipeline may expand the question
-	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor)
+	var pool *TextPool
+	if len(rq.TextPool) > 0 && rq.TextPostings > 0 {
+		pool = &TextPool{Docs: func() ([]TextDoc, error) { return s.e.textDocs(rq.TextPool) }, Postings: rq.TextPostings}
+	}
+	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor, pool)
 	return toHits(t), err
 }
 
@@ -198,9 +202,18 @@ type scored struct {
 	cov   float64 // lexical coverage, from text indexes that compute it
 }
 
-// textCandidates searches the text index; floor is TextFilter.Floor.
-func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor float64) ([]scored, error) {
-	hits, err := e.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To, Floor: floor})
+// textCandidates searches the text index; floor is TextFilter.Floor. A
+// pool goes to an index that implements PooledSearcher; others search
+// every document.
+func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor float64, pool *TextPool) ([]scored, error) {
+	f := TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To, Floor: floor}
+	var hits []TextHit
+	var err error
+	if ps, ok := e.text.(PooledSearcher); ok && pool != nil {
+		hits, err = ps.SearchPool(ctx, q.Text, c, f, *pool)
+	} else {
+		hits, err = e.text.Search(ctx, q.Text, c, f)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("hmo: text search: %w", err)
 	}
@@ -209,6 +222,26 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor floa
 		out[i] = scored{id: h.ID, score: h.Score}
 	}
 	return out, nil
+}
+
+// textDocs are the full-text documents of the records ids that exist,
+// as the text index was given them.
+func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
+	out := make([]TextDoc, 0, len(ids))
+	err := e.db.View(func(tx *bolt.Tx) error {
+		for _, id := range ids {
+			r, err := getRecord(tx, id)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out = append(out, e.textDoc(tx, &r))
+		}
+		return nil
+	})
+	return out, err
 }
 
 func (e *Engine) vectorCandidates(qv []float32, q *Query, c int) ([]scored, error) {

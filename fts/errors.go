@@ -17,7 +17,8 @@ var (
 	ErrClosed = errors.New("fts: index closed")
 	// ErrReadOnly is returned by Apply on an index opened read-only.
 	ErrReadOnly = errors.New("fts: index opened read-only")
-	// ErrInvalidOption is returned by Open for an option out of range.
+	// ErrInvalidOption is returned by Open for an option out of range,
+	// and by SearchPool for a negative postings budget.
 	ErrInvalidOption = errors.New("fts: invalid option")
 	// ErrInvalidK is returned by Search for k <= 0.
 	ErrInvalidK = errors.New("fts: k must be positive")

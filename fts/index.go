@@ -35,6 +35,7 @@ type Index struct {
 	s        *scorch.Scorch       // safe for concurrent use; closed under life's write lock
 	queue    *index.AnalysisQueue // scorch's analysis workers, owned by the Index
 	an       analyzers            // document analysis; an.text analyses queries too
+	pool     analyzers            // an with its stems cached, for a pooled search's documents
 	scoring  Scoring
 	dir      string
 	readOnly bool // Options.ReadOnly: Apply fails
@@ -95,7 +96,7 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{s: s, queue: q, an: an, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
+	x = &Index{s: s, queue: q, an: an, pool: analyzers{text: cacheStems(an.text), keyword: an.keyword}, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
 		return nil, err
 	}

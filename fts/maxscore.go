@@ -163,18 +163,22 @@ func (h *topHeap) Pop() any {
 // restricted by f, with their scores and coverage, best first. A
 // document enters the top k only once every word has been looked up for
 // it, so its score is complete; it is summed in the query's order.
-func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k int) (hits []engine.TextHit, err error) {
+//
+// With a positive budget, when the words have more postings than it in
+// the scored fields together, topK searches nothing and returns the
+// words' statistics instead (over), for the caller to score a pool.
+func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k, budget int) (hits []engine.TextHit, over *queryStats, err error) {
 	n, err := r.DocCount()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tb, err := r.GetInternal(keyLengths)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tot, err := decodeTotals(tb)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st := fieldStats{n: float64(n)}
 	for fi := range nFields {
@@ -188,6 +192,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}()
+	postings := 0
 	for pos, t := range terms {
 		w := &wordCursor{pos: pos}
 		words = append(words, w)
@@ -195,9 +200,10 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		for fi, field := range bm25Fields {
 			tfr, err := r.TermFieldReader(ctx, []byte(t), field, true, true, false)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cnt := tfr.Count()
+			postings += int(min(cnt, math.MaxInt32))
 			if cnt == 0 {
 				_ = tfr.Close()
 				continue
@@ -206,12 +212,19 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			c := &fieldCursor{tfr: tfr}
 			w.fields, w.field = append(w.fields, c), append(w.field, fi)
 			if err := c.next(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		w.sync()
 		w.idf = idf(st.n, float64(df))
 		w.bound = w.idf * (x.scoring.K1 + 1)
+	}
+	if budget > 0 && postings > budget {
+		over = &queryStats{fields: st, idf: make([]float64, len(terms)), postings: postings}
+		for _, w := range words {
+			over.idf[w.pos] = w.idf
+		}
+		return nil, over, nil
 	}
 	// Lowest bound first: the words that leave candidate generation first.
 	slices.SortStableFunc(words, func(a, b *wordCursor) int {
@@ -229,7 +242,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	}
 	var pass func(doc uint64) bool
 	if filter, err := filterSearcher(ctx, r, f); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if filter != nil {
 		defer filter.Close()
 		sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(filter.DocumentMatchPoolSize(), 0)}
@@ -272,7 +285,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 		if visited++; visited%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		clear(parts)
@@ -283,7 +296,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
 				score += parts[w.pos]
 				if err := w.next(doc); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		}
@@ -300,7 +313,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 			w := words[i]
 			if err := w.advance(doc); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if w.doc == doc {
 				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
@@ -349,11 +362,11 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	for _, t := range top {
 		ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		id, err := strconv.ParseUint(ext, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
+			return nil, nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
 		}
 		h := engine.TextHit{ID: id, Score: t.score, Coverage: t.cov}
 		if idfSum > 0 {
@@ -361,5 +374,5 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 		hits = append(hits, h)
 	}
-	return hits, nil
+	return hits, nil, nil
 }

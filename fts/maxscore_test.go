@@ -2,6 +2,7 @@ package fts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -15,33 +16,7 @@ import (
 // document that belongs there. The index has several segments, deleted
 // and replaced documents; k ranges from one to more than the matches.
 func TestTopKIsExact(t *testing.T) {
-	docs := corpus(1200)
-	x, err := Open(filepath.Join(t.TempDir(), "text"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	for i := 0; i < len(docs); i += 100 { // several segments
-		if err := x.Apply(docs[i:i+100], nil, uint64(i+1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	live := map[uint64]engine.TextDoc{}
-	for _, d := range docs {
-		live[d.ID] = d
-	}
-	deleted := []uint64{3, 50, 120, 777, 1100}
-	replaced := []engine.TextDoc{docs[10], docs[500]}
-	replaced[0].Text, replaced[1].Text = "cat cat cat budget", "Paris"
-	if err := x.Apply(replaced, deleted, 2000); err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range deleted {
-		delete(live, id)
-	}
-	for _, d := range replaced {
-		live[d.ID] = d
-	}
+	x, live := segmentedIndex(t)
 	ctx := context.Background()
 	checked := 0
 	for _, q := range queries {
@@ -70,6 +45,104 @@ func TestTopKIsExact(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no query matched anything")
+	}
+}
+
+// segmentedIndex is an index of 1,200 documents in several segments,
+// some deleted and some replaced, with its live documents.
+func segmentedIndex(t *testing.T) (*Index, map[uint64]engine.TextDoc) {
+	t.Helper()
+	docs := corpus(1200)
+	x, err := Open(filepath.Join(t.TempDir(), "text"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	for i := 0; i < len(docs); i += 100 { // several segments
+		if err := x.Apply(docs[i:i+100], nil, uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := map[uint64]engine.TextDoc{}
+	for _, d := range docs {
+		live[d.ID] = d
+	}
+	deleted := []uint64{3, 50, 120, 777, 1100}
+	replaced := []engine.TextDoc{docs[10], docs[500]}
+	replaced[0].Text, replaced[1].Text = "cat cat cat budget", "Paris"
+	if err := x.Apply(replaced, deleted, 2000); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range deleted {
+		delete(live, id)
+	}
+	for _, d := range replaced {
+		live[d.ID] = d
+	}
+	return x, live
+}
+
+// TestSearchPool: while the query's words have no more postings than
+// the budget, SearchPool is Search and never asks for the pool; beyond
+// it, its hits are the best of the pool's documents that pass the
+// filter, with the very scores and coverage the exhaustive search gives
+// them (the pool documents are analysed again, not looked up).
+func TestSearchPool(t *testing.T) {
+	x, live := segmentedIndex(t)
+	var pool []engine.TextDoc
+	inPool := map[uint64]bool{}
+	for id := uint64(1); id <= 1200; id += 7 {
+		if d, ok := live[id]; ok {
+			pool = append(pool, d)
+			inPool[id] = true
+		}
+	}
+	pool = append(pool, live[10], live[501]) // a replaced document, and one given twice
+	inPool[10], inPool[501] = true, true
+	ctx := context.Background()
+	calls := 0
+	docs := func() ([]engine.TextDoc, error) { calls++; return pool, nil }
+	checked := 0
+	for _, q := range queries {
+		for _, f := range filters() {
+			want := x.bruteForce(t, q, f, live)
+			var wantPool []engine.TextHit
+			for _, h := range want {
+				if inPool[h.ID] {
+					wantPool = append(wantPool, h)
+				}
+			}
+			for _, k := range []int{1, 7, 100, 2000} {
+				what := fmt.Sprintf("%q %+v k=%d", q, f, k)
+				calls = 0
+				got, err := x.SearchPool(ctx, q, k, f, engine.TextPool{Docs: docs, Postings: 1 << 30})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameTop(t, what+" within the budget", got, want[:min(k, len(want))])
+				if calls != 0 {
+					t.Errorf("%s: within the budget the pool was asked for %d times", what, calls)
+				}
+				got, err = x.SearchPool(ctx, q, k, f, engine.TextPool{Docs: docs, Postings: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameTop(t, what+" beyond the budget", got, wantPool[:min(k, len(wantPool))])
+				checked += len(got)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no pool document matched anything")
+	}
+	fail := errors.New("no documents")
+	if _, err := x.SearchPool(ctx, "cat", 5, engine.TextFilter{}, engine.TextPool{Docs: func() ([]engine.TextDoc, error) { return nil, fail }, Postings: 1}); !errors.Is(err, fail) {
+		t.Errorf("a pool that fails: %v, want its error", err)
+	}
+	for _, p := range []engine.TextPool{{Docs: docs}, {Docs: docs, Postings: -1}, {Postings: 10}} {
+		if _, err := x.SearchPool(ctx, "cat", 5, engine.TextFilter{}, p); !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("SearchPool(%d postings, docs %t) = %v, want ErrInvalidOption", p.Postings, p.Docs != nil, err)
+		}
 	}
 }
 

@@ -27,14 +27,35 @@ import (
 // below it from the start; when fewer than k documents reach it, the
 // search runs again without it, so the floor never changes the result.
 func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter) (hits []engine.TextHit, err error) {
-	defer recoverTo("search", &err)
+	return x.search(ctx, "search", q, k, f, nil)
+}
+
+var _ engine.PooledSearcher = (*Index)(nil)
+
+// SearchPool is Search while the words of q have at most p.Postings
+// postings in the scored fields together. Beyond that it scores only the
+// documents p.Docs returns, with the statistics Search would use, and
+// returns the k best of those f passes: its cost is then the pool's, not
+// the index's. A pool document is scored as Apply was given it; p.Docs
+// is called only then. p.Postings <= 0 or a nil p.Docs fails with
+// ErrInvalidOption.
+func (x *Index) SearchPool(ctx context.Context, q string, k int, f engine.TextFilter, p engine.TextPool) (hits []engine.TextHit, err error) {
+	if p.Postings <= 0 || p.Docs == nil {
+		return nil, fmt.Errorf("%w: pool of %d postings (docs %t)", ErrInvalidOption, p.Postings, p.Docs != nil)
+	}
+	return x.search(ctx, "search pool", q, k, f, &p)
+}
+
+// search is Search, and SearchPool when p is not nil.
+func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFilter, p *engine.TextPool) (hits []engine.TextHit, err error) {
+	defer recoverTo(op, &err)
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidK, k)
 	}
 	x.life.RLock()
 	defer x.life.RUnlock()
 	if x.closed.Load() {
-		return nil, fmt.Errorf("fts: search: %w", ErrClosed)
+		return nil, fmt.Errorf("fts: %s: %w", op, ErrClosed)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -45,30 +66,44 @@ func (x *Index) Search(ctx context.Context, q string, k int, f engine.TextFilter
 	}
 	r, err := x.s.Reader()
 	if err != nil {
-		return nil, x.wrap("search", err)
+		return nil, x.wrap(op, err)
 	}
 	defer closeReader(r, &err)
 	if f.Scope != "" {
 		all, err := everyDoc(r, fieldScope, f.Scope)
 		if err != nil {
-			return nil, x.wrap("search", err)
+			return nil, x.wrap(op, err)
 		}
 		if all {
 			f.Scope = "" // every document passes: a filter that drops none
 		}
 	}
-	hits, err = x.topK(ctx, r, terms, f, k)
+	budget := 0
+	if p != nil {
+		budget = p.Postings
+	}
+	hits, over, err := x.topK(ctx, r, terms, f, k, budget)
+	if err == nil && over != nil {
+		// Too many postings: score the pool instead.
+		docs, err := p.Docs()
+		if err != nil {
+			return nil, fmt.Errorf("fts: %s: %w", op, err)
+		}
+		hits = x.scoreDocs(terms, *over, docs, f)
+		sortHits(hits)
+		return hits[:min(k, len(hits))], nil
+	}
 	if err == nil && f.Floor > 0 && len(hits) < k {
 		// Fewer than k documents reach the floor (the index changed
 		// since it was taken): search again without it.
 		f.Floor = 0
-		hits, err = x.topK(ctx, r, terms, f, k)
+		hits, _, err = x.topK(ctx, r, terms, f, k, 0)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, x.wrap("search", err)
+		return nil, x.wrap(op, err)
 	}
 	sortHits(hits)
 	return hits[:min(k, len(hits))], nil

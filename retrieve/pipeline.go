@@ -85,6 +85,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.PRF.Terms == 0 {
 		c.PRF.Terms = DefaultPRFTerms
 	}
+	if c.PRF.Postings == 0 {
+		c.PRF.Postings = DefaultPRFPostings
+	}
 	if c.Reply.Roles == nil {
 		c.Reply.Roles = DefaultAgentRoles
 	}

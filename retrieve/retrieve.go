@@ -26,6 +26,14 @@ type Query struct {
 	// search: the expanded question scores every first-pass candidate at
 	// least as high as the question did.
 	TextFloor float64
+	// TextPool and TextPostings bound the cost of a search on a large
+	// archive (the prf stage's second search sets them): when Text's
+	// words have more than TextPostings postings (one word in one field
+	// of one record), Source.Text may score only the records of
+	// TextPool instead of every record. A source that cannot, or a
+	// TextPostings of 0, searches every record.
+	TextPool     []uint64
+	TextPostings int
 }
 
 // Null describes the cosine similarity of a query to records spread

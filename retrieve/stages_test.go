@@ -14,10 +14,12 @@ import (
 type prfSource struct {
 	fakeSource
 	queries []string
+	asked   []retrieve.Query // every search's query
 }
 
 func (p *prfSource) Text(ctx context.Context, q *retrieve.Query, c int) ([]retrieve.Hit, error) {
 	p.queries = append(p.queries, q.Text)
+	p.asked = append(p.asked, *q)
 	if strings.Contains(q.Text, "shellfish") {
 		return []retrieve.Hit{{ID: 2, Score: 5}, {ID: 3, Score: 4}}, nil
 	}
@@ -49,6 +51,46 @@ func TestPRF(t *testing.T) {
 	src.queries = nil
 	if _, err := run(&retrieve.Options{Stages: retrieve.StageText}, &retrieve.Query{Text: "food allergy", K: 3, Candidates: 3}, src); err != nil || len(src.queries) != 1 {
 		t.Errorf("without prf: %d searches (%v), want 1", len(src.queries), err)
+	}
+}
+
+// TestPRFPool: the second search may rescore the first pass's candidates
+// instead of searching every record once the expanded question's
+// postings exceed PRFOptions.Postings; the first search never may, nor
+// the second with a negative Postings.
+func TestPRFPool(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		postings int
+		pool     []uint64
+		want     int
+	}{
+		{"default", 0, []uint64{2, 1}, retrieve.DefaultPRFPostings},
+		{"set", 500, []uint64{2, 1}, 500},
+		{"no bound", -1, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &prfSource{fakeSource: fakeSource{
+				text: []retrieve.Hit{{ID: 2, Score: 3}, {ID: 1, Score: 1}},
+				docs: map[uint64]retrieve.Doc{
+					1: {ID: 1, Text: "the Portuguese tutor"},
+					2: {ID: 2, Text: "no shellfish, shellfish is awkward, try local food"},
+				},
+			}}
+			o := &retrieve.Options{Stages: retrieve.StageText | retrieve.StagePRF, PRF: retrieve.PRFOptions{Docs: 1, Terms: 2, Postings: tt.postings}}
+			if _, err := run(o, &retrieve.Query{Text: "food allergy", K: 3, Candidates: 3}, src); err != nil {
+				t.Fatal(err)
+			}
+			if len(src.asked) != 2 {
+				t.Fatalf("%d searches, want 2", len(src.asked))
+			}
+			if first := src.asked[0]; first.TextPool != nil || first.TextPostings != 0 {
+				t.Errorf("first search: pool %v, %d postings; want none", first.TextPool, first.TextPostings)
+			}
+			if second := src.asked[1]; !slices.Equal(second.TextPool, tt.pool) || second.TextPostings != tt.want {
+				t.Errorf("second search: pool %v, %d postings; want %v, %d", second.TextPool, second.TextPostings, tt.pool, tt.want)
+			}
+		})
 	}
 }
 
