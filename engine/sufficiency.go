@@ -1,6 +1,10 @@
 package engine
 
-import "context"
+import (
+	"context"
+
+	"github.com/hmo-dev/hmo/retrieve"
+)
 
 // Sufficiency decides whether the results a tier produced answer a query,
 // so the tier walk can stop there (HMO section 3.2). The LLM
@@ -44,6 +48,14 @@ type CoverageBound interface {
 // 0.64 against 0.52 at Tier 1; BENCHMARKS.md), though neither is strong:
 // a score test stops early only when the query's terms are all there.
 //
+// A question asking for a set (retrieve.AsksForSet: "What books has
+// Melanie read?") is never answered by the test: its answers were told
+// on several occasions, so a record holding the whole query is one of
+// them at most, and the others may be outside the tier. The walk goes
+// on to the next tier (on LoCoMo dev, "What damages have happened to
+// John's car?" stopped at Tier 1 on one of its two evidence turns;
+// BENCHMARKS.md, "Set questions across tiers").
+//
 // The zero value stops only on one full match (MinCoverage 0 means
 // DefaultMinCoverage, MaxMatches 0 DefaultMaxMatches) and ignores cosine.
 type ScoreTest struct {
@@ -54,7 +66,7 @@ type ScoreTest struct {
 
 // Sufficient implements Sufficiency.
 func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result) (bool, error) {
-	if len(res) == 0 || len(res) < q.K {
+	if len(res) == 0 || len(res) < q.K || retrieve.AsksForSet(q.Text) {
 		return false, nil
 	}
 	minCov := s.MinCoverage

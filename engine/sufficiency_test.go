@@ -29,25 +29,34 @@ func TestScoreTest(t *testing.T) {
 	tests := []struct {
 		name string
 		test engine.ScoreTest
+		q    string // the query; "" means "q"
 		k    int
 		res  []engine.Result
 		want bool
 	}{
-		{"full coverage, default", engine.ScoreTest{}, 2, res(1, 0.1, 2), true},
-		{"partial coverage, default", engine.ScoreTest{}, 2, res(0.9, 0.9, 2), false},
-		{"too few results", engine.ScoreTest{}, 3, res(1, 1, 2), false},
-		{"no results", engine.ScoreTest{}, 1, nil, false},
-		{"lower coverage bar", engine.ScoreTest{MinCoverage: 0.8}, 1, res(0.85, 0, 1), true},
-		{"cosine required and met", engine.ScoreTest{MinCosine: 0.5}, 1, res(1, 0.6, 1), true},
-		{"cosine required and missed", engine.ScoreTest{MinCosine: 0.5}, 1, res(1, 0.4, 1), false},
-		{"two full matches: ambiguous", engine.ScoreTest{}, 3, ambiguous, false},
-		{"two full matches allowed", engine.ScoreTest{MaxMatches: 2}, 3, ambiguous, true},
-		{"any number of matches", engine.ScoreTest{MaxMatches: -1}, 3, ambiguous, true},
-		{"a match and its successor count once", engine.ScoreTest{}, 3, successor, true},
+		{"full coverage, default", engine.ScoreTest{}, "", 2, res(1, 0.1, 2), true},
+		{"partial coverage, default", engine.ScoreTest{}, "", 2, res(0.9, 0.9, 2), false},
+		{"too few results", engine.ScoreTest{}, "", 3, res(1, 1, 2), false},
+		{"no results", engine.ScoreTest{}, "", 1, nil, false},
+		{"lower coverage bar", engine.ScoreTest{MinCoverage: 0.8}, "", 1, res(0.85, 0, 1), true},
+		{"cosine required and met", engine.ScoreTest{MinCosine: 0.5}, "", 1, res(1, 0.6, 1), true},
+		{"cosine required and missed", engine.ScoreTest{MinCosine: 0.5}, "", 1, res(1, 0.4, 1), false},
+		{"two full matches: ambiguous", engine.ScoreTest{}, "", 3, ambiguous, false},
+		{"two full matches allowed", engine.ScoreTest{MaxMatches: 2}, "", 3, ambiguous, true},
+		{"any number of matches", engine.ScoreTest{MaxMatches: -1}, "", 3, ambiguous, true},
+		{"a match and its successor count once", engine.ScoreTest{}, "", 3, successor, true},
+		{"one occasion: a full match answers it", engine.ScoreTest{}, "What did Melanie paint recently?", 2, res(1, 0.9, 2), true},
+		{"a set: a full match is one answer of several", engine.ScoreTest{}, "What books has Melanie read?", 2, res(1, 0.9, 2), false},
+		{"a count of occasions is a set", engine.ScoreTest{}, "How many times has Joanna found new hiking trails?", 2, res(1, 0.9, 2), false},
+		{"a set, any number of matches", engine.ScoreTest{MaxMatches: -1}, "What damages have happened to John's car?", 3, ambiguous, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.test.Sufficient(context.Background(), &engine.Query{Text: "q", K: tt.k}, 1, tt.res)
+			q := tt.q
+			if q == "" {
+				q = "q"
+			}
+			got, err := tt.test.Sufficient(context.Background(), &engine.Query{Text: q, K: tt.k}, 1, tt.res)
 			if err != nil || got != tt.want {
 				t.Errorf("Sufficient = %v, %v; want %v, nil", got, err, tt.want)
 			}
