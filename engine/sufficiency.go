@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hmo-dev/hmo/retrieve"
 )
@@ -56,6 +59,14 @@ type CoverageBound interface {
 // John's car?" stopped at Tier 1 on one of its two evidence turns;
 // BENCHMARKS.md, "Set questions across tiers").
 //
+// A question with fewer than MinSpecificWords topic words besides names
+// ("What did Caroline research?": one) is never answered by the test
+// either: every record that uses its one word holds the whole query, so
+// a single full match in a tier says nothing about the others in the
+// archive (on LoCoMo dev that question stopped at Tier 1 on Melanie's
+// "Thanks for the tip, Caroline. Doing research ..." while the evidence,
+// Caroline's "Researching adoption agencies", was in the archive).
+//
 // The zero value stops only on one full match (MinCoverage 0 means
 // DefaultMinCoverage, MaxMatches 0 DefaultMaxMatches) and ignores cosine.
 type ScoreTest struct {
@@ -66,7 +77,7 @@ type ScoreTest struct {
 
 // Sufficient implements Sufficiency.
 func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result) (bool, error) {
-	if len(res) == 0 || len(res) < q.K || retrieve.AsksForSet(q.Text) {
+	if len(res) == 0 || len(res) < q.K || retrieve.AsksForSet(q.Text) || !specific(q.Text) {
 		return false, nil
 	}
 	minCov := s.MinCoverage
@@ -91,6 +102,26 @@ func (s ScoreTest) NeedsCoverage(*Query, uint8) float64 {
 		minCov = DefaultMinCoverage
 	}
 	return minCov - coverageSlack
+}
+
+// MinSpecificWords is how many topic words (retrieve.TopicWords) that
+// are no names a query needs for the score test to judge it: with one, a
+// full match is a match of that word.
+const MinSpecificWords = 2
+
+// specific reports whether q has at least MinSpecificWords topic words
+// that are no names. A name is a capitalised word that does not open
+// the text.
+func specific(q string) bool {
+	opening := strings.TrimLeftFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	n := 0
+	for _, w := range retrieve.TopicWords(q) {
+		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && !strings.HasPrefix(opening, w) {
+			continue
+		}
+		n++
+	}
+	return n >= MinSpecificWords
 }
 
 // fullMatches counts the results that reach coverage minCov. A record

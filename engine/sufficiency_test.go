@@ -29,7 +29,7 @@ func TestScoreTest(t *testing.T) {
 	tests := []struct {
 		name string
 		test engine.ScoreTest
-		q    string // the query; "" means "q"
+		q    string // the query; "" means "peanut allergy"
 		k    int
 		res  []engine.Result
 		want bool
@@ -48,13 +48,19 @@ func TestScoreTest(t *testing.T) {
 		{"one occasion: a full match answers it", engine.ScoreTest{}, "What did Melanie paint recently?", 2, res(1, 0.9, 2), true},
 		{"a set: a full match is one answer of several", engine.ScoreTest{}, "What books has Melanie read?", 2, res(1, 0.9, 2), false},
 		{"a count of occasions is a set", engine.ScoreTest{}, "How many times has Joanna found new hiking trails?", 2, res(1, 0.9, 2), false},
+		{"one word besides a name: a word match", engine.ScoreTest{}, "What did Caroline research?", 2, res(1, 0.9, 2), false},
+		{"one word alone", engine.ScoreTest{}, "allergy", 2, res(1, 0.9, 2), false},
+		{"two words, the first capitalised", engine.ScoreTest{}, "Peanut allergy", 2, res(1, 0.9, 2), true},
+		{"one word besides a name, function words aside", engine.ScoreTest{}, "Where did Caroline move from?", 2, res(1, 0.9, 2), false},
+		{"two words besides names", engine.ScoreTest{}, "Where did Caroline move from Sweden to Boston?", 2, res(1, 0.9, 2), false},
+		{"two words besides a name", engine.ScoreTest{}, "Why did Caroline research adoption?", 2, res(1, 0.9, 2), true},
 		{"a set, any number of matches", engine.ScoreTest{MaxMatches: -1}, "What damages have happened to John's car?", 3, ambiguous, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q := tt.q
 			if q == "" {
-				q = "q"
+				q = "peanut allergy"
 			}
 			got, err := tt.test.Sufficient(context.Background(), &engine.Query{Text: q, K: tt.k}, 1, tt.res)
 			if err != nil || got != tt.want {
