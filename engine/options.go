@@ -148,6 +148,10 @@ type Options struct {
 	// for a set (turns of one session among the first results). Zero
 	// fields take the retrieve defaults.
 	Cover retrieve.CoverOptions
+	// Opener weighs the opener stage's prior for questions asking for a
+	// set (the turn that opens each session). Zero fields take the
+	// retrieve defaults.
+	Opener retrieve.OpenerOptions
 	// CheckpointLog is the number of change-log entries after which the
 	// indexes are saved and the log trimmed. Default DefaultCheckpointLog.
 	CheckpointLog int
@@ -296,6 +300,7 @@ func (c *Options) pipeline() (*retrieve.Pipeline, error) {
 		Propagation: c.Propagation,
 		PRF:         c.PRF,
 		Cover:       c.Cover,
+		Opener:      c.Opener,
 		Expand:      c.Expand,
 		Decompose:   c.Decompose,
 		HMem:        c.HMem,

@@ -37,6 +37,8 @@ type Options struct {
 	Reply ReplyOptions
 	// Cover configures the cover stage.
 	Cover CoverOptions
+	// Opener configures the opener stage.
+	Opener OpenerOptions
 }
 
 // Defaults of the stage options.
@@ -92,6 +94,7 @@ func (o *Options) withDefaults() (Options, error) {
 		c.Reply.Roles = DefaultAgentRoles
 	}
 	setDefaultInt(&c.Cover.PerSession, DefaultCoverPerSession)
+	setDefault(&c.Opener.Weight, DefaultOpenerWeight)
 	setDefaultInt(&c.Cover.Window, DefaultCoverWindow)
 	if c.Propagation.Hops == 0 {
 		c.Propagation.Hops = DefaultHops
@@ -117,6 +120,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: expansion seeds, fan-out or share out of range", ErrInvalidOption)
 	case c.Cover.PerSession < 0 || c.Cover.Window < 0:
 		return c, fmt.Errorf("%w: cover per session %d window %d (want positive)", ErrInvalidOption, c.Cover.PerSession, c.Cover.Window)
+	case c.Opener.Weight < 0 || c.Opener.Weight > 1:
+		return c, fmt.Errorf("%w: opener weight %v outside [0, 1]", ErrInvalidOption, c.Opener.Weight)
 	case c.Decompose.MaxParts < 0 || c.Decompose.MaxParts > MaxDecomposeParts:
 		return c, fmt.Errorf("%w: decomposition parts %d outside [1, %d]", ErrInvalidOption, c.Decompose.MaxParts, MaxDecomposeParts)
 	}
@@ -164,6 +169,13 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	}
 	if err != nil {
 		return nil, err
+	}
+	// 5a. The prior of the turns that open the sessions, for a question
+	// asking for a set, on the whole question's list.
+	if p.o.Stages.Has(StageOpener) {
+		if err := openerPrior(p.o.Opener.Weight, q, cands, src); err != nil {
+			return nil, err
+		}
 	}
 	// 5b. Selection that covers occasions, for a question asking for a
 	// set, on the whole question's list.

@@ -31,6 +31,7 @@ const (
 	StageTree                           // H-Mem temporal-semantic tree: relevance shared with siblings under a node
 	StageEntityPrior                    // prior: records naming a specific entity (H-Mem entity graph)
 	StageAnswer                         // prior: for a question asking for a thing, records naming a specific entity it does not name
+	StageOpener                         // prior: for a question asking for a set, the turn that opens each session
 	StageCover                          // selection: for a question asking for a set, no session pooling and at most a few turns per session in the top
 	StageReply                          // order: an agent's reply that echoes the user's turn ranks right below it
 )
@@ -56,6 +57,7 @@ var stageNames = []struct {
 	{StageTree, "htree"},
 	{StageEntityPrior, "entityprior"},
 	{StageAnswer, "answer"},
+	{StageOpener, "opener"},
 	{StageCover, "cover"},
 	{StageReply, "reply"},
 }
@@ -89,8 +91,11 @@ var stageNames = []struct {
 // the whole file multi-hop all-evidence hit@10 +0.047 [+0.021, +0.078]
 // in both modes (0.245 → 0.292 flat, 0.234 → 0.281 tiered), overall R@10
 // unchanged, no category significantly lower; on 5–7 alone +0.012
-// [0.000, +0.037] (BENCHMARKS.md, "Set questions").
-const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageDecompose | StageTemporal | StageAnswer | StageCover | StageReply
+// [0.000, +0.037] (BENCHMARKS.md, "Set questions"). The opener stage
+// raises, for the same questions, the first turn of each session, where
+// a resumed conversation tells what happened since it last met
+// (BENCHMARKS.md, "Occasions open their sessions").
+const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageDecompose | StageTemporal | StageAnswer | StageOpener | StageCover | StageReply
 
 // Has reports whether every stage of t is in s.
 func (s Stages) Has(t Stages) bool { return s&t == t }

@@ -81,6 +81,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.fusion, "fusion", string(engine.DefaultFusion), "fusion of lexical and vector results: linear or rrf")
 	fs.Float64Var(&f.o.TextWeight, "text-weight", engine.DefaultTextWeight, "weight of BM25 in linear fusion")
 	fs.Float64Var(&f.o.Priors.Answer, "answer-weight", retrieve.DefaultAnswerWeight, "weight of the answer prior (answer stage), a share of the best fused score")
+	fs.Float64Var(&f.o.Opener.Weight, "opener-weight", retrieve.DefaultOpenerWeight, "prior of the turn that opens a session, for a question asking for a set (opener stage), a share of the best score")
 	fs.IntVar(&f.o.Cover.PerSession, "cover-per-session", retrieve.DefaultCoverPerSession, "turns of one session among the first results of a question asking for a set (cover stage)")
 	fs.IntVar(&f.o.IndexContext, "context", engine.DefaultIndexContext, "previous turns indexed with each turn (-1 for none)")
 	fs.IntVar(&f.o.Candidates, "candidates", engine.DefaultCandidates, "candidates drawn from each index")
