@@ -29,7 +29,7 @@ type Sufficiency interface {
 type CoverageBound interface {
 	// NeedsCoverage returns the coverage (Result.Coverage, in [0, 1])
 	// that the best of tier's results must reach for q to be answered
-	// there; 0 means any.
+	// there; 0 means any, above 1 that no result answers q there.
 	NeedsCoverage(q *Query, tier uint8) float64
 }
 
@@ -77,7 +77,7 @@ type ScoreTest struct {
 
 // Sufficient implements Sufficiency.
 func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result) (bool, error) {
-	if len(res) == 0 || len(res) < q.K || retrieve.AsksForSet(q.Text) || !specific(q.Text) {
+	if len(res) == 0 || len(res) < q.K || !judges(q.Text) {
 		return false, nil
 	}
 	minCov := s.MinCoverage
@@ -95,13 +95,27 @@ func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result
 	return maxMatches < 0 || fullMatches(res, minCov) <= maxMatches, nil
 }
 
-// NeedsCoverage implements CoverageBound.
-func (s ScoreTest) NeedsCoverage(*Query, uint8) float64 {
+// NeedsCoverage implements CoverageBound. For a query the test does not
+// judge (a set question, or one with a single topic word) it is
+// neverCovered: no tier's ranking is asked for.
+func (s ScoreTest) NeedsCoverage(q *Query, _ uint8) float64 {
+	if !judges(q.Text) {
+		return neverCovered
+	}
 	minCov := s.MinCoverage
 	if minCov == 0 {
 		minCov = DefaultMinCoverage
 	}
 	return minCov - coverageSlack
+}
+
+// neverCovered is above every coverage (coverage is in [0, 1]).
+const neverCovered = 2
+
+// judges reports whether the score test can judge q: it asks for no set
+// and has MinSpecificWords topic words besides names.
+func judges(q string) bool {
+	return specific(q) && !retrieve.AsksForSet(q)
 }
 
 // MinSpecificWords is how many topic words (retrieve.TopicWords) that
