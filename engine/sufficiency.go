@@ -57,7 +57,7 @@ type CoverageBound interface {
 // them at most, and the others may be outside the tier. The walk goes
 // on to the next tier (on LoCoMo dev, "What damages have happened to
 // John's car?" stopped at Tier 1 on one of its two evidence turns;
-// BENCHMARKS.md, "Set questions across tiers").
+// BENCHMARKS.md, "Multi-hop set questions").
 //
 // A question with fewer than MinSpecificWords topic words besides names
 // ("What did Caroline research?": one) is never answered by the test

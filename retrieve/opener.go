@@ -12,8 +12,9 @@ type OpenerOptions struct {
 // DefaultOpenerWeight is the opener prior's weight, a share of the best
 // score. On LoCoMo dev conversations 1–4 weights from 0.03 to 0.08 are a
 // plateau (the same multi-hop questions found) and 0.02 and 0.1 are
-// below it; 0.05 is its middle (BENCHMARKS.md, "Occasions open their
-// sessions").
+// below it; 0.05 is its middle. On conversations 5–7 it gains one
+// question at 0.05 and none at the plateau's other weights
+// (BENCHMARKS.md, "Multi-hop set questions").
 const DefaultOpenerWeight = 0.05
 
 // openerPrior is the opener stage. A question asking for a set asks what

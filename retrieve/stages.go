@@ -94,7 +94,7 @@ var stageNames = []struct {
 // [0.000, +0.037] (BENCHMARKS.md, "Set questions"). The opener stage
 // raises, for the same questions, the first turn of each session, where
 // a resumed conversation tells what happened since it last met
-// (BENCHMARKS.md, "Occasions open their sessions").
+// (BENCHMARKS.md, "Multi-hop set questions").
 const DefaultStages = StageText | StageVector | StagePRF | StageSpeaker | StageTime | StageSession | StageSpeechAct | StageDecompose | StageTemporal | StageAnswer | StageOpener | StageCover | StageReply
 
 // Has reports whether every stage of t is in s.
