@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -121,10 +122,29 @@ func namedIn(keys []string, words map[string]bool) bool {
 // oneNamedSpeaker returns the speaker of the candidates that the question
 // names, lower case, when it names exactly one; "" otherwise.
 func oneNamedSpeaker(q *Query, cands []Candidate) string {
+	// The distinct speakers: a conversation has few, found by a scan of
+	// the list; a map takes over when there are many.
 	var speakers []string
+	var many map[string]bool
 	for i := range cands {
-		if d := cands[i].doc; d != nil && d.Speaker != "" {
-			speakers = append(speakers, d.Speaker)
+		d := cands[i].doc
+		if d == nil || d.Speaker == "" {
+			continue
+		}
+		if many != nil {
+			if many[d.Speaker] {
+				continue
+			}
+			many[d.Speaker] = true
+		} else if slices.Contains(speakers, d.Speaker) {
+			continue
+		}
+		speakers = append(speakers, d.Speaker)
+		if many == nil && len(speakers) > 16 {
+			many = map[string]bool{}
+			for _, s := range speakers {
+				many[s] = true
+			}
 		}
 	}
 	m := NewNameMatcher(speakers)

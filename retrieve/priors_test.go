@@ -1,6 +1,7 @@
 package retrieve_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -198,6 +199,39 @@ func TestPriorScores(t *testing.T) {
 		for _, c := range got {
 			if d := c.Score - tc.want[c.ID]; d > 1e-9 || d < -1e-9 {
 				t.Errorf("%s %q: record %d score %.4f, want %.4f", tc.stages, tc.q, c.ID, c.Score, tc.want[c.ID])
+			}
+		}
+	}
+}
+
+// TestSpeakerPriorAmongManySpeakers checks the speaker prior when the
+// candidates have more distinct speakers than the short list the prior
+// scans before it switches to a map: the one person named still gains.
+func TestSpeakerPriorAmongManySpeakers(t *testing.T) {
+	names := []string{"Ava", "Ben", "Cleo", "Dov", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jude",
+		"Kai", "Lena", "Milo", "Nora", "Otto", "Pia", "Quin", "Rosa", "Sven", "Tess"}
+	src := &fakeSource{docs: map[uint64]retrieve.Doc{}}
+	for i, n := range names {
+		id := uint64(i + 1)
+		src.docs[id] = retrieve.Doc{ID: id, Scope: "c", Session: "s1", Speaker: n, Text: "went to the market"}
+		src.text = append(src.text, retrieve.Hit{ID: id, Score: float64(100 - i)})
+	}
+	for _, named := range []int{2, 18} { // before and after the switch
+		q := &retrieve.Query{Text: fmt.Sprintf("What did %s buy at the market?", names[named]), K: len(names), Candidates: len(names)}
+		got, err := run(&retrieve.Options{Stages: retrieve.StageText | retrieve.StageSpeaker}, q, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Text scores 100..81 normalise to (19-i)/19; the named
+		// speaker's record gains half the best, nobody else anything.
+		for _, c := range got {
+			i := int(c.ID) - 1
+			want := float64(19-i) / 19
+			if i == named {
+				want += 0.5
+			}
+			if d := c.Score - want; d > 1e-9 || d < -1e-9 {
+				t.Errorf("%q: record %d (%s's) score %.4f, want %.4f", q.Text, c.ID, names[i], c.Score, want)
 			}
 		}
 	}
