@@ -2,6 +2,8 @@ package retrieve_test
 
 import (
 	"context"
+	"slices"
+	"testing"
 
 	"github.com/hmo-dev/hmo/retrieve"
 )
@@ -42,4 +44,18 @@ func run(o *retrieve.Options, q *retrieve.Query, src retrieve.Source) ([]retriev
 		return nil, err
 	}
 	return p.Run(context.Background(), q, src)
+}
+
+// checkOrder checks the candidates' ids against want, and that their
+// scores do not rise down the list.
+func checkOrder(t *testing.T, got []retrieve.Candidate, want []uint64) {
+	t.Helper()
+	if !slices.Equal(ids(got), want) {
+		t.Errorf("order %v, want %v", ids(got), want)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Score > got[i-1].Score {
+			t.Errorf("score %v at %d above %v at %d", got[i].Score, i, got[i-1].Score, i-1)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package retrieve_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/hmo-dev/hmo/retrieve"
@@ -49,14 +48,7 @@ func TestOpenerStage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(ids(got), tt.want) {
-				t.Errorf("order %v, want %v", ids(got), tt.want)
-			}
-			for i := 1; i < len(got); i++ {
-				if got[i].Score > got[i-1].Score {
-					t.Errorf("score %v at %d above %v at %d", got[i].Score, i, got[i-1].Score, i-1)
-				}
-			}
+			checkOrder(t, got, tt.want)
 		})
 	}
 }
