@@ -51,7 +51,7 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 	}
 	defer func() {
 		_ = wait() // the goroutine never outlives the call
-		e.fresh = nil
+		e.fresh.Store(nil)
 	}()
 	n := 0
 	for b := range batches {
@@ -67,7 +67,7 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 		n++
 		// Set only while no update runs: the update reads it, the next
 		// commit only reads it too.
-		e.fresh = c.fresh
+		e.fresh.Store(&c.fresh)
 		if perr != nil {
 			// The previous batch's update failed: this batch's is tried
 			// here, and the call stops.
@@ -143,8 +143,10 @@ type freshRecords map[uint64]*Record
 // record returns record id: from the records of the write whose
 // post-commit work is running (e.fresh), else from tx.
 func (e *Engine) record(tx *bolt.Tx, id uint64) (Record, error) {
-	if r := e.fresh[id]; r != nil {
-		return *r, nil
+	if f := e.fresh.Load(); f != nil {
+		if r := (*f)[id]; r != nil {
+			return *r, nil
+		}
 	}
 	return getRecord(tx, id)
 }

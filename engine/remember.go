@@ -61,8 +61,8 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 		return c.out, nil
 	}
 	e.committed(c.ids)
-	e.fresh = c.fresh
-	defer func() { e.fresh = nil }()
+	e.fresh.Store(&c.fresh)
+	defer e.fresh.Store(nil)
 	return c.out, e.afterCommit(c)
 }
 

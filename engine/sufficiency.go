@@ -22,10 +22,12 @@ type Sufficiency interface {
 
 // CoverageBound is implemented by a Sufficiency whose verdict needs the
 // best result to reach a lexical coverage of the query. The walk asks it
-// before it ranks a tier that is not the last: when none of the tier's
-// lexical hits reaches the bound, no ranking of them can be sufficient,
-// and the tier's candidates go on to the next tier unranked. The verdict
-// is the one Sufficient would have given; only the work is saved.
+// before it ranks a tier (unless Tiers 1 and 2 hold every record, when
+// their ranking is the answer): when none of the tiers' lexical hits
+// reaches the bound, no ranking of them can be sufficient, and the walk
+// goes on, to the next tier or the archive, without ranking them. The
+// verdict is the one Sufficient would have given; only the work is
+// saved.
 type CoverageBound interface {
 	// NeedsCoverage returns the coverage (Result.Coverage, in [0, 1])
 	// that the best of tier's results must reach for q to be answered
