@@ -182,11 +182,23 @@ func TestStress(t *testing.T) {
 	}
 	left := r.leftBehind()
 	lost, checked := r.verify(transcripts)
-	if strings.Contains(r.stderr.String(), "DATA RACE") || fileContains(filepath.Join(r.dir, "serve.log"), "DATA RACE") {
-		t.Errorf("the race detector fired in a child process:\n%s", r.stderr.String())
+	if serveLog := filepath.Join(r.dir, "serve.log"); strings.Contains(r.stderr.String(), "DATA RACE") || fileContains(serveLog, "DATA RACE") {
+		t.Errorf("the race detector fired in a child process:\n%s\nserve.log:\n%s", r.stderr.String(), raceReport(serveLog))
 	}
 	t.Logf("stress: %s, %d clients, race build %v: %s; %d acknowledged writes checked, %d lost; %d hmo processes left",
 		d, mcpClients+hookClients+cliClients, race, r.summary(), checked, lost, len(left))
+}
+
+// raceReport is the first data race report in the file at path, at most
+// 80 lines of it.
+func raceReport(path string) string {
+	b, _ := os.ReadFile(path)
+	i := bytes.Index(b, []byte("WARNING: DATA RACE"))
+	if i < 0 {
+		return ""
+	}
+	lines := strings.SplitN(string(b[i:]), "\n", 81)
+	return strings.Join(lines[:min(80, len(lines))], "\n")
 }
 
 func fileContains(path, s string) bool {
