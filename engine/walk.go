@@ -141,13 +141,20 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 // lexical hits alone: the Sufficiency needs a best result of some
 // coverage (CoverageBound) and no hit reaches it. A result's coverage is
 // its hit's for the whole question; the parts of a decomposed question
-// bring hits of their own coverage, so such a question is always ranked.
+// bring hits of their own coverage, so such a question is ranked unless
+// the bound is above every coverage.
 func (e *Engine) hopeless(q *Query, tier uint8, text []scored) bool {
 	b, ok := e.opts.Sufficiency.(CoverageBound)
-	if !ok || e.pipe.Parts(q.Text) != nil {
+	if !ok {
 		return false
 	}
 	need := b.NeedsCoverage(q, tier)
+	if need > 1 {
+		return true
+	}
+	if e.pipe.Parts(q.Text) != nil {
+		return false
+	}
 	for _, h := range text {
 		if h.cov >= need {
 			return false
