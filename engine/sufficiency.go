@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/hmo-dev/hmo/retrieve"
 )
@@ -79,22 +76,26 @@ type ScoreTest struct {
 
 // Sufficient implements Sufficiency.
 func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result) (bool, error) {
-	if len(res) == 0 || len(res) < q.K || !judges(q.Text) {
+	if len(res) == 0 || len(res) < q.K {
 		return false, nil
-	}
-	minCov := s.MinCoverage
-	if minCov == 0 {
-		minCov = DefaultMinCoverage
 	}
 	best := res[0]
 	if best.Coverage < s.NeedsCoverage(q, 0) || (s.MinCosine != 0 && best.VectorScore < s.MinCosine) {
-		return false, nil
+		return false, nil // a query the test does not judge needs more than any coverage
 	}
 	maxMatches := s.MaxMatches
 	if maxMatches == 0 {
 		maxMatches = DefaultMaxMatches
 	}
-	return maxMatches < 0 || fullMatches(res, minCov) <= maxMatches, nil
+	return maxMatches < 0 || fullMatches(res, s.minCoverage()) <= maxMatches, nil
+}
+
+// minCoverage is MinCoverage with its default.
+func (s ScoreTest) minCoverage() float64 {
+	if s.MinCoverage == 0 {
+		return DefaultMinCoverage
+	}
+	return s.MinCoverage
 }
 
 // NeedsCoverage implements CoverageBound. For a query the test does not
@@ -104,11 +105,7 @@ func (s ScoreTest) NeedsCoverage(q *Query, _ uint8) float64 {
 	if !judges(q.Text) {
 		return neverCovered
 	}
-	minCov := s.MinCoverage
-	if minCov == 0 {
-		minCov = DefaultMinCoverage
-	}
-	return minCov - coverageSlack
+	return s.minCoverage() - coverageSlack
 }
 
 // neverCovered is above every coverage (coverage is in [0, 1]).
@@ -117,28 +114,13 @@ const neverCovered = 2
 // judges reports whether the score test can judge q: it asks for no set
 // and has MinSpecificWords topic words besides names.
 func judges(q string) bool {
-	return specific(q) && !retrieve.AsksForSet(q)
+	return retrieve.NamelessTopicWords(q) >= MinSpecificWords && !retrieve.AsksForSet(q)
 }
 
-// MinSpecificWords is how many topic words (retrieve.TopicWords) that
-// are no names a query needs for the score test to judge it: with one, a
-// full match is a match of that word.
+// MinSpecificWords is how many topic words that are no names
+// (retrieve.NamelessTopicWords) a query needs for the score test to
+// judge it: with one, a full match is a match of that word.
 const MinSpecificWords = 2
-
-// specific reports whether q has at least MinSpecificWords topic words
-// that are no names. A name is a capitalised word that does not open
-// the text.
-func specific(q string) bool {
-	opening := strings.TrimLeftFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	n := 0
-	for _, w := range retrieve.TopicWords(q) {
-		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && !strings.HasPrefix(opening, w) {
-			continue
-		}
-		n++
-	}
-	return n >= MinSpecificWords
-}
 
 // fullMatches counts the results that reach coverage minCov. A record
 // indexed with the turn before it (Options.IndexContext) also holds that

@@ -316,21 +316,23 @@ func TestWalkSkipsTierThatCannotSuffice(t *testing.T) {
 	}
 	tests := []struct {
 		query          string
-		asked1, asked2 int // times the bounded walk asks about Tiers 1 and 2
-		served1        bool
+		asked1, asked2 int  // times the bounded walk asks about Tiers 1 and 2
+		served1        bool // served by Tier 1
+		unsearched     bool // the bounded walk does not even search the tiers
 	}{
-		{"note about topic39", 1, 0, true},      // Tier 1 holds it whole
-		{fmt.Sprint("topic", old), 0, 0, false}, // only the archive does
-		{"note about topic37", 1, 0, true},
-		{"topic38 and nothing else", 0, 0, false},
+		{"note about topic39", 1, 0, true, false},     // Tier 1 holds it whole
+		{fmt.Sprint("topic", old), 0, 0, false, true}, // one topic word, not judged: the archive answers
+		{"note about topic37", 1, 0, true, false},
+		{"topic38 and nothing else", 0, 0, false, false},
 		// A set question: Tier 1 holds its words, but the test does not
-		// judge it, and no tier is ranked for it.
-		{"What notes are about topic39?", 0, 0, false},
+		// judge it, and no tier is searched for it.
+		{"What notes are about topic39?", 0, 0, false, true},
 		// The same, decomposed by name: its parts are not ranked either.
-		{"What notes do Jon and Gina have about topic39?", 0, 0, false},
+		{"What notes do Jon and Gina have about topic39?", 0, 0, false, true},
 	}
 	for _, tt := range tests {
 		before, before2 := cb.asked[1], cb.asked[2]
+		scoredB, scoredR := bounded.TierStats().Scored, ranked.TierStats().Scored
 		got, err := bounded.Recall(context.Background(), engine.Query{Text: tt.query, K: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -347,6 +349,11 @@ func TestWalkSkipsTierThatCannotSuffice(t *testing.T) {
 		}
 		if fmt.Sprint(resultsOf(got)) != fmt.Sprint(resultsOf(want)) {
 			t.Errorf("%q: bounded walk = %v, ranking every tier = %v", tt.query, resultsOf(got), resultsOf(want))
+		}
+		// The tiers' records count as scored when the walk scans them.
+		db, dr := bounded.TierStats().Scored-scoredB, ranked.TierStats().Scored-scoredR
+		if unsearched := db < dr; unsearched != tt.unsearched {
+			t.Errorf("%q: %d scored against %d ranking every tier: tiers left unsearched = %v, want %v", tt.query, db, dr, unsearched, tt.unsearched)
 		}
 		if served := len(got) > 0 && got[0].Tier == engine.TierCache; served != tt.served1 {
 			t.Errorf("%q: served by Tier 1 = %v, want %v", tt.query, served, tt.served1)

@@ -203,9 +203,13 @@ func (e *Engine) admit(ids []uint64) error {
 	return e.flushTiers()
 }
 
+// activeTier reports whether t is a tier held in RAM (1 or 2), with a
+// view.
+func activeTier(t uint8) bool { return t == 1 || t == 2 }
+
 // viewRecord returns a record of the view of tier t, if t is 1 or 2.
 func (ts *tierState) viewRecord(t uint8, id uint64) (*Record, bool) {
-	if t != 1 && t != 2 {
+	if !activeTier(t) {
 		return nil, false
 	}
 	r, ok := ts.views[t].recs[id]
@@ -223,7 +227,7 @@ func (e *Engine) finishBatch(tx *bolt.Tx) (func() error, error) {
 	var in [3][]uint64
 	for id, from := range b.from {
 		to := ts.mgr.Tier(id)
-		active := to == 1 || to == 2
+		active := activeTier(to)
 		h, loaded := b.hdr[id] // the header of its last move into a tier
 		if to == from && (active || !loaded) {
 			continue
@@ -336,7 +340,7 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 			if _, seen := b.from[mv.ID]; !seen {
 				b.from[mv.ID] = mv.From
 			}
-			if en, ok := ts.mgr.Entry(mv.ID); ok && (mv.To == 1 || mv.To == 2) {
+			if en, ok := ts.mgr.Entry(mv.ID); ok && activeTier(mv.To) {
 				// The header a view would have loaded it with now.
 				b.hdr[mv.ID] = headerOf(en)
 			}
@@ -351,7 +355,7 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 	var in [3][]uint64
 	for _, mv := range moves {
 		ts.dirty[mv.ID] = true
-		if (mv.From == 1 || mv.From == 2) && mv.To == TierArchive {
+		if activeTier(mv.From) && mv.To == TierArchive {
 			if r, ok := ts.views[mv.From].recs[mv.ID]; ok {
 				// Leaving the active tiers: its header goes back into
 				// the record at the next flush.
@@ -360,9 +364,8 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 				ts.accessed[mv.ID] = h
 			}
 		}
-		active := func(t uint8) bool { return t == 1 || t == 2 }
 		switch {
-		case active(mv.From) && active(mv.To):
+		case activeTier(mv.From) && activeTier(mv.To):
 			// Between the views: the record and its vector go across,
 			// and Tier 2's index, which holds both, keeps its document.
 			moved, err := ts.views[mv.From].transfer(mv.ID, ts.views[mv.To], func(r *Record) TextDoc { return e.textDoc(tx, r) })
@@ -376,11 +379,11 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 			} else {
 				in[mv.To] = append(in[mv.To], mv.ID)
 			}
-		case active(mv.From):
+		case activeTier(mv.From):
 			if err := ts.views[mv.From].remove([]uint64{mv.ID}); err != nil {
 				return err
 			}
-		case active(mv.To):
+		case activeTier(mv.To):
 			in[mv.To] = append(in[mv.To], mv.ID)
 		}
 		if mv.To < mv.From {
@@ -516,7 +519,7 @@ func (e *Engine) evict(ids, touched []uint64, texts []string) error {
 			}
 		}
 		for _, id := range touched {
-			if t := ts.mgr.Tier(id); t == 1 || t == 2 {
+			if t := ts.mgr.Tier(id); activeTier(t) {
 				if err := ts.views[t].remove([]uint64{id}); err != nil {
 					return err
 				}

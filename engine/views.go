@@ -13,12 +13,11 @@ import (
 // lexical index over their indexed text. Tier 1's records are also
 // indexed in Tier 2's lexical index (also), so that the search of tiers
 // 1 and 2 together ranks them with one set of term statistics, as the
-// archive's index would. The engine's tmu guards it.
+// archive's index would. The tier state's mu (tierState.mu) guards it.
 type view struct {
 	recs   map[uint64]*Record
 	pos    map[uint64]int // id -> row of mat
-	ids    []uint64       // row -> id
-	rows   []*Record      // row -> record (recs[ids[row]]), for the scan's filter
+	rows   []*Record      // row -> record (recs[rows[row].ID])
 	scopes map[string]int // scope -> rows of that scope
 	mat    []float32      // rows of dims floats
 	dims   int            // set by the first vector added to an empty view
@@ -70,7 +69,7 @@ func (v *view) add(docs []viewDoc) error {
 // put places a record and its vector in the view's rows, not in its
 // lexical indexes.
 func (v *view) put(rec *Record, vec []float32) error {
-	if len(v.ids) == 0 {
+	if len(v.rows) == 0 {
 		v.dims = len(vec)
 	}
 	if len(vec) != v.dims {
@@ -84,8 +83,7 @@ func (v *view) put(rec *Record, vec []float32) error {
 		v.rows[r] = rec
 	} else {
 		v.scopes[rec.Scope]++
-		v.pos[rec.ID] = len(v.ids)
-		v.ids = append(v.ids, rec.ID)
+		v.pos[rec.ID] = len(v.rows)
 		v.rows = append(v.rows, rec)
 		v.mat = append(v.mat, vec...)
 	}
@@ -96,12 +94,12 @@ func (v *view) remove(ids []uint64) error {
 	for _, id := range ids {
 		v.drop(id)
 	}
-	if v.also != nil {
-		if err := v.also.Apply(nil, ids, 0); err != nil {
+	for _, ix := range v.indexes() {
+		if err := ix.Apply(nil, ids, 0); err != nil {
 			return err
 		}
 	}
-	return v.text.Apply(nil, ids, 0)
+	return nil
 }
 
 // drop takes a record and its row out of the view, not out of its
@@ -121,14 +119,13 @@ func (v *view) drop(id uint64) (*Record, []float32) {
 		v.scopes[sc]--
 	}
 	// The last row fills the hole.
-	last := len(v.ids) - 1
+	last := len(v.rows) - 1
 	if r != last {
-		moved := v.ids[last]
+		moved := v.rows[last]
 		copy(v.mat[r*v.dims:(r+1)*v.dims], v.mat[last*v.dims:])
-		v.ids[r], v.pos[moved] = moved, r
-		v.rows[r] = v.rows[last]
+		v.rows[r], v.pos[moved.ID] = moved, r
 	}
-	v.ids, v.mat, v.rows = v.ids[:last], v.mat[:last*v.dims], v.rows[:last]
+	v.mat, v.rows = v.mat[:last*v.dims], v.rows[:last]
 	delete(v.pos, id)
 	return rec, vec
 }
@@ -136,7 +133,7 @@ func (v *view) drop(id uint64) (*Record, []float32) {
 // allIn reports that every record of the view passes q's filters
 // because q filters by scope alone and the view holds no other scope.
 func (v *view) allIn(q *Query) bool {
-	return q.Session == "" && q.From.IsZero() && q.To.IsZero() && v.scopes[q.Scope] == len(v.ids)
+	return q.Session == "" && q.From.IsZero() && q.To.IsZero() && v.scopes[q.Scope] == len(v.rows)
 }
 
 // indexes are the lexical indexes the view's documents go to.
@@ -191,7 +188,7 @@ func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text,
 	}
 	vec = make([]scored, len(rows))
 	for i, h := range rows {
-		vec[i] = scored{id: v.ids[h.Row], score: float64(h.Score)}
+		vec[i] = scored{id: v.rows[h.Row].ID, score: float64(h.Score)}
 	}
 	hits, err := v.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
 	if err != nil {

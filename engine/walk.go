@@ -83,6 +83,9 @@ func (e *Engine) Access(ids ...uint64) error {
 // neither was sufficient; scored counts the records scored. The
 // sufficiency test runs without the tier lock: it may be an LLM call.
 func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int) ([]Result, uint8, int, error) {
+	if e.answersNowhere(q) {
+		return nil, TierArchive, 0, nil // no tier can answer q: only the archive
+	}
 	var w tierSearch
 	for tier := uint8(1); tier <= 2; tier++ {
 		res, covered, err := e.searchTier(ctx, &w, q, qv, c, tier)
@@ -125,7 +128,7 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	// replaces Tier 1's. The cosines are comparable across views: merge.
 	w.text, w.vec = t, topOf(append(w.vec, v...), c)
 	w.scored += len(ts.views[tier].recs)
-	covered := tier == 2 && ts.mgr.Len(1)+ts.mgr.Len(2) >= int(e.records.Load())
+	covered := tier == 2 && e.tiersHoldAll()
 	if !covered && e.hopeless(q, tier, t) {
 		return nil, false, nil
 	}
@@ -137,21 +140,30 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	return e.viewResults(cands, q.K), covered, nil
 }
 
+// answersNowhere reports that no ranking of Tiers 1 and 2 can answer q
+// (the Sufficiency needs more than any coverage there) and that they do
+// not hold every record: the walk then neither searches nor ranks them.
+func (e *Engine) answersNowhere(q *Query) bool {
+	b, ok := e.opts.Sufficiency.(CoverageBound)
+	return ok && b.NeedsCoverage(q, 1) > 1 && b.NeedsCoverage(q, 2) > 1 && !e.tiersHoldAll()
+}
+
+// tiersHoldAll reports that Tiers 1 and 2 hold every record.
+func (e *Engine) tiersHoldAll() bool {
+	return e.tiers.mgr.Len(1)+e.tiers.mgr.Len(2) >= int(e.records.Load())
+}
+
 // hopeless reports that tier's results cannot be sufficient, from its
 // lexical hits alone: the Sufficiency needs a best result of some
 // coverage (CoverageBound) and no hit reaches it. A result's coverage is
 // its hit's for the whole question; the parts of a decomposed question
-// bring hits of their own coverage, so such a question is ranked unless
-// the bound is above every coverage.
+// bring hits of their own coverage, so such a question is ranked.
 func (e *Engine) hopeless(q *Query, tier uint8, text []scored) bool {
 	b, ok := e.opts.Sufficiency.(CoverageBound)
 	if !ok {
 		return false
 	}
 	need := b.NeedsCoverage(q, tier)
-	if need > 1 {
-		return true
-	}
 	if e.pipe.Parts(q.Text) != nil {
 		return false
 	}

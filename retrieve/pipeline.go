@@ -94,8 +94,8 @@ func (o *Options) withDefaults() (Options, error) {
 		c.Reply.Roles = DefaultAgentRoles
 	}
 	setDefaultInt(&c.Cover.PerSession, DefaultCoverPerSession)
-	setDefault(&c.Opener.Weight, DefaultOpenerWeight)
 	setDefaultInt(&c.Cover.Window, DefaultCoverWindow)
+	setDefault(&c.Opener.Weight, DefaultOpenerWeight)
 	if c.Propagation.Hops == 0 {
 		c.Propagation.Hops = DefaultHops
 	}
@@ -202,9 +202,7 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 }
 
 // Parts returns the parts a question is run as, when the decomposition
-// stage splits it; nil when the whole question alone is run. Only the
-// whole question's own lexical hits then carry its Coverage into the
-// candidates: every other candidate has the coverage of a part or none.
+// stage splits it; nil when the whole question alone is run.
 func (p *Pipeline) Parts(text string) []string {
 	if !p.o.Stages.Has(StageDecompose) {
 		return nil

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultSpeechActWeight is the share of its score a question loses
@@ -267,6 +268,22 @@ func init() {
 		let lets ok yes yeah please up down out over under again further once`) {
 		functionWords[w] = true
 	}
+}
+
+// NamelessTopicWords counts the topic words (TopicWords) of q that are
+// no names; a name is a capitalised word that does not open the text.
+// "What did Caroline research?" has one: a record that uses "research"
+// holds all the question asks about.
+func NamelessTopicWords(q string) int {
+	opening := strings.TrimLeftFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	n := 0
+	for _, w := range TopicWords(q) {
+		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && !strings.HasPrefix(opening, w) {
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // TopicWords are the words of text, as written, without function and

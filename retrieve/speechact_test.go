@@ -84,3 +84,20 @@ func TestRelevance(t *testing.T) {
 		t.Errorf("relevance not monotone or floor misplaced: %v %v", lo, retrieve.DefaultMinScore)
 	}
 }
+
+func TestNamelessTopicWords(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want int
+	}{
+		{"What did Caroline research?", 1},
+		{"What did Caroline research about adoption?", 2},
+		{"Pottery classes with Melanie", 2}, // the opening word is no name
+		{"When did Jon and Gina meet?", 1},
+		{"", 0},
+	} {
+		if got := retrieve.NamelessTopicWords(tc.q); got != tc.want {
+			t.Errorf("NamelessTopicWords(%q) = %d, want %d", tc.q, got, tc.want)
+		}
+	}
+}
