@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,11 +26,12 @@ import (
 // so that neither inherits the other's (or the build's) memory.
 
 const (
-	envScaleSizes = "HMO_SCALE_SIZES" // record counts, comma-separated; default 100000
-	envBenchDir   = "HMO_BENCH_DIR"   // where built stores are kept and reused; default a temp dir
-	envScaleChild = "HMO_SCALE_CHILD" // set in the child processes: the JSON of a scaleJob
-	scaleQueries  = 200               // timed queries per side
-	scaleRecent   = 40                // queries are drawn from this many most recent records
+	envScaleSizes = "HMO_SCALE_SIZES"      // record counts, comma-separated; default 100000
+	envBenchDir   = "HMO_BENCH_DIR"        // where built stores are kept and reused; default a temp dir
+	envScaleChild = "HMO_SCALE_CHILD"      // set in the child processes: the JSON of a scaleJob
+	envScaleProf  = "HMO_SCALE_CPUPROFILE" // a directory: each child writes the CPU profile of its timed queries there
+	scaleQueries  = 200                    // timed queries per side
+	scaleRecent   = 40                     // queries are drawn from this many most recent records
 )
 
 // scaleJob is what a child process runs.
@@ -302,6 +304,13 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 		return res, err
 	}
 	before := e.TierStats()
+	if d := os.Getenv(envScaleProf); d != "" {
+		stop, err := startProfile(d, job)
+		if err != nil {
+			return res, err
+		}
+		defer stop()
+	}
 	lat := make([]time.Duration, 0, scaleQueries)
 	for i := range scaleQueries {
 		q := job.Queries[i%len(job.Queries)]
@@ -345,4 +354,25 @@ func procStatusMB(key string) float64 {
 		}
 	}
 	return 0
+}
+
+// startProfile writes the CPU profile of a child's timed queries to dir,
+// one file per side (mode, and the side restricted to).
+func startProfile(dir string, job scaleJob) (func(), error) {
+	name := job.Mode
+	if job.NoText {
+		name += "-vector"
+	}
+	if job.NoVector {
+		name += "-text"
+	}
+	f, err := os.CreateTemp(dir, name+"-*.pprof")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
