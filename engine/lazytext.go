@@ -43,6 +43,13 @@ func (l *lazyText) Apply(docs []TextDoc, deletes []uint64, watermark uint64) err
 	return l.ix.Apply(docs, deletes, watermark)
 }
 
+// isFilled reports whether the index was filled.
+func (l *lazyText) isFilled() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.filled
+}
+
 func (l *lazyText) Search(ctx context.Context, query string, k int, f TextFilter) ([]TextHit, error) {
 	if err := l.fill(); err != nil {
 		return nil, err
