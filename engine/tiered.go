@@ -99,8 +99,8 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	}
 	var entries []tiers.Entry
 	err := tx.Bucket(bucketActive).ForEach(func(k, v []byte) error {
-		var en tiers.Entry
-		if err := json.Unmarshal(v, &en); err != nil {
+		en, err := decodeEntry(v)
+		if err != nil {
 			return fmt.Errorf("%w: tier entry %d: %v", ErrCorrupt, keyU64(k), err)
 		}
 		entries = append(entries, en)
@@ -599,8 +599,8 @@ func storedHeader(tx *bolt.Tx, r *Record) error {
 	if v == nil {
 		return nil
 	}
-	var en tiers.Entry
-	if err := json.Unmarshal(v, &en); err != nil {
+	en, err := decodeEntry(v)
+	if err != nil {
 		return fmt.Errorf("%w: tier entry %d: %v", ErrCorrupt, r.ID, err)
 	}
 	r.Header = headerOf(en)
