@@ -21,11 +21,13 @@ type lazyText struct {
 	pending []textOp // changes not yet applied, in order
 }
 
-// textOp is one Apply call.
+// textOp is one Apply call, or documents built when the index is filled
+// (load, applyLater).
 type textOp struct {
 	docs []TextDoc
 	dels []uint64
 	wm   uint64
+	load func() ([]TextDoc, error)
 }
 
 var _ TextIndex = (*lazyText)(nil)
@@ -41,6 +43,17 @@ func (l *lazyText) Apply(docs []TextDoc, deletes []uint64, watermark uint64) err
 	}
 	l.mu.Unlock()
 	return l.ix.Apply(docs, deletes, watermark)
+}
+
+// applyLater adds the documents load returns, in the place of this call
+// among the changes, when the index is filled: load runs then, and only
+// if it is. The documents it returns must be those that building them
+// now would give, or be replaced or deleted by a later change. Before
+// the fill only.
+func (l *lazyText) applyLater(load func() ([]TextDoc, error)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = append(l.pending, textOp{load: load})
 }
 
 // isFilled reports whether the index was filled.
@@ -86,6 +99,14 @@ func (l *lazyText) fill() error {
 	}
 	var wm uint64
 	for _, op := range l.pending {
+		if op.load != nil {
+			docs, err := op.load()
+			if err != nil {
+				return err
+			}
+			batch = append(batch, docs...)
+			continue
+		}
 		if len(op.dels) > 0 {
 			if err := flush(wm); err != nil {
 				return err
