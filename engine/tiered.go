@@ -127,13 +127,14 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 		return err
 	}
 	recs := make([]*Record, 0, len(docs))
+	ids := make([]uint64, 0, len(docs))
 	for i := range docs {
 		if err := ts.views[2].put(&docs[i].rec, docs[i].vec); err != nil {
 			return err
 		}
-		recs = append(recs, &docs[i].rec)
+		recs, ids = append(recs, &docs[i].rec), append(ids, docs[i].rec.ID)
 	}
-	ts.views[2].text.(*lazyText).applyLater(func() (out []TextDoc, err error) {
+	ts.views[2].text.(*lazyText).applyLater(ids, func() (out []TextDoc, err error) {
 		err = e.db.View(func(tx *bolt.Tx) error {
 			out = make([]TextDoc, len(recs))
 			for i, r := range recs {
