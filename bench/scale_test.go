@@ -57,8 +57,12 @@ type scaleResult struct {
 	HWMMB     float64 `json:"hwm_mb"`     // VmHWM: peak resident memory
 	AnonMB    float64 `json:"anon_mb"`    // RssAnon: heap and stacks
 	FileMB    float64 `json:"file_mb"`    // RssFile: pages of mapped files (bbolt, Bleve segments)
-	SourceHit float64 `json:"source_hit"` // share of queries whose source record is in the top 10
-	Served    []bool  `json:"served"`     // per query (first pass): answered without the archive
+	// StoreMB splits the resident pages of mapped files by file: "hmo.db",
+	// "vectors" (the vector file), "text" (Bleve's segments), "binary"
+	// (the test binary) and "other" (shared libraries).
+	StoreMB   map[string]float64 `json:"store_mb"`
+	SourceHit float64            `json:"source_hit"` // share of queries whose source record is in the top 10
+	Served    []bool             `json:"served"`     // per query (first pass): answered without the archive
 }
 
 // BenchmarkScale builds (or reuses) stores of HMO_SCALE_SIZES synthetic
@@ -106,6 +110,7 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(tier.RSSMB, "tiered-rss-MB")
 			b.ReportMetric(only.AnonMB, "tier-served-anon-MB")
 			b.ReportMetric(only.FileMB, "tier-served-file-MB")
+			b.ReportMetric(only.StoreMB["hmo.db"], "tier-served-hmo.db-MB")
 			b.ReportMetric(exh.RSSMB, "exhaustive-rss-MB")
 			b.ReportMetric(tier.SourceHit, "tier-source-hit@10")
 			b.ReportMetric(exh.SourceHit, "exhaustive-source-hit@10")
@@ -138,6 +143,9 @@ func BenchmarkScale(b *testing.B) {
 				if side.name == "hybrid" {
 					b.ReportMetric(r.RSSMB, "wl-hybrid-rss-MB")
 					b.ReportMetric(r.AnonMB, "wl-hybrid-anon-MB")
+					for _, k := range []string{"hmo.db", "vectors", "text", "binary"} {
+						b.ReportMetric(r.StoreMB[k], "wl-hybrid-"+k+"-MB")
+					}
 					b.ReportMetric(r.SourceHit, "wl-needle-hit@10")
 				}
 				if side.name == "tiered" {
@@ -340,7 +348,58 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 	}
 	res.RSSMB, res.HWMMB = procStatusMB("VmRSS:"), procStatusMB("VmHWM:")
 	res.AnonMB, res.FileMB = procStatusMB("RssAnon:"), procStatusMB("RssFile:")
+	res.StoreMB = residentByFile(job.Dir)
 	return res, nil
+}
+
+// residentByFile sums the resident pages of this process's file mappings
+// (/proc/self/smaps), in MiB, by the kinds StoreMB names; nil where there
+// is no /proc.
+func residentByFile(dir string) map[string]float64 {
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return nil
+	}
+	exe, _ := os.Executable()
+	dir, _ = filepath.Abs(dir)
+	out := map[string]float64{}
+	kind := ""
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(f[0], ":") { // a mapping's header: range perms offset dev inode [path]
+			kind = ""
+			if len(f) >= 6 && strings.HasPrefix(f[5], "/") {
+				kind = fileKind(f[5], dir, exe)
+			}
+			continue
+		}
+		if f[0] == "Rss:" && kind != "" && len(f) >= 2 {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			out[kind] += kb / 1024
+		}
+	}
+	return out
+}
+
+// fileKind classifies a mapped file of a query child.
+func fileKind(path, dir, exe string) string {
+	rel, err := filepath.Rel(dir, path)
+	switch {
+	case path == exe:
+		return "binary"
+	case err != nil || strings.HasPrefix(rel, ".."):
+		return "other"
+	case rel == engine.DBFile:
+		return "hmo.db"
+	case strings.HasPrefix(rel, engine.VectorDir):
+		return "vectors"
+	case strings.HasPrefix(rel, engine.TextDir):
+		return "text"
+	}
+	return "other"
 }
 
 // procStatusMB reads a memory line of /proc/self/status in MiB (0 where

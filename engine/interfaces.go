@@ -178,6 +178,24 @@ type TextIndex interface {
 	Close() error
 }
 
+// TermHolder is implemented by a TextIndex that can tell, without
+// ranking, whether a document holds every term of a query in its text
+// (TextDoc.Text, not Context or Role). The tier walk asks the archive's
+// index whether any record of Tiers 1 and 2 holds a question's terms
+// before it fills Tier 2's own index (which analyses every record of the
+// two tiers): when none does, no result of those tiers can reach a
+// coverage of 1, and the walk goes on to the archive without filling it.
+// It does so only when both indexes report the same Analysis.
+type TermHolder interface {
+	// HoldsAll reports whether some live document whose id passes keep
+	// holds every distinct term of query in its text. A query without
+	// terms is held (nothing rules it out).
+	HoldsAll(ctx context.Context, query string, keep func(id uint64) bool) (bool, error)
+	// Analysis names how the index turns text into terms: two indexes
+	// with the same Analysis hold the same terms for the same text.
+	Analysis() string
+}
+
 // DurableWatermarker is implemented by a TextIndex whose Apply may return
 // before the changes are on disk. The engine trims its change log only up
 // to DurableWatermark, so that after a crash the index catches up from

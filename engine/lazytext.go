@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -19,14 +21,26 @@ type lazyText struct {
 	mu      sync.Mutex // guards the fields below
 	filled  bool
 	pending []textOp // changes not yet applied, in order
+	// queued counts the documents and deletions in pending since its last
+	// compaction, which left compacted of them.
+	queued, compacted int
 }
 
-// textOp is one Apply call.
+// textOp is one Apply call, or documents built when the index is filled
+// (load, applyLater, for the records ids).
 type textOp struct {
 	docs []TextDoc
 	dels []uint64
 	wm   uint64
+	load func() ([]TextDoc, error)
+	ids  []uint64
 }
+
+// compactAbove is how many pending documents and deletions beyond twice
+// what the last compaction left trigger the next: a process that writes
+// and never searches the tiers (an import) keeps what the index will
+// hold, not every change.
+const compactAbove = 4096
 
 var _ TextIndex = (*lazyText)(nil)
 
@@ -36,11 +50,88 @@ func (l *lazyText) Apply(docs []TextDoc, deletes []uint64, watermark uint64) err
 	l.mu.Lock()
 	if !l.filled {
 		l.pending = append(l.pending, textOp{docs: docs, dels: deletes, wm: watermark})
+		if l.queued += len(docs) + len(deletes); l.queued > 2*l.compacted+compactAbove {
+			l.compact()
+		}
 		l.mu.Unlock()
 		return nil
 	}
 	l.mu.Unlock()
 	return l.ix.Apply(docs, deletes, watermark)
+}
+
+// applyLater adds the documents load returns, in the place of this call
+// among the changes, when the index is filled: load runs then, and only
+// if it is. The documents it returns must be those that building them
+// now would give, or be replaced or deleted by a later change. Before
+// the fill only.
+func (l *lazyText) applyLater(ids []uint64, load func() ([]TextDoc, error)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = append(l.pending, textOp{load: load, ids: ids})
+}
+
+// compact replaces the changes after the last applyLater with one that
+// leaves the index as they would: the deletion of the records that the
+// changes before may have added and that the later ones leave deleted,
+// then each record's last document that they leave added (Apply deletes
+// before it adds). The index is empty until the fill, so a record that
+// only the later changes add needs no deletion. l.mu is held.
+func (l *lazyText) compact() {
+	kept := 0
+	for i, op := range l.pending {
+		if op.load != nil {
+			kept = i + 1
+		}
+	}
+	before := map[uint64]bool{}
+	for _, op := range l.pending[:kept] {
+		for _, d := range op.docs {
+			before[d.ID] = true
+		}
+		for _, id := range op.ids {
+			before[id] = true
+		}
+	}
+	type state struct {
+		doc   *TextDoc // nil: deleted
+		order int      // place of the last addition
+	}
+	last := map[uint64]state{}
+	var wm uint64
+	n := 0
+	for i := kept; i < len(l.pending); i++ {
+		op := &l.pending[i]
+		for _, id := range op.dels {
+			last[id] = state{}
+		}
+		for j := range op.docs {
+			last[op.docs[j].ID] = state{doc: &op.docs[j], order: n}
+			n++
+		}
+		wm = max(wm, op.wm)
+	}
+	out := textOp{wm: wm}
+	for id, st := range last {
+		switch {
+		case st.doc != nil:
+			out.docs = append(out.docs, *st.doc)
+		case before[id]:
+			out.dels = append(out.dels, id)
+		}
+	}
+	slices.SortFunc(out.docs, func(a, b TextDoc) int { return cmp.Compare(last[a.ID].order, last[b.ID].order) })
+	slices.Sort(out.dels)
+	l.pending = append(l.pending[:kept:kept], out)
+	l.queued = len(out.docs) + len(out.dels)
+	l.compacted = l.queued
+}
+
+// isFilled reports whether the index was filled.
+func (l *lazyText) isFilled() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.filled
 }
 
 func (l *lazyText) Search(ctx context.Context, query string, k int, f TextFilter) ([]TextHit, error) {
@@ -79,6 +170,14 @@ func (l *lazyText) fill() error {
 	}
 	var wm uint64
 	for _, op := range l.pending {
+		if op.load != nil {
+			docs, err := op.load()
+			if err != nil {
+				return err
+			}
+			batch = append(batch, docs...)
+			continue
+		}
 		if len(op.dels) > 0 {
 			if err := flush(wm); err != nil {
 				return err

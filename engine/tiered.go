@@ -99,8 +99,8 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	}
 	var entries []tiers.Entry
 	err := tx.Bucket(bucketActive).ForEach(func(k, v []byte) error {
-		var en tiers.Entry
-		if err := json.Unmarshal(v, &en); err != nil {
+		en, err := decodeEntry(v)
+		if err != nil {
 			return fmt.Errorf("%w: tier entry %d: %v", ErrCorrupt, keyU64(k), err)
 		}
 		entries = append(entries, en)
@@ -116,11 +116,34 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	for _, mv := range moves {
 		ts.dirty[mv.ID] = true
 	}
-	for t := uint8(1); t <= 2; t++ {
-		if err := e.loadIntoView(tx, t, ts.mgr.Members(t)); err != nil {
+	if err := e.loadIntoView(tx, 1, ts.mgr.Members(1)); err != nil {
+		return err
+	}
+	// Tier 2's records and vectors; its documents, which need every
+	// record's context turns read, are built when its lexical index is
+	// filled (lazyText.applyLater).
+	docs, err := e.viewRows(tx, ts.mgr.Members(2))
+	if err != nil {
+		return err
+	}
+	recs := make([]*Record, 0, len(docs))
+	ids := make([]uint64, 0, len(docs))
+	for i := range docs {
+		if err := ts.views[2].put(&docs[i].rec, docs[i].vec); err != nil {
 			return err
 		}
+		recs, ids = append(recs, &docs[i].rec), append(ids, docs[i].rec.ID)
 	}
+	ts.views[2].text.(*lazyText).applyLater(ids, func() (out []TextDoc, err error) {
+		err = e.db.View(func(tx *bolt.Tx) error {
+			out = make([]TextDoc, len(recs))
+			for i, r := range recs {
+				out[i] = e.textDoc(tx, r)
+			}
+			return nil
+		})
+		return out, err
+	})
 	return nil
 }
 
@@ -135,6 +158,15 @@ func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
 // viewDocs reads the view documents of ids from tx, skipping forgotten
 // records.
 func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
+	docs, err := e.viewRows(tx, ids)
+	for i := range docs {
+		docs[i].text = e.textDoc(tx, &docs[i].rec)
+	}
+	return docs, err
+}
+
+// viewRows is viewDocs without the indexed documents.
+func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
 	for _, id := range ids {
 		r, err := e.record(tx, id)
@@ -148,7 +180,7 @@ func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
-		docs = append(docs, viewDoc{rec: r, vec: v, text: e.textDoc(tx, &r)})
+		docs = append(docs, viewDoc{rec: r, vec: v})
 	}
 	return docs, nil
 }
@@ -599,8 +631,8 @@ func storedHeader(tx *bolt.Tx, r *Record) error {
 	if v == nil {
 		return nil
 	}
-	var en tiers.Entry
-	if err := json.Unmarshal(v, &en); err != nil {
+	en, err := decodeEntry(v)
+	if err != nil {
 		return fmt.Errorf("%w: tier entry %d: %v", ErrCorrupt, r.ID, err)
 	}
 	r.Header = headerOf(en)

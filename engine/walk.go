@@ -120,6 +120,9 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	ts := e.tiers
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	if tier == 2 && e.tiersLackTerms(ctx, q) {
+		return nil, false, nil // hopeless, and Tier 2's index left unfilled
+	}
 	t, v, err := ts.views[tier].search(ctx, q, qv, c)
 	if err != nil {
 		return nil, false, err
@@ -146,6 +149,48 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 func (e *Engine) answersNowhere(q *Query) bool {
 	b, ok := e.opts.Sufficiency.(CoverageBound)
 	return ok && b.NeedsCoverage(q, 1) > 1 && b.NeedsCoverage(q, 2) > 1 && !e.tiersHoldAll()
+}
+
+// tiersLackTerms reports, before Tier 2's lexical index is filled, that
+// searching Tiers 1 and 2 cannot be sufficient: q needs a hit holding
+// every one of its terms (a coverage of 1: ScoreTest's default) and the
+// archive's index, which holds every record analysed as Tier 2's index
+// analyses it, has no record of Tiers 1 and 2 holding them all. hopeless
+// would then say so after the fill; the fill (the analysis of every
+// record of both tiers, most of a cold tiered recall) is saved. The
+// archive's index must be up to date with the change log, so that it
+// holds every record placed in the tiers. Any doubt (a filled index, a
+// decomposed question, the tiers holding every record, an error) says
+// no: the walk then searches as before. ts.mu is held.
+//
+// "Every term" assumes each term of q weighs more than coverageSlack of
+// the question; a term's weight is its IDF over the tiers, which is above
+// that unless the tiers hold millions of records and the term is in
+// nearly all of them.
+func (e *Engine) tiersLackTerms(ctx context.Context, q *Query) bool {
+	lazy, ok := e.tiers.views[2].text.(*lazyText)
+	if !ok || lazy.isFilled() || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
+		return false
+	}
+	b, ok := e.opts.Sufficiency.(CoverageBound)
+	if !ok || b.NeedsCoverage(q, 2) < 1-coverageSlack {
+		return false
+	}
+	archive, ok := e.text.(TermHolder)
+	tier, tok := lazy.ix.(TermHolder)
+	if !ok || !tok || archive.Analysis() != tier.Analysis() {
+		return false
+	}
+	wm, err := e.text.Watermark()
+	if err != nil {
+		return false
+	}
+	var last uint64
+	if err := e.db.View(func(tx *bolt.Tx) error { last = tx.Bucket(bucketChanges).Sequence(); return nil }); err != nil || wm < last {
+		return false // records placed in the tiers may not be in the archive's index yet
+	}
+	held, err := archive.HoldsAll(ctx, q.Text, func(id uint64) bool { return activeTier(e.tiers.mgr.Tier(id)) })
+	return err == nil && !held
 }
 
 // tiersHoldAll reports that Tiers 1 and 2 hold every record.

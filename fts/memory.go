@@ -20,6 +20,7 @@ var _ engine.TextIndex = (*Memory)(nil)
 // no disk, no fsync, cheap updates. Its cost grows with its contents, so
 // keep it bounded. Safe for concurrent use.
 type Memory struct {
+	analysis Analyzer // the option analyzer was built from
 	analyzer analysis.Analyzer
 	scoring  Scoring
 	cache    *Analysed // shared with other indexes; nil for none
@@ -156,7 +157,7 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 	}
 	// A view's index analyses the same words over and over: its stems
 	// are cached (the persistent index's analysis is bleve's own).
-	return &Memory{analyzer: cacheStems(an.text), scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
+	return &Memory{analysis: c.Analyzer, analyzer: cacheStems(an.text), scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes

@@ -84,6 +84,7 @@ func customAnalyzer(a Analyzer) map[string]any {
 
 // analyzers are the analysis of a document's fields.
 type analyzers struct {
+	name    Analyzer          // the option they were built from
 	text    analysis.Analyzer // text, context, role, and queries
 	keyword analysis.Analyzer // scope, session, dl
 }
@@ -92,7 +93,7 @@ type analyzers struct {
 // bleve's registry as bleve's index mapping builds them.
 func newAnalyzers(a Analyzer) (analyzers, error) {
 	c := registry.NewCache()
-	var an analyzers
+	an := analyzers{name: a}
 	var err error
 	if cfg := customAnalyzer(a); cfg != nil {
 		an.text, err = c.DefineAnalyzer(analyzerName(a), cfg)

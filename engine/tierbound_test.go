@@ -1,0 +1,159 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/fts"
+)
+
+// holdingText is a tier index that can tell which documents hold a
+// query's terms (engine.TermHolder, through fts.Memory) and counts the
+// documents applied to it.
+type holdingText struct {
+	*fts.Memory
+	mu   sync.Mutex
+	docs int
+}
+
+func (h *holdingText) Apply(docs []engine.TextDoc, dels []uint64, wm uint64) error {
+	h.mu.Lock()
+	h.docs += len(docs)
+	h.mu.Unlock()
+	return h.Memory.Apply(docs, dels, wm)
+}
+
+func (h *holdingText) applied() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.docs
+}
+
+// TestTier2UnfilledWhenNoTierRecordHoldsQuery checks that the walk does
+// not fill Tier 2's lexical index for a question no record of Tiers 1
+// and 2 holds every term of (the archive's index says so), and fills it
+// for one a Tier 2 record holds; and that both rank exactly as a walk
+// that fills it every time (a tier index the engine cannot ask).
+func TestTier2UnfilledWhenNoTierRecordHoldsQuery(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	topics := []string{"kayak", "violin", "garden", "pottery", "chess"}
+	var ins []engine.Input
+	for s := range 6 {
+		for i, w := range topics {
+			n := s*len(topics) + i
+			ins = append(ins, engine.Input{Scope: "a", Session: fmt.Sprintf("s%d", s), Role: "user",
+				Text: fmt.Sprintf("session %d: we talked about the %s and the %s, code w%c%c", s, w, w, 'a'+n/26, 'a'+n%26),
+				Time: clock.t.Add(time.Duration(n) * time.Minute)})
+		}
+	}
+	built := t.TempDir()
+	o := testOptions(clock)
+	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
+	e, err := engine.Open(built, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := remember(t, e, ins...)
+	tierOf := map[uint64]uint8{}
+	for _, id := range ids {
+		r, err := e.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tierOf[id] = r.Header.Tier
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A question of a topic and one record's code: held whole by that
+	// record alone.
+	question := func(tier uint8) (string, uint64) {
+		t.Helper()
+		for i, id := range ids {
+			if tierOf[id] == tier {
+				f := strings.Fields(ins[i].Text)
+				return "the " + topics[i%len(topics)] + " code " + f[len(f)-1], id
+			}
+		}
+		t.Fatalf("no record in tier %d: %v", tier, tierOf)
+		return "", 0
+	}
+	archived, _ := question(engine.TierArchive)
+	buffered, _ := question(engine.TierBuffer)
+	tests := []struct {
+		name, q string
+		fill    bool // Tier 2's index is filled by the walk
+	}{
+		{"no tier record holds it", archived, false},
+		{"a Tier 2 record holds it", buffered, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got [2][]engine.Result
+			var stats [2]engine.TierStats
+			for v, asks := range []bool{false, true} {
+				dir := t.TempDir()
+				if err := os.CopyFS(dir, os.DirFS(built)); err != nil {
+					t.Fatal(err)
+				}
+				var tier2 *holdingText
+				o := testOptions(clock)
+				o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
+				o.NewTierTextIndex = func() (engine.TextIndex, error) {
+					m, err := fts.NewMemory("")
+					h := &holdingText{Memory: m}
+					tier2 = h // the last one made is Tier 2's
+					if !asks {
+						return struct{ engine.TextIndex }{h}, err // hides TermHolder
+					}
+					return h, err
+				}
+				e, err := engine.Open(dir, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.Recall(context.Background(), engine.Query{Text: tc.q, Scope: "a", NoAccess: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				filled := tier2.applied() > 0
+				stats[v] = e.TierStats()
+				if err := e.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if asks && filled != tc.fill {
+					t.Errorf("%q: Tier 2's index filled %t, want %t", tc.q, filled, tc.fill)
+				}
+				if !asks && !filled {
+					t.Errorf("%q: a tier index the engine cannot ask was not filled", tc.q)
+				}
+				got[v] = res
+			}
+			if len(got[0]) == 0 || !reflect.DeepEqual(got[0], got[1]) {
+				t.Errorf("%q: results differ:\n filled every time %v\n asking the archive %v", tc.q, brief(got[0]), brief(got[1]))
+			}
+			if stats[0].Served != stats[1].Served {
+				t.Errorf("%q: served %v filling every time, %v asking the archive", tc.q, stats[0].Served, stats[1].Served)
+			}
+		})
+	}
+}
+
+// brief lists results as id/tier/score.
+func brief(res []engine.Result) []string {
+	return slices.Collect(func(yield func(string) bool) {
+		for _, r := range res {
+			if !yield(fmt.Sprintf("%d/t%d/%.4f", r.Record.ID, r.Tier, r.Score)) {
+				return
+			}
+		}
+	})
+}

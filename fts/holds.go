@@ -1,0 +1,151 @@
+package fts
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	index "github.com/blevesearch/bleve_index_api"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+var (
+	_ engine.TermHolder = (*Index)(nil)
+	_ engine.TermHolder = (*Memory)(nil)
+)
+
+// Analysis implements engine.TermHolder: the analyzer option.
+func (x *Index) Analysis() string { return string(x.an.name) }
+
+// Analysis implements engine.TermHolder: the analyzer option.
+func (m *Memory) Analysis() string { return string(m.analysis) }
+
+// HoldsAll implements engine.TermHolder. It walks the postings of the
+// query's rarest term in the text field and seeks each document in the
+// others'; only documents holding every term are looked up by id. Its
+// cost is the rarest term's postings, not a ranking.
+func (x *Index) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) (held bool, err error) {
+	defer recoverTo("holds all", &err)
+	x.life.RLock()
+	defer x.life.RUnlock()
+	if x.closed.Load() {
+		return false, fmt.Errorf("fts: holds all: %w", ErrClosed)
+	}
+	terms := distinct(x.terms(q))
+	if len(terms) == 0 {
+		return true, nil
+	}
+	r, err := x.s.Reader()
+	if err != nil {
+		return false, x.wrap("holds all", err)
+	}
+	defer closeReader(r, &err)
+	cs := make([]*fieldCursor, 0, len(terms))
+	defer func() {
+		for _, c := range cs {
+			_ = c.tfr.Close()
+		}
+	}()
+	rarest := 0
+	for _, t := range terms {
+		tfr, err := r.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
+		if err != nil {
+			return false, x.wrap("holds all", err)
+		}
+		c := &fieldCursor{tfr: tfr}
+		cs = append(cs, c)
+		if tfr.Count() == 0 {
+			return false, nil
+		}
+		if err := c.next(); err != nil {
+			return false, x.wrap("holds all", err)
+		}
+		if tfr.Count() < cs[rarest].tfr.Count() {
+			rarest = len(cs) - 1
+		}
+	}
+	lead := cs[rarest]
+	var iid [8]byte
+	for ; lead.doc != docEnd; err = lead.next() {
+		if err != nil {
+			return false, x.wrap("holds all", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		all := true
+		for _, c := range cs {
+			if c == lead {
+				continue
+			}
+			if err := c.advance(lead.doc); err != nil {
+				return false, x.wrap("holds all", err)
+			}
+			if c.doc != lead.doc {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], lead.doc))
+		if err != nil {
+			return false, x.wrap("holds all", err)
+		}
+		id, err := strconv.ParseUint(ext, 10, 64)
+		if err != nil {
+			return false, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
+		}
+		if keep(id) {
+			return true, nil
+		}
+	}
+	if err != nil {
+		return false, x.wrap("holds all", err)
+	}
+	return false, nil
+}
+
+// HoldsAll implements engine.TermHolder over the documents held.
+func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	terms := m.queryTerms(q)
+	if len(terms) == 0 {
+		return true, nil
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	ps := make([]*memTerm, len(terms))
+	rarest := 0
+	for i, t := range terms {
+		if ps[i] = m.postings[t]; ps[i] == nil || ps[i].df[fText] == 0 {
+			return false, nil
+		}
+		if ps[i].df[fText] < ps[rarest].df[fText] {
+			rarest = i
+		}
+	}
+	for _, list := range ps[rarest].scopes {
+	docs:
+		for i := range list.posts {
+			p := &list.posts[i]
+			if p.tf[fText] == 0 || !keep(p.doc.meta.ID) {
+				continue
+			}
+			for j, t := range ps {
+				if j == rarest {
+					continue
+				}
+				if o := t.post(p.doc); o == nil || o.tf[fText] == 0 {
+					continue docs
+				}
+			}
+			return true, nil
+		}
+	}
+	return false, nil
+}
