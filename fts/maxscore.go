@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -32,49 +34,65 @@ import (
 // docEnd is the document number of an exhausted cursor.
 const docEnd = math.MaxUint64
 
-// fieldCursor walks one word's postings in one field.
+// fieldCursor walks one word's postings in one field, segment after
+// segment, deleted documents included (topK skips them).
 type fieldCursor struct {
-	tfr  index.TermFieldReader
-	buf  index.TermFieldDoc
-	doc  uint64 // current document number; docEnd when exhausted
-	freq float64
-	dl   float64 // the field's length in the current document
+	parts []segmentList // the segments that hold postings, in snapshot order
+	pi, i int           // the current part and posting
+	doc   uint64        // current document number; docEnd when exhausted
+	freq  float64
+	dl    float64 // the field's length in the current document
 }
 
-func (c *fieldCursor) set(d *index.TermFieldDoc) {
-	if d == nil {
+// segmentList is a word's postings in one segment, whose documents are
+// numbered from off in the snapshot.
+type segmentList struct {
+	off uint64
+	p   *postings
+}
+
+func (c *fieldCursor) set() {
+	if c.pi == len(c.parts) {
 		c.doc = docEnd
 		return
 	}
-	c.doc = d.ID.Value()
-	c.freq = float64(d.Freq)
-	c.dl = 0
-	if d.Norm > 0 {
-		c.dl = math.Round(1 / (d.Norm * d.Norm))
-	}
+	pt := &c.parts[c.pi]
+	c.doc = pt.off + uint64(pt.p.docs[c.i])
+	c.freq, c.dl = pt.p.at(c.i)
 }
 
-func (c *fieldCursor) next() error {
-	d, err := c.tfr.Next(&c.buf)
-	if err != nil {
-		return err
+func (c *fieldCursor) next() {
+	if c.pi == len(c.parts) {
+		return
 	}
-	c.set(d)
-	return nil
+	if c.i++; c.i == len(c.parts[c.pi].p.docs) {
+		c.pi++
+		c.i = 0
+	}
+	c.set()
 }
 
 // advance moves c to the first document at or after doc.
-func (c *fieldCursor) advance(doc uint64) error {
+func (c *fieldCursor) advance(doc uint64) {
 	if c.doc >= doc {
-		return nil
+		return
 	}
-	var id [8]byte
-	d, err := c.tfr.Advance(index.NewIndexInternalID(id[:], doc), &c.buf)
-	if err != nil {
-		return err
+	for c.pi < len(c.parts) {
+		pt := &c.parts[c.pi]
+		// c.doc < doc, so doc is past this part's first document.
+		t := doc - pt.off
+		if t > uint64(pt.p.docs[len(pt.p.docs)-1]) {
+			c.pi++
+			c.i = 0
+			if c.pi < len(c.parts) && c.parts[c.pi].off >= doc {
+				break
+			}
+			continue
+		}
+		c.i = gallop(pt.p.docs, c.i, uint32(t))
+		break
 	}
-	c.set(d)
-	return nil
+	c.set()
 }
 
 // wordCursor is one query word over the scored fields.
@@ -95,27 +113,21 @@ func (w *wordCursor) sync() {
 }
 
 // next moves the cursors on doc past it.
-func (w *wordCursor) next(doc uint64) error {
+func (w *wordCursor) next(doc uint64) {
 	for _, c := range w.fields {
 		if c.doc == doc {
-			if err := c.next(); err != nil {
-				return err
-			}
+			c.next()
 		}
 	}
 	w.sync()
-	return nil
 }
 
 // advance moves every cursor to doc or past it.
-func (w *wordCursor) advance(doc uint64) error {
+func (w *wordCursor) advance(doc uint64) {
 	for _, c := range w.fields {
-		if err := c.advance(doc); err != nil {
-			return err
-		}
+		c.advance(doc)
 	}
 	w.sync()
-	return nil
 }
 
 // score is the word's contribution to doc, whose postings the cursors
@@ -184,38 +196,60 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	for fi := range nFields {
 		st.total[fi] = float64(tot[fi])
 	}
-	var words []*wordCursor
-	defer func() {
-		for _, w := range words {
-			for _, c := range w.fields {
-				_ = c.tfr.Close()
-			}
-		}
-	}()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, nil, fmt.Errorf("fts: a reader of type %T, not a scorch snapshot", r)
+	}
+	segs := snap.Segments()
+	offs := make([]uint64, len(segs)) // each segment's first document number
+	dels := make([]*roaring.Bitmap, len(segs))
+	delDocs := make([][]uint32, len(segs))
+	var running uint64
+	for i, seg := range segs {
+		offs[i] = running
+		running += seg.Segment().Count()
+		dels[i], delDocs[i] = deletedDocs(seg)
+	}
+	// A word's lists: cached ones are counted from their arrays, the
+	// others by bleve (live postings only) and decoded only if the
+	// search runs.
+	type list struct {
+		seg int
+		p   *postings // nil until decoded
+	}
+	lists := make([][nFields][]list, len(terms))
+	words := make([]*wordCursor, 0, len(terms))
 	postings := 0
 	for pos, t := range terms {
 		w := &wordCursor{pos: pos}
 		words = append(words, w)
 		var df uint64
 		for fi, field := range bm25Fields {
-			tfr, err := r.TermFieldReader(ctx, []byte(t), field, true, true, false)
-			if err != nil {
-				return nil, nil, err
+			var cnt uint64
+			for si, seg := range segs {
+				p := x.postings.get(listKey(seg, fi, t))
+				var live uint64
+				if p != nil {
+					live = uint64(p.live(delDocs[si]))
+				} else {
+					dict, err := seg.Segment().Dictionary(field)
+					if err != nil {
+						return nil, nil, err
+					}
+					pl, err := dict.PostingsList([]byte(t), dels[si], nil)
+					if err != nil {
+						return nil, nil, err
+					}
+					live = pl.Count()
+				}
+				if live > 0 {
+					cnt += live
+					lists[pos][fi] = append(lists[pos][fi], list{si, p})
+				}
 			}
-			cnt := tfr.Count()
 			postings += int(min(cnt, math.MaxInt32))
-			if cnt == 0 {
-				_ = tfr.Close()
-				continue
-			}
 			df = max(df, cnt)
-			c := &fieldCursor{tfr: tfr}
-			w.fields, w.field = append(w.fields, c), append(w.field, fi)
-			if err := c.next(); err != nil {
-				return nil, nil, err
-			}
 		}
-		w.sync()
 		w.idf = idf(st.n, float64(df))
 		w.bound = w.idf * (x.scoring.K1 + 1)
 	}
@@ -225,6 +259,32 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			over.idf[w.pos] = w.idf
 		}
 		return nil, over, nil
+	}
+	for _, w := range words {
+		for fi, ls := range lists[w.pos] {
+			if len(ls) == 0 {
+				continue
+			}
+			c := &fieldCursor{parts: make([]segmentList, 0, len(ls))}
+			for _, l := range ls {
+				if l.p == nil {
+					p, err := x.segmentPostings(ctx, segs[l.seg], fi, terms[w.pos])
+					if err != nil {
+						return nil, nil, err
+					}
+					l.p = p
+				}
+				if len(l.p.docs) > 0 {
+					c.parts = append(c.parts, segmentList{off: offs[l.seg], p: l.p})
+				}
+			}
+			if len(c.parts) == 0 {
+				continue
+			}
+			c.set()
+			w.fields, w.field = append(w.fields, c), append(w.field, fi)
+		}
+		w.sync()
 	}
 	// Lowest bound first: the words that leave candidate generation first.
 	slices.SortStableFunc(words, func(a, b *wordCursor) int {
@@ -275,6 +335,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	}
 	rise(floor.score)
 	visited := 0
+	si := 0 // the segment of the current document
 	for {
 		doc := uint64(docEnd)
 		for _, w := range words[essential:] {
@@ -288,6 +349,18 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				return nil, nil, err
 			}
 		}
+		for si+1 < len(offs) && offs[si+1] <= doc {
+			si++
+		}
+		if dels[si] != nil && dels[si].Contains(uint32(doc-offs[si])) {
+			// Deleted in this snapshot: a posting of no document.
+			for _, w := range words[essential:] {
+				if w.doc == doc {
+					w.next(doc)
+				}
+			}
+			continue
+		}
 		clear(parts)
 		clear(says)
 		var score float64
@@ -295,9 +368,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			if w.doc == doc {
 				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
 				score += parts[w.pos]
-				if err := w.next(doc); err != nil {
-					return nil, nil, err
-				}
+				w.next(doc)
 			}
 		}
 		full := len(top) == k || floor.score > 0
@@ -312,9 +383,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				break
 			}
 			w := words[i]
-			if err := w.advance(doc); err != nil {
-				return nil, nil, err
-			}
+			w.advance(doc)
 			if w.doc == doc {
 				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
 				score += parts[w.pos]
