@@ -10,13 +10,15 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
-// The text search reads a word's postings in one field of one scorch
-// segment as arrays: document numbers, frequencies and field lengths,
-// decoded from the segment once and kept in a cache bounded in bytes
+// The text search reads a word's postings in one scorch segment as
+// arrays: the documents that hold the word in any scored field, ascending,
+// and for each the field, frequency and field length, decoded from the
+// segment once and kept in a cache bounded in bytes
 // (Options.PostingsCache). Bleve's own iterator decodes a posting's
 // frequency and norm at every visit and has no skip data for them, so a
-// seek reads every posting up to its target; over arrays a seek is a
-// galloping search, and a visit a few loads.
+// seek reads every posting up to its target, and a word is three lists
+// (one per field) to merge; over one array a seek is a galloping search,
+// and a visit two loads.
 //
 // A segment never changes once it is in a snapshot: documents deleted
 // or replaced later are marked in the snapshot's deleted set of the
@@ -26,73 +28,126 @@ import (
 // the life of a scorch index (a persisted in-memory segment keeps its
 // id and its content), and the cache is the Index's own.
 
-// postings are one word's postings in one field of one segment.
+// The scorch types the search reads.
+type (
+	indexSnapshot   = scorch.IndexSnapshot
+	segmentSnapshot = scorch.SegmentSnapshot
+)
+
+// postings are one word's postings in the scored fields of one segment.
 type postings struct {
 	docs []uint32 // segment-local document numbers, ascending
-	// fd packs each posting's frequency (high 8 bits) and field length
-	// (low 24 bits); when some posting does not fit, fd is nil and freq
-	// and dl hold them.
-	fd       []uint32
-	freq, dl []uint32
+	// enc is each document's posting: the field (top 2 bits), frequency
+	// (6 bits) and field length (24 bits) when the document holds the
+	// word in one field with values that fit, and otherwise encMulti
+	// with the index of its fields in multi.
+	enc   []uint32
+	multi []multiPosting
+	// count is the postings in each field.
+	count [nFields]uint32
+	// front is, per field, the postings no other one beats on both
+	// frequency (higher) and length (lower): the best normalised term
+	// frequency of the field is one of theirs, whatever the average
+	// lengths (postingBound).
+	front [nFields][]fieldPosting
 }
 
-// fdBits is the width of a packed field length.
-const fdBits = 24
+// multiPosting is a document's postings in every field, and the fields
+// that hold the word (a bit each).
+type multiPosting struct {
+	f  [nFields]fieldPosting
+	in uint8
+}
 
-func (p *postings) at(i int) (freq, dl float64) {
-	if p.fd != nil {
-		v := p.fd[i]
-		return float64(v >> fdBits), float64(v & (1<<fdBits - 1))
+type fieldPosting struct{ tf, dl uint32 }
+
+// The layout of enc.
+const (
+	encField = 30 // shift of the field
+	encTF    = 24 // shift of the frequency
+	encMaxTF = 1<<(encField-encTF) - 1
+	encMaxDL = 1<<encTF - 1
+	encMulti = 3 << encField // field 3: the rest indexes multi
+)
+
+// at returns the word's frequency and length of field f in document i of p,
+// 0 frequency when it is not there.
+func (p *postings) at(i, f int) fieldPosting {
+	e := p.enc[i]
+	if e&encMulti == encMulti {
+		return p.multi[e&^encMulti].f[f]
 	}
-	return float64(p.freq[i]), float64(p.dl[i])
+	if int(e>>encField) != f {
+		return fieldPosting{}
+	}
+	return fieldPosting{tf: e >> encTF & encMaxTF, dl: e & encMaxDL}
 }
 
 // bytes is the memory p holds, for the cache's bound.
 func (p *postings) bytes() int64 {
-	return int64(4*(cap(p.docs)+cap(p.fd)+cap(p.freq)+cap(p.dl))) + postingsOverhead
+	n := 4*(cap(p.docs)+cap(p.enc)) + 28*cap(p.multi)
+	for _, fr := range p.front {
+		n += 8 * cap(fr)
+	}
+	return int64(n) + postingsOverhead
 }
 
 // postingsOverhead is what the cache counts for an entry besides its
 // arrays: the postings and entry structs, the key and the map slot.
-const postingsOverhead = 160
+const postingsOverhead = 256
 
-// live counts p's documents not in del (sorted segment-local numbers).
-func (p *postings) live(del []uint32) int {
-	n := len(p.docs)
-	if len(del) == 0 || n == 0 {
-		return n
+// liveCount returns the postings of each field that are not in del
+// (sorted segment-local numbers).
+func (p *postings) liveCount(del []uint32) [nFields]uint32 {
+	c := p.count
+	if len(del) == 0 {
+		return c
+	}
+	dead := func(i int) {
+		for f := range nFields {
+			if p.inField(i, f) {
+				c[f]--
+			}
+		}
 	}
 	// Walk the shorter list and gallop in the longer one.
-	dead := 0
-	if len(del) <= n {
+	if len(del) <= len(p.docs) {
 		i := 0
 		for _, d := range del {
-			i = gallop(p.docs, i, d)
-			if i == n {
+			if i = gallop(p.docs, i, d); i == len(p.docs) {
 				break
 			}
 			if p.docs[i] == d {
-				dead++
+				dead(i)
 			}
 		}
 	} else {
 		j := 0
-		for _, d := range p.docs {
-			j = gallop(del, j, d)
-			if j == len(del) {
+		for i, d := range p.docs {
+			if j = gallop(del, j, d); j == len(del) {
 				break
 			}
 			if del[j] == d {
-				dead++
+				dead(i)
 			}
 		}
 	}
-	return n - dead
+	return c
+}
+
+// inField reports whether document i holds the word in field f (with a
+// frequency that may be 0).
+func (p *postings) inField(i, f int) bool {
+	e := p.enc[i]
+	if e&encMulti == encMulti {
+		return p.multi[e&^encMulti].in&(1<<f) != 0
+	}
+	return int(e>>encField) == f
 }
 
 // gallop returns the first index i >= from with a[i] >= v, len(a) if
 // none: an exponential then binary search from from.
-func gallop(a []uint32, from int, v uint32) int {
+func gallop[T uint32 | uint64](a []T, from int, v T) int {
 	if from >= len(a) || a[from] >= v {
 		return from
 	}
@@ -116,43 +171,50 @@ func gallop(a []uint32, from int, v uint32) int {
 	return hi
 }
 
-// decodePostings reads term's postings in field from seg, whose
-// documents are numbered below count. Damaged postings (numbers out of
-// order or range, a norm that is no length) fail with ErrCorrupt.
-func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, field, term string) (*postings, error) {
+// fieldList is one field's postings of a word in a segment, decoded.
+type fieldList struct {
+	docs []uint32
+	post []fieldPosting
+}
+
+// decodeField reads term's postings in field from seg. Damaged postings
+// (numbers out of order or range, a norm that is no length) fail with
+// ErrCorrupt.
+func decodeField(ctx context.Context, seg *scorch.SegmentSnapshot, field, term string) (fieldList, error) {
+	var l fieldList
 	s := seg.Segment()
 	dict, err := s.Dictionary(field)
 	if err != nil {
-		return nil, err
+		return l, err
 	}
 	pl, err := dict.PostingsList([]byte(term), nil, nil)
 	if err != nil {
-		return nil, err
+		return l, err
 	}
-	count := s.Count()
+	count := min(s.Count(), math.MaxUint32)
 	n := pl.Count()
 	if n > count {
-		return nil, fmt.Errorf("fts: %s postings of %q: %w (%d of %d documents)", field, term, ErrCorrupt, n, count)
+		return l, fmt.Errorf("fts: %s postings of %q: %w (%d of %d documents)", field, term, ErrCorrupt, n, count)
 	}
-	p := &postings{docs: make([]uint32, 0, n), fd: make([]uint32, 0, n)}
+	l.docs, l.post = make([]uint32, 0, n), make([]fieldPosting, 0, n)
 	it := pl.Iterator(true, true, false, nil)
 	prev := int64(-1)
 	for i := 0; ; i++ {
 		if i%4096 == 4095 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return l, err
 			}
 		}
 		d, err := it.Next()
 		if err != nil {
-			return nil, err
+			return l, err
 		}
 		if d == nil {
 			break
 		}
 		num, freq, norm := d.Number(), d.Frequency(), d.Norm()
-		if int64(num) <= prev || num >= count || len(p.docs) >= int(n) {
-			return nil, fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", field, term, ErrCorrupt, num, prev, count)
+		if int64(num) <= prev || num >= count || len(l.docs) >= int(n) {
+			return l, fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", field, term, ErrCorrupt, num, prev, count)
 		}
 		prev = int64(num)
 		var dl float64
@@ -160,69 +222,132 @@ func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, field, ter
 			dl = math.Round(1 / (norm * norm))
 		}
 		if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 || freq > math.MaxUint32 {
-			return nil, fmt.Errorf("fts: %s postings of %q: %w (frequency %d, norm %v)", field, term, ErrCorrupt, freq, norm)
+			return l, fmt.Errorf("fts: %s postings of %q: %w (frequency %d, norm %v)", field, term, ErrCorrupt, freq, norm)
 		}
-		p.add(uint32(num), uint32(freq), uint32(dl))
+		l.docs, l.post = append(l.docs, uint32(num)), append(l.post, fieldPosting{uint32(freq), uint32(dl)})
+	}
+	return l, nil
+}
+
+// decodePostings reads term's postings in the scored fields of seg and
+// merges them into one list.
+func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term string) (*postings, error) {
+	var fl [nFields]fieldList
+	for f, field := range bm25Fields {
+		l, err := decodeField(ctx, seg, field, term)
+		if err != nil {
+			return nil, err
+		}
+		fl[f] = l
+	}
+	p, err := mergeFields(&fl)
+	if err != nil {
+		return nil, fmt.Errorf("fts: postings of %q: %w", term, err)
 	}
 	return p, nil
 }
 
-// add appends a posting, unpacking fd when it does not fit.
-func (p *postings) add(doc, freq, dl uint32) {
-	p.docs = append(p.docs, doc)
-	if p.fd != nil && (freq >= 1<<(32-fdBits) || dl >= 1<<fdBits) {
-		p.freq, p.dl = make([]uint32, len(p.fd), cap(p.fd)), make([]uint32, len(p.fd), cap(p.fd))
-		for i, v := range p.fd {
-			p.freq[i], p.dl[i] = v>>fdBits, v&(1<<fdBits-1)
+// mergeFields merges a word's postings in each field (each ascending)
+// into one list.
+func mergeFields(fl *[nFields]fieldList) (*postings, error) {
+	n := 0
+	for _, l := range fl {
+		n = max(n, len(l.docs))
+	}
+	p := &postings{docs: make([]uint32, 0, n), enc: make([]uint32, 0, n)}
+	var at [nFields]int
+	for {
+		d, any := uint32(math.MaxUint32), false
+		for f := range nFields {
+			if at[f] < len(fl[f].docs) {
+				d, any = min(d, fl[f].docs[at[f]]), true
+			}
 		}
-		p.fd = nil
+		if !any {
+			break
+		}
+		var m multiPosting
+		fields, last := 0, 0
+		for f := range nFields {
+			if at[f] < len(fl[f].docs) && fl[f].docs[at[f]] == d {
+				m.f[f] = fl[f].post[at[f]]
+				m.in |= 1 << f
+				p.count[f]++
+				p.front[f] = addFront(p.front[f], m.f[f])
+				at[f]++
+				fields++
+				last = f
+			}
+		}
+		p.docs = append(p.docs, d)
+		if fp := m.f[last]; fields == 1 && fp.tf <= encMaxTF && fp.dl <= encMaxDL && fp.tf > 0 {
+			p.enc = append(p.enc, uint32(last)<<encField|fp.tf<<encTF|fp.dl)
+			continue
+		}
+		if len(p.multi) > encMaxMulti {
+			return nil, fmt.Errorf("%w (%d documents in several fields)", ErrCorrupt, len(p.multi))
+		}
+		p.enc = append(p.enc, encMulti|uint32(len(p.multi)))
+		p.multi = append(p.multi, m)
 	}
-	if p.fd != nil {
-		p.fd = append(p.fd, freq<<fdBits|dl)
-		return
-	}
-	p.freq, p.dl = append(p.freq, freq), append(p.dl, dl)
+	return p, nil
 }
 
-// postingsKey names a word's postings in one field of one segment.
+// encMaxMulti is the largest index of multi enc holds.
+const encMaxMulti = 1<<encField - 1
+
+// addFront adds q to the postings of a field no other beats (higher
+// frequency, lower length), dropping those q beats.
+func addFront(front []fieldPosting, q fieldPosting) []fieldPosting {
+	out := front[:0]
+	for _, o := range front {
+		if o.tf >= q.tf && o.dl <= q.dl {
+			return front // o beats q, or is q
+		}
+		if !(q.tf >= o.tf && q.dl <= o.dl) {
+			out = append(out, o)
+		}
+	}
+	return append(out, q)
+}
+
+// postingsKey names a word's postings in one segment.
 type postingsKey struct {
 	seg   uint64 // scorch segment id
 	count uint64 // the segment's documents, deleted included
-	field int
 	term  string
+}
+
+func listKey(seg *scorch.SegmentSnapshot, term string) postingsKey {
+	return postingsKey{seg: seg.Id(), count: seg.Segment().Count(), term: term}
 }
 
 // postingsCache keeps decoded postings up to a number of bytes. A list
 // is kept while there is room; once the cache is full, a list decoded
-// again replaces the lists least used since they were counted, only if
-// it was asked for more often than each of them. The counts (of hits
-// and misses alike) are halved every agingEvery uses, so that the cache
-// follows a workload that changes, and a workload that cycles over more
-// lists than fit keeps the lists it holds instead of replacing each by
-// the next.
+// again replaces the lists least asked for since they were counted, only
+// if it was asked for more often than each of them. The counts (of hits
+// and misses alike) are halved every agingEvery requests, so that the
+// cache follows a workload that changes, and a workload that cycles over
+// more lists than fit keeps the lists it holds instead of replacing each
+// by the next.
 type postingsCache struct {
 	mu      sync.Mutex
 	max     int64 // bytes; 0 keeps nothing
 	bytes   int64
-	entries map[postingsKey]*cacheEntry
+	entries map[postingsKey]*postings
 	uses    map[postingsKey]uint32 // requests of lists, cached or not, since the last halving
 	ticks   int                    // requests since the last halving
 }
 
-type cacheEntry struct {
-	p *postings
-	n int64 // p.bytes()
-}
-
 // agingEvery is the number of requests after which the counts halve;
-// maxCounted bounds the lists counted (8 bytes and a key each).
+// maxCounted bounds the lists counted (a key and 4 bytes each).
 const (
 	agingEvery = 1 << 14
 	maxCounted = 1 << 14
 )
 
 func newPostingsCache(max int64) *postingsCache {
-	return &postingsCache{max: max, entries: map[postingsKey]*cacheEntry{}, uses: map[postingsKey]uint32{}}
+	return &postingsCache{max: max, entries: map[postingsKey]*postings{}, uses: map[postingsKey]uint32{}}
 }
 
 // get returns the cached postings of k, or nil, and counts the request.
@@ -233,10 +358,7 @@ func (c *postingsCache) get(k postingsKey) *postings {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.count(k)
-	if e := c.entries[k]; e != nil {
-		return e.p
-	}
-	return nil
+	return c.entries[k]
 }
 
 // count adds a request of k, halving every count every agingEvery
@@ -271,31 +393,31 @@ func (c *postingsCache) put(k postingsKey, p *postings) {
 		return
 	}
 	if c.bytes+n > c.max {
-		// The least used lists that free enough room, each used less
-		// than k; otherwise k stays out.
+		// The least asked-for lists that free enough room, each asked
+		// for less often than k; otherwise k stays out.
 		want := c.uses[k]
 		var victims []postingsKey
 		freed := int64(0)
 		for freed < c.bytes+n-c.max {
 			var v postingsKey
-			best := uint32(math.MaxUint32)
+			found, least := false, uint32(math.MaxUint32)
 			for key := range c.entries {
-				if u := c.uses[key]; u < best && !containsKey(victims, key) {
-					v, best = key, u
+				if u := c.uses[key]; u < least && !containsKey(victims, key) {
+					v, least, found = key, u, true
 				}
 			}
-			if best >= want || best == math.MaxUint32 {
+			if !found || least >= want {
 				return
 			}
 			victims = append(victims, v)
-			freed += c.entries[v].n
+			freed += c.entries[v].bytes()
 		}
 		for _, v := range victims {
-			c.bytes -= c.entries[v].n
+			c.bytes -= c.entries[v].bytes()
 			delete(c.entries, v)
 		}
 	}
-	c.entries[k] = &cacheEntry{p: p, n: n}
+	c.entries[k] = p
 	c.bytes += n
 }
 
@@ -315,19 +437,18 @@ func (c *postingsCache) size() (int64, int) {
 	return c.bytes, len(c.entries)
 }
 
-// segmentPostings decodes term's postings in field fi of seg, which the
-// cache did not hold, and offers them to it.
-func (x *Index) segmentPostings(ctx context.Context, seg *scorch.SegmentSnapshot, fi int, term string) (*postings, error) {
-	p, err := decodePostings(ctx, seg, bm25Fields[fi], term)
+// segmentPostings returns term's postings in seg: cached, or decoded
+// now and offered to the cache.
+func (x *Index) segmentPostings(ctx context.Context, seg *scorch.SegmentSnapshot, term string, cached *postings) (*postings, error) {
+	if cached != nil {
+		return cached, nil
+	}
+	p, err := decodePostings(ctx, seg, term)
 	if err != nil {
 		return nil, err
 	}
-	x.postings.put(listKey(seg, fi, term), p)
+	x.postings.put(listKey(seg, term), p)
 	return p, nil
-}
-
-func listKey(seg *scorch.SegmentSnapshot, fi int, term string) postingsKey {
-	return postingsKey{seg: seg.Id(), count: seg.Segment().Count(), field: fi, term: term}
 }
 
 // deletedDocs are a segment's deleted documents in a snapshot, sorted,
