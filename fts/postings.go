@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
 // The text search reads a word's postings in one scorch segment as
@@ -177,70 +179,88 @@ type fieldList struct {
 	post []fieldPosting
 }
 
-// decodeField reads term's postings in field from seg. Damaged postings
-// (numbers out of order or range, a norm that is no length) fail with
-// ErrCorrupt.
-func decodeField(ctx context.Context, seg *scorch.SegmentSnapshot, field, term string) (fieldList, error) {
-	var l fieldList
-	s := seg.Segment()
-	dict, err := s.Dictionary(field)
-	if err != nil {
-		return l, err
+// fieldSource gives one field's postings of a word in a segment, in
+// document order: doc is noDoc once they are all given.
+type fieldSource interface {
+	next() (doc uint32, fp fieldPosting, err error)
+}
+
+// listSource gives the postings of a fieldList.
+type listSource struct {
+	l *fieldList
+	i int
+}
+
+func (s *listSource) next() (uint32, fieldPosting, error) {
+	if s.i == len(s.l.docs) {
+		return noDoc, fieldPosting{}, nil
 	}
-	pl, err := dict.PostingsList([]byte(term), nil, nil)
-	if err != nil {
-		return l, err
+	s.i++
+	return s.l.docs[s.i-1], s.l.post[s.i-1], nil
+}
+
+// iterSource gives the postings of one field of a segment, read by
+// bleve's iterator. Damaged postings (numbers out of order or range, a
+// norm that is no length) fail with ErrCorrupt.
+type iterSource struct {
+	ctx          context.Context
+	it           segment.PostingsIterator
+	field, term  string
+	count, total uint64 // the segment's documents; the list's postings
+	n            uint64 // postings given
+	prev         int64
+}
+
+func (s *iterSource) next() (uint32, fieldPosting, error) {
+	if s.n%4096 == 4095 {
+		if err := s.ctx.Err(); err != nil {
+			return 0, fieldPosting{}, err
+		}
 	}
-	count := min(s.Count(), math.MaxUint32)
-	n := pl.Count()
-	if n > count {
-		return l, fmt.Errorf("fts: %s postings of %q: %w (%d of %d documents)", field, term, ErrCorrupt, n, count)
+	d, err := s.it.Next()
+	if err != nil || d == nil {
+		return noDoc, fieldPosting{}, err
 	}
-	l.docs, l.post = make([]uint32, 0, n), make([]fieldPosting, 0, n)
-	it := pl.Iterator(true, true, false, nil)
-	prev := int64(-1)
-	for i := 0; ; i++ {
-		if i%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return l, err
-			}
-		}
-		d, err := it.Next()
-		if err != nil {
-			return l, err
-		}
-		if d == nil {
-			break
-		}
-		num, freq, norm := d.Number(), d.Frequency(), d.Norm()
-		if int64(num) <= prev || num >= count || len(l.docs) >= int(n) {
-			return l, fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", field, term, ErrCorrupt, num, prev, count)
-		}
-		prev = int64(num)
-		var dl float64
-		if norm > 0 {
-			dl = math.Round(1 / (norm * norm))
-		}
-		if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 || freq > math.MaxUint32 {
-			return l, fmt.Errorf("fts: %s postings of %q: %w (frequency %d, norm %v)", field, term, ErrCorrupt, freq, norm)
-		}
-		l.docs, l.post = append(l.docs, uint32(num)), append(l.post, fieldPosting{uint32(freq), uint32(dl)})
+	num, freq, norm := d.Number(), d.Frequency(), d.Norm()
+	if int64(num) <= s.prev || num >= s.count || s.n >= s.total {
+		return 0, fieldPosting{}, fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", s.field, s.term, ErrCorrupt, num, s.prev, s.count)
 	}
-	return l, nil
+	s.prev = int64(num)
+	s.n++
+	var dl float64
+	if norm > 0 {
+		dl = math.Round(1 / (norm * norm))
+	}
+	if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 || freq > math.MaxUint32 {
+		return 0, fieldPosting{}, fmt.Errorf("fts: %s postings of %q: %w (frequency %d, norm %v)", s.field, s.term, ErrCorrupt, freq, norm)
+	}
+	return uint32(num), fieldPosting{uint32(freq), uint32(dl)}, nil
 }
 
 // decodePostings reads term's postings in the scored fields of seg and
 // merges them into one list.
 func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term string) (*postings, error) {
-	var fl [nFields]fieldList
+	var src [nFields]fieldSource
+	s := seg.Segment()
+	count := min(s.Count(), noDoc) // noDoc itself is no document
+	total := 0
 	for f, field := range bm25Fields {
-		l, err := decodeField(ctx, seg, field, term)
+		dict, err := s.Dictionary(field)
 		if err != nil {
 			return nil, err
 		}
-		fl[f] = l
+		pl, err := dict.PostingsList([]byte(term), nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		n := pl.Count()
+		if n > count {
+			return nil, fmt.Errorf("fts: %s postings of %q: %w (%d of %d documents)", field, term, ErrCorrupt, n, count)
+		}
+		total += int(n)
+		src[f] = &iterSource{ctx: ctx, it: pl.Iterator(true, true, false, nil), field: field, term: term, count: count, total: n, prev: -1}
 	}
-	p, err := mergeFields(&fl)
+	p, err := mergeSources(&src, total)
 	if err != nil {
 		return nil, fmt.Errorf("fts: postings of %q: %w", term, err)
 	}
@@ -250,34 +270,53 @@ func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term strin
 // mergeFields merges a word's postings in each field (each ascending)
 // into one list.
 func mergeFields(fl *[nFields]fieldList) (*postings, error) {
-	n := 0
-	for _, l := range fl {
-		n = max(n, len(l.docs))
+	var src [nFields]fieldSource
+	total := 0
+	for f := range fl {
+		src[f] = &listSource{l: &fl[f]}
+		total += len(fl[f].docs)
 	}
-	p := &postings{docs: make([]uint32, 0, n), enc: make([]uint32, 0, n)}
-	var at [nFields]int
-	for {
-		d, any := uint32(math.MaxUint32), false
-		for f := range nFields {
-			if at[f] < len(fl[f].docs) {
-				d, any = min(d, fl[f].docs[at[f]]), true
-			}
+	return mergeSources(&src, total)
+}
+
+// mergeSources merges the postings of each field into one list; total
+// is their number. The arrays kept are no larger than the list.
+func mergeSources(src *[nFields]fieldSource, total int) (*postings, error) {
+	p := &postings{docs: make([]uint32, 0, total), enc: make([]uint32, 0, total)}
+	var head [nFields]uint32
+	var fps [nFields]fieldPosting
+	for f := range nFields {
+		d, fp, err := src[f].next()
+		if err != nil {
+			return nil, err
 		}
-		if !any {
+		head[f], fps[f] = d, fp
+	}
+	for {
+		d := min(head[0], head[1], head[2])
+		if d == noDoc {
 			break
 		}
 		var m multiPosting
 		fields, last := 0, 0
 		for f := range nFields {
-			if at[f] < len(fl[f].docs) && fl[f].docs[at[f]] == d {
-				m.f[f] = fl[f].post[at[f]]
-				m.in |= 1 << f
-				p.count[f]++
-				p.front[f] = addFront(p.front[f], m.f[f])
-				at[f]++
-				fields++
-				last = f
+			if head[f] != d {
+				continue
 			}
+			m.f[f] = fps[f]
+			m.in |= 1 << f
+			p.count[f]++
+			p.front[f] = addFront(p.front[f], fps[f])
+			fields++
+			last = f
+			nd, fp, err := src[f].next()
+			if err != nil {
+				return nil, err
+			}
+			if nd <= d && nd != noDoc {
+				return nil, fmt.Errorf("%w (document %d after %d)", ErrCorrupt, nd, d)
+			}
+			head[f], fps[f] = nd, fp
 		}
 		p.docs = append(p.docs, d)
 		if fp := m.f[last]; fields == 1 && fp.tf <= encMaxTF && fp.dl <= encMaxDL && fp.tf > 0 {
@@ -290,6 +329,11 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 		p.enc = append(p.enc, encMulti|uint32(len(p.multi)))
 		p.multi = append(p.multi, m)
 	}
+	if len(p.docs) < cap(p.docs)*7/8 {
+		// Documents holding the word in several fields left room.
+		p.docs, p.enc = slices.Clone(p.docs), slices.Clone(p.enc)
+	}
+	p.multi = slices.Clip(p.multi)
 	return p, nil
 }
 
