@@ -58,8 +58,8 @@ type wordCursor struct {
 }
 
 func (w *wordCursor) set() {
-	if w.i < len(w.p.docs) {
-		w.doc = w.p.docs[w.i]
+	if w.i < w.p.n {
+		w.doc = w.p.doc(w.i)
 	} else {
 		w.doc = noDoc
 	}
@@ -75,7 +75,7 @@ func (w *wordCursor) advance(doc uint32) {
 	if w.doc >= doc {
 		return
 	}
-	w.i = gallop(w.p.docs, w.i, doc)
+	w.i = w.p.seek(w.i, doc)
 	w.set()
 }
 
@@ -85,20 +85,21 @@ func (w *wordCursor) advance(doc uint32) {
 // score to the last bit.
 func (w *wordCursor) score(s *queryScorer) (float64, bool) {
 	e := w.p.enc[w.i]
-	if f, tf, dl := e>>encField, e>>encTF&encMaxTF, e&encMaxDL; f < nFields && tf < memoTF && dl < memoDL {
-		if v := w.memo[f][tf][dl]; v != 0 {
-			return v, f == fText
+	if dl := e & encMaxDL; dl < memoDL {
+		// An escaped posting's slots stay 0.
+		if v := w.memo[e>>encTF][dl]; v != 0 {
+			return v, int(e>>encField) == fText
 		}
 	}
 	return w.scoreSlow(s, e)
 }
 
-func (w *wordCursor) scoreSlow(s *queryScorer, e uint32) (float64, bool) {
-	if e&encMulti != encMulti {
+func (w *wordCursor) scoreSlow(s *queryScorer, e uint16) (float64, bool) {
+	if e&encEscape != encEscape {
 		f := int(e >> encField)
-		return w.memo.score(s, w.idf, f, e>>encTF&encMaxTF, e&encMaxDL), f == fText
+		return w.memo.score(s, w.idf, f, uint32(e>>encTF&encMaxTF), uint32(e&encMaxDL)), f == fText
 	}
-	m := &w.p.multi[e&^encMulti]
+	m := w.p.multiAt(w.i)
 	var t float64
 	said := false
 	for f := range nFields {
@@ -164,26 +165,21 @@ func (s *queryScorer) saturate(idf, t float64) float64 {
 }
 
 // scoreMemo keeps a word's contribution to a document that holds it in
-// one field, by field, frequency and length, for the small ones: most
-// postings repeat a few of them.
-type scoreMemo [nFields][memoTF][memoDL]float64 // 0: not worked out yet
+// one field, by the posting's field and frequency (enc's top bits) and
+// its length, for the short ones: most postings repeat a few of them.
+type scoreMemo [1 << (16 - encTF)][memoDL]float64 // 0: not worked out yet
 
-const (
-	memoTF = 4
-	memoDL = 128
-)
+const memoDL = 128
 
 var memos = sync.Pool{New: func() any { return new(scoreMemo) }}
 
+// score is the contribution of a posting in field f alone.
 func (m *scoreMemo) score(s *queryScorer, idf float64, f int, tf, dl uint32) float64 {
-	if tf >= memoTF || dl >= memoDL {
-		return s.saturate(idf, s.fieldTF(f, float64(tf), float64(dl)))
+	v := s.saturate(idf, s.fieldTF(f, float64(tf), float64(dl)))
+	if dl < memoDL {
+		m[uint32(f)<<(encField-encTF)|tf][dl] = v
 	}
-	v := &m[f][tf][dl]
-	if *v == 0 {
-		*v = s.saturate(idf, s.fieldTF(f, float64(tf), float64(dl)))
-	}
-	return *v
+	return v
 }
 
 // scoredDoc is a document held in the top k.
@@ -259,10 +255,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		live bool
 	}
 	lists := make([][]list, len(terms))
-	delDocs := make([][]uint32, len(segs))
-	for si, seg := range segs {
-		_, delDocs[si] = deletedDocs(seg)
-	}
+	delDocs := make([][]uint32, len(segs)) // each segment's deleted documents, listed on first use
+	listed := make([]bool, len(segs))
 	idfs := make([]float64, len(terms))
 	postings := 0
 	for pos, t := range terms {
@@ -272,6 +266,9 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			l := &lists[pos][si]
 			var live [nFields]uint64
 			if l.p = x.postings.get(listKey(seg, t)); l.p != nil {
+				if !listed[si] {
+					delDocs[si], listed[si] = deletedDocs(seg), true
+				}
 				for fi, c := range l.p.liveCount(delDocs[si]) {
 					live[fi] = uint64(c)
 				}
@@ -356,7 +353,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		words = words[:0]
 		for pos := range terms {
 			l := lists[pos][si]
-			if !l.live || len(l.p.docs) == 0 {
+			if !l.live || l.p.n == 0 {
 				continue
 			}
 			if memo[pos] == nil {

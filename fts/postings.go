@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
@@ -30,27 +29,29 @@ import (
 // the life of a scorch index (a persisted in-memory segment keeps its
 // id and its content), and the cache is the Index's own.
 
-// The scorch types the search reads.
-type (
-	indexSnapshot   = scorch.IndexSnapshot
-	segmentSnapshot = scorch.SegmentSnapshot
-)
-
 // postings are one word's postings in the scored fields of one segment.
 type postings struct {
-	docs []uint32 // segment-local document numbers, ascending
-	// enc is each document's posting: the field (top 2 bits), frequency
-	// (6 bits) and field length (24 bits) when the document holds the
-	// word in one field with values that fit, and otherwise encMulti
-	// with the index of its fields in multi.
-	enc   []uint32
+	n int // documents
+	// The documents, segment-local numbers, ascending: document i is
+	// base[i>>blockShift] + lo[i], or docs32[i] in a list where the
+	// documents of some block of blockLen span more than lo holds.
+	base   []uint32
+	lo     []uint16
+	docs32 []uint32
+	// enc is each document's posting: the field, frequency and field
+	// length when the document holds the word in one field with values
+	// that fit (the layout below), and otherwise encEscape: the document
+	// is then listed in esc (ascending), and its fields are the same
+	// place of multi.
+	enc   []uint16
+	esc   []uint32
 	multi []multiPosting
 	// count is the postings in each field.
 	count [nFields]uint32
 	// front is, per field, the postings no other one beats on both
 	// frequency (higher) and length (lower): the best normalised term
 	// frequency of the field is one of theirs, whatever the average
-	// lengths (postingBound).
+	// lengths (wordCursor.setBound).
 	front [nFields][]fieldPosting
 }
 
@@ -63,31 +64,89 @@ type multiPosting struct {
 
 type fieldPosting struct{ tf, dl uint32 }
 
-// The layout of enc.
+// The layout of enc: field (2 bits), frequency (3), length (11).
 const (
-	encField = 30 // shift of the field
-	encTF    = 24 // shift of the frequency
-	encMaxTF = 1<<(encField-encTF) - 1
-	encMaxDL = 1<<encTF - 1
-	encMulti = 3 << encField // field 3: the rest indexes multi
+	encField  = 14 // shift of the field
+	encTF     = 11 // shift of the frequency
+	encMaxTF  = 1<<(encField-encTF) - 1
+	encMaxDL  = 1<<encTF - 1
+	encEscape = 3 << encField // field 3: see esc
 )
 
-// at returns the word's frequency and length of field f in document i of p,
-// 0 frequency when it is not there.
+// blockLen documents share a base; blockShift is its log2.
+const (
+	blockShift = 7
+	blockLen   = 1 << blockShift
+)
+
+// doc is document i's number.
+func (p *postings) doc(i int) uint32 {
+	if p.docs32 != nil {
+		return p.docs32[i]
+	}
+	return p.base[i>>blockShift] + uint32(p.lo[i])
+}
+
+// seek returns the first index i >= from of a document numbered v or
+// more, p.n if none: a galloping search.
+func (p *postings) seek(from int, v uint32) int {
+	if p.docs32 != nil {
+		return gallop(p.docs32, from, v)
+	}
+	if from >= p.n || p.doc(from) >= v {
+		return from
+	}
+	// The last block from from's on whose base is v or less: the
+	// documents after it are above v.
+	b := gallop(p.base, from>>blockShift+1, v+1) - 1
+	lo, hi := max(from, b<<blockShift), min(p.n, (b+1)<<blockShift)
+	if v-p.base[b] > math.MaxUint16 {
+		return hi
+	}
+	t := uint16(v - p.base[b])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p.lo[m] < t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// multiAt is the fields of document i, which enc escapes.
+func (p *postings) multiAt(i int) *multiPosting {
+	j, _ := slices.BinarySearch(p.esc, uint32(i))
+	return &p.multi[j]
+}
+
+// at returns the word's frequency and length of field f in document i
+// of p, 0 frequency when it is not there.
 func (p *postings) at(i, f int) fieldPosting {
 	e := p.enc[i]
-	if e&encMulti == encMulti {
-		return p.multi[e&^encMulti].f[f]
+	if e&encEscape == encEscape {
+		return p.multiAt(i).f[f]
 	}
 	if int(e>>encField) != f {
 		return fieldPosting{}
 	}
-	return fieldPosting{tf: e >> encTF & encMaxTF, dl: e & encMaxDL}
+	return fieldPosting{tf: uint32(e >> encTF & encMaxTF), dl: uint32(e & encMaxDL)}
+}
+
+// inField reports whether document i holds the word in field f (with a
+// frequency that may be 0).
+func (p *postings) inField(i, f int) bool {
+	e := p.enc[i]
+	if e&encEscape == encEscape {
+		return p.multiAt(i).in&(1<<f) != 0
+	}
+	return int(e>>encField) == f
 }
 
 // bytes is the memory p holds, for the cache's bound.
 func (p *postings) bytes() int64 {
-	n := 4*(cap(p.docs)+cap(p.enc)) + 28*cap(p.multi)
+	n := 4*(cap(p.base)+cap(p.docs32)+cap(p.esc)) + 2*(cap(p.lo)+cap(p.enc)) + 28*cap(p.multi)
 	for _, fr := range p.front {
 		n += 8 * cap(fr)
 	}
@@ -96,55 +155,26 @@ func (p *postings) bytes() int64 {
 
 // postingsOverhead is what the cache counts for an entry besides its
 // arrays: the postings and entry structs, the key and the map slot.
-const postingsOverhead = 256
+const postingsOverhead = 320
 
 // liveCount returns the postings of each field that are not in del
 // (sorted segment-local numbers).
 func (p *postings) liveCount(del []uint32) [nFields]uint32 {
 	c := p.count
-	if len(del) == 0 {
-		return c
-	}
-	dead := func(i int) {
-		for f := range nFields {
-			if p.inField(i, f) {
-				c[f]--
-			}
+	i := 0
+	for _, d := range del {
+		if i = p.seek(i, d); i == p.n {
+			break
 		}
-	}
-	// Walk the shorter list and gallop in the longer one.
-	if len(del) <= len(p.docs) {
-		i := 0
-		for _, d := range del {
-			if i = gallop(p.docs, i, d); i == len(p.docs) {
-				break
-			}
-			if p.docs[i] == d {
-				dead(i)
-			}
-		}
-	} else {
-		j := 0
-		for i, d := range p.docs {
-			if j = gallop(del, j, d); j == len(del) {
-				break
-			}
-			if del[j] == d {
-				dead(i)
+		if p.doc(i) == d {
+			for f := range nFields {
+				if p.inField(i, f) {
+					c[f]--
+				}
 			}
 		}
 	}
 	return c
-}
-
-// inField reports whether document i holds the word in field f (with a
-// frequency that may be 0).
-func (p *postings) inField(i, f int) bool {
-	e := p.enc[i]
-	if e&encMulti == encMulti {
-		return p.multi[e&^encMulti].in&(1<<f) != 0
-	}
-	return int(e>>encField) == f
 }
 
 // gallop returns the first index i >= from with a[i] >= v, len(a) if
@@ -282,7 +312,8 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 // mergeSources merges the postings of each field into one list; total
 // is their number. The arrays kept are no larger than the list.
 func mergeSources(src *[nFields]fieldSource, total int) (*postings, error) {
-	p := &postings{docs: make([]uint32, 0, total), enc: make([]uint32, 0, total)}
+	p := &postings{enc: make([]uint16, 0, total)}
+	docs := make([]uint32, 0, total)
 	var head [nFields]uint32
 	var fps [nFields]fieldPosting
 	for f := range nFields {
@@ -318,27 +349,41 @@ func mergeSources(src *[nFields]fieldSource, total int) (*postings, error) {
 			}
 			head[f], fps[f] = nd, fp
 		}
-		p.docs = append(p.docs, d)
 		if fp := m.f[last]; fields == 1 && fp.tf <= encMaxTF && fp.dl <= encMaxDL && fp.tf > 0 {
-			p.enc = append(p.enc, uint32(last)<<encField|fp.tf<<encTF|fp.dl)
-			continue
+			p.enc = append(p.enc, uint16(last)<<encField|uint16(fp.tf)<<encTF|uint16(fp.dl))
+		} else {
+			p.enc = append(p.enc, encEscape)
+			p.esc = append(p.esc, uint32(len(docs)))
+			p.multi = append(p.multi, m)
 		}
-		if len(p.multi) > encMaxMulti {
-			return nil, fmt.Errorf("%w (%d documents in several fields)", ErrCorrupt, len(p.multi))
-		}
-		p.enc = append(p.enc, encMulti|uint32(len(p.multi)))
-		p.multi = append(p.multi, m)
+		docs = append(docs, d)
 	}
-	if len(p.docs) < cap(p.docs)*7/8 {
+	p.n = len(docs)
+	p.enc = slices.Clip(p.enc)
+	if len(p.enc) < cap(p.enc)*7/8 {
 		// Documents holding the word in several fields left room.
-		p.docs, p.enc = slices.Clone(p.docs), slices.Clone(p.enc)
+		p.enc = slices.Clone(p.enc)
 	}
-	p.multi = slices.Clip(p.multi)
+	p.esc, p.multi = slices.Clip(p.esc), slices.Clip(p.multi)
+	// Blocks of blockLen documents under one base, when each spans
+	// less than lo holds.
+	narrow := true
+	for b := 0; b < len(docs) && narrow; b += blockLen {
+		narrow = docs[min(b+blockLen, len(docs))-1]-docs[b] <= math.MaxUint16
+	}
+	if !narrow {
+		p.docs32 = slices.Clone(docs)
+		return p, nil
+	}
+	p.base, p.lo = make([]uint32, 0, (len(docs)+blockLen-1)/blockLen), make([]uint16, len(docs))
+	for i, d := range docs {
+		if i%blockLen == 0 {
+			p.base = append(p.base, d)
+		}
+		p.lo[i] = uint16(d - p.base[len(p.base)-1])
+	}
 	return p, nil
 }
-
-// encMaxMulti is the largest index of multi enc holds.
-const encMaxMulti = 1<<encField - 1
 
 // addFront adds q to the postings of a field no other beats (higher
 // frequency, lower length), dropping those q beats.
@@ -497,10 +542,10 @@ func (x *Index) segmentPostings(ctx context.Context, seg *scorch.SegmentSnapshot
 
 // deletedDocs are a segment's deleted documents in a snapshot, sorted,
 // nil when none.
-func deletedDocs(seg *scorch.SegmentSnapshot) (*roaring.Bitmap, []uint32) {
+func deletedDocs(seg *scorch.SegmentSnapshot) []uint32 {
 	del := seg.Deleted()
 	if del == nil || del.IsEmpty() {
-		return nil, nil
+		return nil
 	}
-	return del, del.ToArray()
+	return del.ToArray()
 }

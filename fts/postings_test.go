@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	index "github.com/blevesearch/bleve_index_api"
-
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -132,9 +130,17 @@ func TestPostingsCacheExact(t *testing.T) {
 // documents, are those of the fields' lists without them; and the best
 // postings of each field (front) hold its best normalised frequency.
 func TestPostingsLists(t *testing.T) {
+	// Documents close together (numbered in blocks under a base) and
+	// far apart (numbered in full).
+	for _, gap := range []uint32{1, 600} {
+		t.Run(fmt.Sprintf("gap=%d", gap), func(t *testing.T) { testPostingsList(t, gap) })
+	}
+}
+
+func testPostingsList(t *testing.T, gap uint32) {
 	var fl [nFields]fieldList
 	add := func(f int, doc, tf, dl uint32) {
-		fl[f].docs = append(fl[f].docs, doc)
+		fl[f].docs = append(fl[f].docs, doc*gap)
 		fl[f].post = append(fl[f].post, fieldPosting{tf, dl})
 	}
 	for d := uint32(0); d < 3000; d++ {
@@ -166,12 +172,13 @@ func TestPostingsLists(t *testing.T) {
 			want[d] = w
 		}
 	}
-	if len(p.docs) != len(want) {
-		t.Fatalf("%d documents, want %d", len(p.docs), len(want))
+	if p.n != len(want) {
+		t.Fatalf("%d documents, want %d", p.n, len(want))
 	}
-	for i, d := range p.docs {
-		if i > 0 && d <= p.docs[i-1] {
-			t.Fatalf("document %d after %d", d, p.docs[i-1])
+	for i := range p.n {
+		d := p.doc(i)
+		if i > 0 && d <= p.doc(i-1) {
+			t.Fatalf("document %d after %d", d, p.doc(i-1))
 		}
 		for f := range nFields {
 			w := want[d][f]
@@ -183,7 +190,26 @@ func TestPostingsLists(t *testing.T) {
 			}
 		}
 	}
+	if wide := p.docs32 != nil; wide != (gap > 1) {
+		t.Errorf("documents numbered in full: %t", wide)
+	}
+	// seek finds the first document at or after any number, from any
+	// place before it.
+	for _, from := range []int{0, 1, 127, 128, 129, 1000, p.n - 1, p.n} {
+		for v := uint32(0); v <= 3001*gap; v += 1 + gap*7/3 {
+			want := from
+			for want < p.n && p.doc(want) < v {
+				want++
+			}
+			if got := p.seek(from, v); got != want {
+				t.Fatalf("seek(%d, %d) = %d, want %d", from, v, got, want)
+			}
+		}
+	}
 	for _, del := range [][]uint32{nil, {0, 1, 2, 500, 501, 2999}, {4000}, evens(3000), evens(100)} {
+		for i := range del {
+			del[i] *= gap
+		}
 		got := p.liveCount(del)
 		dead := map[uint32]bool{}
 		for _, d := range del {
@@ -222,13 +248,4 @@ func evens(n uint32) []uint32 {
 		out = append(out, d)
 	}
 	return out
-}
-
-func snapshotSegments(t *testing.T, r index.IndexReader) []*segmentSnapshot {
-	t.Helper()
-	snap, ok := r.(*indexSnapshot)
-	if !ok {
-		t.Fatalf("reader %T", r)
-	}
-	return snap.Segments()
 }
