@@ -413,12 +413,13 @@ func listKey(seg *scorch.SegmentSnapshot, term string) postingsKey {
 
 // postingsCache keeps decoded postings up to a number of bytes. A list
 // is kept while there is room; once the cache is full, a list decoded
-// again replaces the lists least asked for since they were counted, only
-// if it was asked for more often than each of them. The counts (of hits
-// and misses alike) are halved every agingEvery requests, so that the
-// cache follows a workload that changes, and a workload that cycles over
-// more lists than fit keeps the lists it holds instead of replacing each
-// by the next.
+// again replaces lists asked for less often than it, each the least
+// asked-for of a few lists drawn at random (evictSample), and stays out
+// when one of those was asked for as often. The counts (of hits and
+// misses alike) are halved every agingEvery requests, so that the cache
+// follows a workload that changes, and a workload that cycles over more
+// lists than fit keeps the lists it holds instead of replacing each by
+// the next.
 type postingsCache struct {
 	mu      sync.Mutex
 	max     int64 // bytes; 0 keeps nothing
@@ -427,6 +428,13 @@ type postingsCache struct {
 	uses    map[postingsKey]uint32 // requests of lists, cached or not, since the last halving
 	ticks   int                    // requests since the last halving
 }
+
+// evictSample is the number of lists drawn to choose one to replace;
+// maxEvict bounds the lists one list replaces.
+const (
+	evictSample = 8
+	maxEvict    = 16
+)
 
 // agingEvery is the number of requests after which the counts halve;
 // maxCounted bounds the lists counted (a key and 4 bytes each).
@@ -482,17 +490,25 @@ func (c *postingsCache) put(k postingsKey, p *postings) {
 		return
 	}
 	if c.bytes+n > c.max {
-		// The least asked-for lists that free enough room, each asked
-		// for less often than k; otherwise k stays out.
 		want := c.uses[k]
 		var victims []postingsKey
 		freed := int64(0)
 		for freed < c.bytes+n-c.max {
+			if len(victims) == maxEvict {
+				return
+			}
+			// The least asked-for of a few lists (map order is random).
 			var v postingsKey
-			found, least := false, uint32(math.MaxUint32)
+			found, least, seen := false, uint32(math.MaxUint32), 0
 			for key := range c.entries {
-				if u := c.uses[key]; u < least && !containsKey(victims, key) {
+				if containsKey(victims, key) {
+					continue
+				}
+				if u := c.uses[key]; u < least {
 					v, least, found = key, u, true
+				}
+				if seen++; seen == evictSample {
+					break
 				}
 			}
 			if !found || least >= want {

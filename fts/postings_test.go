@@ -249,3 +249,57 @@ func evens(n uint32) []uint32 {
 	}
 	return out
 }
+
+// TestPostingsCachePolicy: the cache stays within its bound; a workload
+// cycling over more lists than fit keeps hitting the lists it holds
+// (replacing each list by the next would never hit); and a list asked
+// for more often than those held replaces them.
+func TestPostingsCachePolicy(t *testing.T) {
+	list := func(n int) *postings {
+		var fl [nFields]fieldList
+		for d := range uint32(n) {
+			fl[fText].docs = append(fl[fText].docs, d)
+			fl[fText].post = append(fl[fText].post, fieldPosting{1, 5})
+		}
+		p, err := mergeFields(&fl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	one := list(1000).bytes()
+	c := newPostingsCache(4 * one) // four lists
+	key := func(i int) postingsKey { return postingsKey{seg: 1, count: 5000, term: fmt.Sprint("w", i)} }
+	ask := func(i int) bool {
+		if c.get(key(i)) != nil {
+			return true
+		}
+		c.put(key(i), list(1000))
+		if b, _ := c.size(); b > c.max {
+			t.Fatalf("the cache holds %d bytes, bound %d", b, c.max)
+		}
+		return false
+	}
+	hits := 0
+	for round := range 20 {
+		for i := range 8 {
+			if ask(i) && round >= 10 {
+				hits++
+			}
+		}
+	}
+	if hits < 10*3 {
+		t.Errorf("cycling over 8 lists with room for 4: %d hits in 10 rounds, want at least 30", hits)
+	}
+	for range 100 {
+		ask(99)
+	}
+	if c.get(key(99)) == nil {
+		t.Error("a list asked for 100 times is not kept")
+	}
+	if c := newPostingsCache(0); c.get(key(1)) != nil {
+		t.Error("a cache of no bytes holds a list")
+	} else if c.put(key(1), list(10)); c.get(key(1)) != nil {
+		t.Error("a cache of no bytes keeps a list")
+	}
+}
