@@ -283,6 +283,7 @@ func (x *Index) Close() error {
 	defer x.life.Unlock()
 	err := x.s.Close()
 	x.queue.Close()
+	x.postings.close()
 	if err != nil {
 		return fmt.Errorf("fts: close %s: %w", x.dir, err)
 	}

@@ -258,6 +258,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	delDocs := make([][]uint32, len(segs)) // each segment's deleted documents, listed on first use
 	listed := make([]bool, len(segs))
 	idfs := make([]float64, len(terms))
+	var held []*postings // the cached lists read, released on return
+	defer func() { x.postings.release(held) }()
 	postings := 0
 	for pos, t := range terms {
 		lists[pos] = make([]list, len(segs))
@@ -266,6 +268,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			l := &lists[pos][si]
 			var live [nFields]uint64
 			if l.p = x.postings.get(listKey(seg, t)); l.p != nil {
+				held = append(held, l.p)
 				if !listed[si] {
 					delDocs[si], listed[si] = deletedDocs(seg), true
 				}

@@ -34,13 +34,13 @@ const (
 	// release the index before it fails with ErrLocked.
 	DefaultLockTimeout = time.Second
 	// DefaultPostingsCache is the memory, in bytes, the text search keeps
-	// decoded postings in: 8 MiB, about 1.6 million postings (5.2 bytes
+	// decoded postings in: 32 MiB, about six million postings (5.2 bytes
 	// each on the synthetic stream), those of the words searched most
-	// often. The process's anonymous memory grows by about twice the
-	// cache (the Go heap goal is twice the live heap): 8 MiB holds every
-	// list the scale workload searches at 100K records (3.7 MB) and
-	// about a quarter of them at 1M (34 MB).
-	DefaultPostingsCache = 8 << 20
+	// often. Lists of 8 KiB or more are kept outside the Go heap, so the
+	// process's anonymous memory grows by about the cache's size: 32 MiB
+	// holds every list the scale workload searches at 100K records
+	// (3.7 MB) and at 1M (34 MB).
+	DefaultPostingsCache = 32 << 20
 )
 
 // Options configure an Index. A nil *Options means all defaults; zero

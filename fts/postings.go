@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
@@ -53,6 +55,61 @@ type postings struct {
 	// frequency of the field is one of theirs, whatever the average
 	// lengths (wordCursor.setBound).
 	front [nFields][]fieldPosting
+	// mem, for a list the cache keeps outside the Go heap (offHeap), is
+	// the mapping its arrays live in. refs counts the searches using the
+	// list, and gone is set once the cache dropped it: the mapping is
+	// released when both say no one can read it (postingsCache.free).
+	// Both are guarded by the cache's mu.
+	mem  []byte
+	refs int32
+	gone bool
+}
+
+// offHeapMin is the size in bytes from which a cached list is kept
+// outside the Go heap: the heap goal is twice the live heap, so a list
+// kept on it costs twice its size; a mapping costs its size rounded up
+// to pages. A variable for the tests.
+var offHeapMin = 8 << 10
+
+// offHeap returns a copy of p whose arrays live in an anonymous mapping,
+// or p itself when it is small or there is no mapping to be had.
+func (p *postings) offHeap() *postings {
+	sz := p.arrayBytes()
+	if sz < offHeapMin || p.n == 0 || p.mem != nil {
+		return p
+	}
+	mem, err := mapAnon(sz)
+	if err != nil {
+		return p
+	}
+	q := *p
+	q.mem, q.refs, q.gone = mem, 0, false
+	off := 0
+	q.base = carve(mem, &off, p.base)
+	q.docs32 = carve(mem, &off, p.docs32)
+	q.esc = carve(mem, &off, p.esc)
+	q.multi = carve(mem, &off, p.multi)
+	q.lo = carve(mem, &off, p.lo)
+	q.enc = carve(mem, &off, p.enc)
+	return &q
+}
+
+// carve copies src into mem at *off (aligned for T) and returns the
+// copy, nil for a nil src.
+func carve[T any](mem []byte, off *int, src []T) []T {
+	if src == nil {
+		return nil
+	}
+	var zero T
+	size, align := int(unsafe.Sizeof(zero)), int(unsafe.Alignof(zero))
+	*off = (*off + align - 1) / align * align
+	if len(src) == 0 {
+		return []T{}
+	}
+	dst := unsafe.Slice((*T)(unsafe.Pointer(&mem[*off])), len(src))
+	*off += size * len(src)
+	copy(dst, src)
+	return dst
 }
 
 // multiPosting is a document's postings in every field, and the fields
@@ -146,12 +203,40 @@ func (p *postings) inField(i, f int) bool {
 
 // bytes is the memory p holds, for the cache's bound.
 func (p *postings) bytes() int64 {
+	if p.mem != nil {
+		return roundPages(len(p.mem)) + p.frontBytes() + postingsOverhead
+	}
 	n := 4*(cap(p.base)+cap(p.docs32)+cap(p.esc)) + 2*(cap(p.lo)+cap(p.enc)) + 28*cap(p.multi)
+	return int64(n) + p.frontBytes() + postingsOverhead
+}
+
+func (p *postings) frontBytes() int64 {
+	n := 0
 	for _, fr := range p.front {
 		n += 8 * cap(fr)
 	}
-	return int64(n) + postingsOverhead
+	return int64(n)
 }
+
+// arrayBytes is the size of p's arrays, as offHeap maps them.
+func (p *postings) arrayBytes() int {
+	return 4*(len(p.base)+len(p.docs32)+len(p.esc)) + int(unsafe.Sizeof(multiPosting{}))*len(p.multi) + 2*(len(p.lo)+len(p.enc)) + 8 // alignment
+}
+
+// cachedBytes is what p will take in the cache: its mapping's pages, or
+// its arrays on the heap.
+func (p *postings) cachedBytes() int64 {
+	if sz := p.arrayBytes(); sz >= offHeapMin && p.n > 0 && p.mem == nil {
+		return roundPages(sz) + p.frontBytes() + postingsOverhead
+	}
+	return p.bytes()
+}
+
+func roundPages(n int) int64 {
+	return (int64(n) + pageSize - 1) / pageSize * pageSize
+}
+
+var pageSize = int64(os.Getpagesize())
 
 // postingsOverhead is what the cache counts for an entry besides its
 // arrays: the postings and entry structs, the key and the map slot.
@@ -427,6 +512,7 @@ type postingsCache struct {
 	entries map[postingsKey]*postings
 	uses    map[postingsKey]uint32 // requests of lists, cached or not, since the last halving
 	ticks   int                    // requests since the last halving
+	dropped int                    // lists dropped, for the tests
 }
 
 // evictSample is the number of lists drawn to choose one to replace;
@@ -448,6 +534,7 @@ func newPostingsCache(max int64) *postingsCache {
 }
 
 // get returns the cached postings of k, or nil, and counts the request.
+// The caller releases the postings it got once it no longer reads them.
 func (c *postingsCache) get(k postingsKey) *postings {
 	if c.max <= 0 {
 		return nil
@@ -455,7 +542,56 @@ func (c *postingsCache) get(k postingsKey) *postings {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.count(k)
-	return c.entries[k]
+	p := c.entries[k]
+	if p != nil {
+		p.refs++
+	}
+	return p
+}
+
+// release says the postings ps, from get, are no longer read.
+func (c *postingsCache) release(ps []*postings) {
+	if len(ps) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range ps {
+		p.refs--
+		c.free(p)
+	}
+}
+
+// drop takes p out of the cache. The caller holds mu.
+func (c *postingsCache) drop(k postingsKey) {
+	p := c.entries[k]
+	c.bytes -= p.bytes()
+	delete(c.entries, k)
+	c.dropped++
+	p.gone = true
+	c.free(p)
+}
+
+// free releases the mapping of p once the cache dropped it and no search
+// reads it; its arrays are emptied first, so that a reader left by
+// mistake fails on an index, not on unmapped memory. The caller holds mu.
+func (c *postingsCache) free(p *postings) {
+	if !p.gone || p.refs > 0 || p.mem == nil {
+		return
+	}
+	mem := p.mem
+	p.mem, p.base, p.docs32, p.esc, p.multi, p.lo, p.enc, p.n = nil, nil, nil, nil, nil, nil, nil, 0
+	_ = unmapAnon(mem)
+}
+
+// close drops every list; the caller no longer searches.
+func (c *postingsCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		c.drop(k)
+	}
+	c.max = 0
 }
 
 // count adds a request of k, halving every count every agingEvery
@@ -480,13 +616,13 @@ func (c *postingsCache) put(k postingsKey, p *postings) {
 	if c.max <= 0 {
 		return
 	}
-	n := p.bytes()
+	n := p.cachedBytes()
 	if n > c.max {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.entries[k] != nil {
+	if c.entries[k] != nil || c.max <= 0 {
 		return
 	}
 	if c.bytes+n > c.max {
@@ -518,12 +654,15 @@ func (c *postingsCache) put(k postingsKey, p *postings) {
 			freed += c.entries[v].bytes()
 		}
 		for _, v := range victims {
-			c.bytes -= c.entries[v].bytes()
-			delete(c.entries, v)
+			c.drop(v)
 		}
 	}
-	c.entries[k] = p
-	c.bytes += n
+	q := p.offHeap()
+	if c.bytes+q.bytes() > c.max {
+		return // no mapping, and the arrays on the heap take more
+	}
+	c.entries[k] = q
+	c.bytes += q.bytes()
 }
 
 func containsKey(ks []postingsKey, k postingsKey) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/hmo-dev/hmo/engine"
@@ -18,8 +19,14 @@ import (
 // (lists are refused and replaced all along), and the default (every
 // list fits).
 func TestPostingsCacheExact(t *testing.T) {
-	for _, size := range []int64{-1, 6 << 10, 0} {
-		t.Run(fmt.Sprintf("cache=%d", size), func(t *testing.T) {
+	defer func(m int) { offHeapMin = m }(offHeapMin)
+	for _, c := range []struct {
+		size    int64
+		offHeap int // offHeapMin
+	}{{-1, offHeapMin}, {6 << 10, offHeapMin}, {0, offHeapMin}, {6 << 10, 0}, {0, 0}} {
+		size := c.size
+		offHeapMin = c.offHeap
+		t.Run(fmt.Sprintf("cache=%d/offheap=%d", size, c.offHeap), func(t *testing.T) {
 			x, err := Open(filepath.Join(t.TempDir(), "text"), &Options{PostingsCache: size})
 			if err != nil {
 				t.Fatal(err)
@@ -121,6 +128,73 @@ func TestPostingsCacheExact(t *testing.T) {
 			}
 			check("merged, then deleted")
 		})
+	}
+}
+
+// TestPostingsCacheConcurrent: searches running together, with a cache
+// that holds a few lists outside the Go heap and replaces them all along
+// (a list dropped while another search reads it is released only when
+// that search is done), each find the exact top k. Run it with -race.
+func TestPostingsCacheConcurrent(t *testing.T) {
+	defer func(m int) { offHeapMin = m }(offHeapMin)
+	offHeapMin = 0
+	docs := corpus(1200)
+	x, err := Open(filepath.Join(t.TempDir(), "text"), &Options{PostingsCache: 24 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	live := map[uint64]engine.TextDoc{}
+	for i := 0; i < len(docs); i += 200 {
+		if err := x.Apply(docs[i:i+200], nil, uint64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range docs {
+		live[d.ID] = d
+	}
+	want := map[string][]engine.TextHit{}
+	for _, q := range queries {
+		want[q] = x.bruteForce(t, q, engine.TextFilter{}, live)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 15 {
+				for i := range queries {
+					q := queries[(i+g*3+round)%len(queries)]
+					got, err := x.Search(context.Background(), q, 10, engine.TextFilter{})
+					if err != nil {
+						errs <- err.Error()
+						return
+					}
+					sameTop(t, fmt.Sprintf("%q", q), got, want[q][:min(10, len(want[q]))])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if b, _ := x.postings.size(); b > 24<<10 {
+		t.Errorf("the cache holds %d bytes, over its bound", b)
+	}
+	x.postings.mu.Lock()
+	mapped := 0
+	for _, p := range x.postings.entries {
+		if p.mem != nil {
+			mapped++
+		}
+	}
+	dropped := x.postings.dropped
+	x.postings.mu.Unlock()
+	if mapped == 0 || dropped == 0 {
+		t.Errorf("%d lists outside the heap, %d dropped: the test exercises neither", mapped, dropped)
 	}
 }
 
