@@ -16,6 +16,7 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
+	"github.com/hmo-dev/hmo/synth"
 )
 
 func TestMain(m *testing.M) {
@@ -361,6 +362,52 @@ func BenchmarkMemory(b *testing.B) {
 				}
 				i++
 			}
+		})
+	}
+}
+
+// envStore names the text index of a scale store (bench's BenchmarkScale
+// keeps it as DIR/scale2-N/text) for BenchmarkStoreSearch.
+const envStore = "HMO_FTS_STORE"
+
+// BenchmarkStoreSearch runs the scale workload's everyday queries
+// (synth.Queries(11, 150), as bench's workload) against the text index
+// in HMO_FTS_STORE, opened read-only, with the first text search's k
+// (100), and reports CPU time and the median per query: with the
+// default postings cache, and with none (every search decodes the
+// postings it reads). It is skipped without HMO_FTS_STORE.
+func BenchmarkStoreSearch(b *testing.B) {
+	dir := os.Getenv(envStore)
+	if dir == "" {
+		b.Skip(envStore + " is not set")
+	}
+	for _, c := range []struct {
+		name  string
+		cache int64
+	}{{"cache=default", 0}, {"cache=none", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			x, err := fts.Open(dir, &fts.Options{ReadOnly: true, SkipVerify: true, PostingsCache: c.cache})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Close()
+			queries := synth.Queries(11, 150)
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			cpu0 := cpuTime()
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := x.Search(ctx, queries[i%len(queries)], 100, engine.TextFilter{}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			cpu := cpuTime() - cpu0
+			slices.Sort(lat)
+			b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "cpu-us/query")
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
 		})
 	}
 }

@@ -41,7 +41,7 @@ func (x *Index) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) 
 		return false, x.wrap("holds all", err)
 	}
 	defer closeReader(r, &err)
-	cs := make([]*fieldCursor, 0, len(terms))
+	cs := make([]*termCursor, 0, len(terms))
 	defer func() {
 		for _, c := range cs {
 			_ = c.tfr.Close()
@@ -53,7 +53,7 @@ func (x *Index) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) 
 		if err != nil {
 			return false, x.wrap("holds all", err)
 		}
-		c := &fieldCursor{tfr: tfr}
+		c := &termCursor{tfr: tfr}
 		cs = append(cs, c)
 		if tfr.Count() == 0 {
 			return false, nil
@@ -148,4 +148,43 @@ func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool)
 		}
 	}
 	return false, nil
+}
+
+// termCursor walks one word's postings in one field through bleve's
+// iterator, by document number (the value of bleve's internal id).
+type termCursor struct {
+	tfr index.TermFieldReader
+	buf index.TermFieldDoc
+	doc uint64 // current document number; docEnd when exhausted
+}
+
+func (c *termCursor) set(d *index.TermFieldDoc) {
+	if d == nil {
+		c.doc = docEnd
+		return
+	}
+	c.doc = d.ID.Value()
+}
+
+func (c *termCursor) next() error {
+	d, err := c.tfr.Next(&c.buf)
+	if err != nil {
+		return err
+	}
+	c.set(d)
+	return nil
+}
+
+// advance moves c to the first document at or after doc.
+func (c *termCursor) advance(doc uint64) error {
+	if c.doc >= doc {
+		return nil
+	}
+	var id [8]byte
+	d, err := c.tfr.Advance(index.NewIndexInternalID(id[:], doc), &c.buf)
+	if err != nil {
+		return err
+	}
+	c.set(d)
+	return nil
 }

@@ -37,6 +37,7 @@ type Index struct {
 	an       analyzers            // document analysis; an.text analyses queries too
 	pool     analyzers            // an with its stems cached, for a pooled search's documents
 	scoring  Scoring
+	postings *postingsCache // decoded postings of the text search (postings.go)
 	dir      string
 	readOnly bool // Options.ReadOnly: Apply fails
 
@@ -96,7 +97,7 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{s: s, queue: q, an: an, pool: analyzers{text: cacheStems(an.text), keyword: an.keyword}, dir: dir, scoring: o.Scoring, async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
+	x = &Index{s: s, queue: q, an: an, pool: analyzers{text: cacheStems(an.text), keyword: an.keyword}, dir: dir, scoring: o.Scoring, postings: newPostingsCache(o.PostingsCache), async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
 		return nil, err
 	}
@@ -282,6 +283,7 @@ func (x *Index) Close() error {
 	defer x.life.Unlock()
 	err := x.s.Close()
 	x.queue.Close()
+	x.postings.close()
 	if err != nil {
 		return fmt.Errorf("fts: close %s: %w", x.dir, err)
 	}

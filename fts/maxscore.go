@@ -7,7 +7,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -15,119 +17,169 @@ import (
 )
 
 // The text search finds its top k by MaxScore (Turtle and Flood, 1995)
-// over bleve's postings, scoring BM25F itself. A word's contribution to a
-// document's score is below idf·(k1+1), its bound. The words are ordered
-// by bound; once k documents are held, the words whose bounds together
-// stay below the k-th score cannot lift a document into the top k on
-// their own: they stop producing candidates and are only looked up, by a
-// seek, for documents the other words bring. Frequent words, whose
-// postings are most of a query's cost and whose bounds are the lowest,
-// are the first to go. The result is the exact top k by BM25F (equal
-// scores at the k-th place are broken by bleve's internal order).
+// over each segment's postings (postings.go), scoring BM25F itself. A
+// word's contribution to a document of a segment is below its bound
+// there, worked out from the best postings of each field (postings.front).
+// The words are ordered by bound; once k documents are held, the words
+// whose bounds together stay below the k-th score cannot lift a document
+// into the top k on their own: they stop producing candidates and are
+// only looked up, by a seek, for documents the other words bring.
+// Frequent words, whose postings are most of a query's cost and whose
+// bounds are the lowest, are the first to go. The segments are searched
+// in the snapshot's order, and the top k and its k-th score carry from
+// one to the next. The result is the exact top k by BM25F (equal scores
+// at the k-th place are broken by bleve's internal order).
 
 // Documents are known by their number in the snapshot, the value of
 // bleve's internal id (index.IndexInternalID.Value), which orders them
-// as the postings do.
+// as the postings do: a segment's local number plus the documents of the
+// segments before it, deleted ones included.
 
 // docEnd is the document number of an exhausted cursor.
 const docEnd = math.MaxUint64
 
-// fieldCursor walks one word's postings in one field.
-type fieldCursor struct {
-	tfr  index.TermFieldReader
-	buf  index.TermFieldDoc
-	doc  uint64 // current document number; docEnd when exhausted
-	freq float64
-	dl   float64 // the field's length in the current document
+// noDoc is the segment-local number of an exhausted cursor.
+const noDoc = math.MaxUint32
+
+// wordCursor is one query word's postings in the segment searched.
+type wordCursor struct {
+	pos   int // the word's place in the query
+	idf   float64
+	bound float64 // above the word's contribution to any document of the segment
+	memo  *scoreMemo
+	p     *postings
+	i     int    // the current posting
+	doc   uint32 // p.docs[i], noDoc when exhausted
+	// part is the word's contribution to document scored, and said
+	// whether that document says it.
+	part   float64
+	said   bool
+	scored uint32
 }
 
-func (c *fieldCursor) set(d *index.TermFieldDoc) {
-	if d == nil {
-		c.doc = docEnd
+func (w *wordCursor) set() {
+	if w.i < w.p.n {
+		w.doc = w.p.doc(w.i)
+	} else {
+		w.doc = noDoc
+	}
+}
+
+func (w *wordCursor) next() {
+	w.i++
+	w.set()
+}
+
+// advance moves w to the first document at or after doc.
+func (w *wordCursor) advance(doc uint32) {
+	if w.doc >= doc {
 		return
 	}
-	c.doc = d.ID.Value()
-	c.freq = float64(d.Freq)
-	c.dl = 0
-	if d.Norm > 0 {
-		c.dl = math.Round(1 / (d.Norm * d.Norm))
-	}
+	w.i = w.p.seek(w.i, doc)
+	w.set()
 }
 
-func (c *fieldCursor) next() error {
-	d, err := c.tfr.Next(&c.buf)
-	if err != nil {
-		return err
-	}
-	c.set(d)
-	return nil
-}
-
-// advance moves c to the first document at or after doc.
-func (c *fieldCursor) advance(doc uint64) error {
-	if c.doc >= doc {
-		return nil
-	}
-	var id [8]byte
-	d, err := c.tfr.Advance(index.NewIndexInternalID(id[:], doc), &c.buf)
-	if err != nil {
-		return err
-	}
-	c.set(d)
-	return nil
-}
-
-// wordCursor is one query word over the scored fields.
-type wordCursor struct {
-	pos        int // the word's place in the query
-	idf, bound float64
-	fields     []*fieldCursor // the fields the word occurs in
-	field      []int          // their field numbers
-	doc        uint64         // the first document any of fields stands on
-}
-
-// sync sets w.doc after its cursors moved.
-func (w *wordCursor) sync() {
-	w.doc = docEnd
-	for _, c := range w.fields {
-		w.doc = min(w.doc, c.doc)
-	}
-}
-
-// next moves the cursors on doc past it.
-func (w *wordCursor) next(doc uint64) error {
-	for _, c := range w.fields {
-		if c.doc == doc {
-			if err := c.next(); err != nil {
-				return err
-			}
+// score is the word's contribution to the document w stands on, and
+// whether the document itself says it (said). The fields are summed in
+// field order, operation for operation as Scoring.termScore: the same
+// score to the last bit.
+func (w *wordCursor) score(s *queryScorer) (float64, bool) {
+	e := w.p.enc[w.i]
+	if dl := e & encMaxDL; dl < memoDL {
+		// An escaped posting's slots stay 0.
+		if v := w.memo[e>>encTF][dl]; v != 0 {
+			return v, int(e>>encField) == fText
 		}
 	}
-	w.sync()
-	return nil
+	return w.scoreSlow(s, e)
 }
 
-// advance moves every cursor to doc or past it.
-func (w *wordCursor) advance(doc uint64) error {
-	for _, c := range w.fields {
-		if err := c.advance(doc); err != nil {
-			return err
+func (w *wordCursor) scoreSlow(s *queryScorer, e uint16) (float64, bool) {
+	if e&encEscape != encEscape {
+		f := int(e >> encField)
+		return w.memo.score(s, w.idf, f, uint32(e>>encTF&encMaxTF), uint32(e&encMaxDL)), f == fText
+	}
+	m := w.p.multiAt(w.i)
+	var t float64
+	said := false
+	for f := range nFields {
+		if fp := m.f[f]; fp.tf != 0 {
+			said = said || f == fText
+			t += s.fieldTF(f, float64(fp.tf), float64(fp.dl))
 		}
 	}
-	w.sync()
-	return nil
+	return s.saturate(w.idf, t), said
 }
 
-// score is the word's contribution to doc, whose postings the cursors
-// stand on when they are at doc, and whether doc itself says it (said).
-func (w *wordCursor) score(s *Scoring, st *fieldStats, doc uint64) (float64, bool) {
-	var tf, dl [nFields]float64
-	for i, c := range w.fields {
-		if c.doc == doc {
-			tf[w.field[i]], dl[w.field[i]] = c.freq, c.dl
+// setBound bounds w's contribution in its segment: no document holds
+// the word more often, in a shorter field, than the best postings of
+// each field, and the contribution grows with each field's share.
+func (w *wordCursor) setBound(s *queryScorer) {
+	var t float64
+	for f, front := range w.p.front {
+		best := 0.0
+		for _, fp := range front {
+			best = max(best, s.fieldTF(f, float64(fp.tf), float64(fp.dl)))
 		}
+		t += best
 	}
-	return s.termScore(w.idf, st, &tf, &dl), said(&tf)
+	// A little above: sums of bounds taken in another order than a
+	// document's score must not fall below it.
+	w.bound = s.saturate(w.idf, t) * (1 + 1e-9)
+}
+
+// queryScorer is Scoring.termScore with one snapshot's statistics
+// worked out once per search.
+type queryScorer struct {
+	w, avg [nFields]float64
+	b, k1  float64
+}
+
+func newQueryScorer(s *Scoring, st *fieldStats) *queryScorer {
+	q := &queryScorer{w: s.weights(), b: s.B, k1: s.K1}
+	for f := range nFields {
+		q.avg[f] = st.avg(f)
+	}
+	return q
+}
+
+// fieldTF is field f's term in Scoring.termScore's t: the frequency,
+// normalised by the field's length, and weighted.
+func (s *queryScorer) fieldTF(f int, tf, dl float64) float64 {
+	if tf == 0 {
+		return 0
+	}
+	norm := 1.0
+	if s.avg[f] > 0 {
+		norm = 1 - s.b + s.b*dl/s.avg[f]
+	}
+	return s.w[f] * tf / norm
+}
+
+// saturate is a word's contribution for the sum t of its fieldTF.
+func (s *queryScorer) saturate(idf, t float64) float64 {
+	if t == 0 {
+		return 0
+	}
+	return idf * t * (s.k1 + 1) / (s.k1 + t)
+}
+
+// scoreMemo keeps a word's contribution to a document that holds it in
+// one field, by the posting's field and frequency (enc's top bits) and
+// its length, for the short ones: most postings repeat a few of them.
+type scoreMemo [1 << (16 - encTF)][memoDL]float64 // 0: not worked out yet
+
+const memoDL = 128
+
+var memos = sync.Pool{New: func() any { return new(scoreMemo) }}
+
+// score is the contribution of a posting in field f alone.
+func (m *scoreMemo) score(s *queryScorer, idf float64, f int, tf, dl uint32) float64 {
+	v := s.saturate(idf, s.fieldTF(f, float64(tf), float64(dl)))
+	if dl < memoDL {
+		m[uint32(f)<<(encField-encTF)|tf][dl] = v
+	}
+	return v
 }
 
 // scoredDoc is a document held in the top k.
@@ -135,6 +187,12 @@ type scoredDoc struct {
 	score float64
 	doc   uint64
 	cov   float64 // coverage (engine.TextHit), for Index's top k
+}
+
+// below reports whether a document doc scoring score goes before t:
+// worse(scoredDoc{score, doc}, t).
+func below(score float64, doc uint64, t scoredDoc) bool {
+	return score < t.score || score == t.score && doc > t.doc
 }
 
 // worse orders the top k's heap: its root is the document that goes
@@ -184,61 +242,75 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	for fi := range nFields {
 		st.total[fi] = float64(tot[fi])
 	}
-	var words []*wordCursor
-	defer func() {
-		for _, w := range words {
-			for _, c := range w.fields {
-				_ = c.tfr.Close()
-			}
-		}
-	}()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, nil, fmt.Errorf("fts: a reader of type %T, not a scorch snapshot", r)
+	}
+	segs := snap.Segments()
+	// The words' postings in each segment (lists[word][segment]): the
+	// cached ones counted from their arrays, the others by bleve (live
+	// postings only) and decoded only if the search runs.
+	type list struct {
+		p    *postings // nil until decoded
+		live bool
+	}
+	lists := make([][]list, len(terms))
+	delDocs := make([][]uint32, len(segs)) // each segment's deleted documents, listed on first use
+	listed := make([]bool, len(segs))
+	idfs := make([]float64, len(terms))
+	var held []*postings // the cached lists read, released on return
+	defer func() { x.postings.release(held) }()
 	postings := 0
 	for pos, t := range terms {
-		w := &wordCursor{pos: pos}
-		words = append(words, w)
-		var df uint64
-		for fi, field := range bm25Fields {
-			tfr, err := r.TermFieldReader(ctx, []byte(t), field, true, true, false)
-			if err != nil {
-				return nil, nil, err
+		lists[pos] = make([]list, len(segs))
+		var cnt [nFields]uint64
+		for si, seg := range segs {
+			l := &lists[pos][si]
+			var live [nFields]uint64
+			if l.p = x.postings.get(listKey(seg, t)); l.p != nil {
+				held = append(held, l.p)
+				if !listed[si] {
+					delDocs[si], listed[si] = deletedDocs(seg), true
+				}
+				for fi, c := range l.p.liveCount(delDocs[si]) {
+					live[fi] = uint64(c)
+				}
+			} else {
+				for fi, field := range bm25Fields {
+					dict, err := seg.Segment().Dictionary(field)
+					if err != nil {
+						return nil, nil, err
+					}
+					pl, err := dict.PostingsList([]byte(t), seg.Deleted(), nil)
+					if err != nil {
+						return nil, nil, err
+					}
+					live[fi] = pl.Count()
+				}
 			}
-			cnt := tfr.Count()
-			postings += int(min(cnt, math.MaxInt32))
-			if cnt == 0 {
-				_ = tfr.Close()
-				continue
-			}
-			df = max(df, cnt)
-			c := &fieldCursor{tfr: tfr}
-			w.fields, w.field = append(w.fields, c), append(w.field, fi)
-			if err := c.next(); err != nil {
-				return nil, nil, err
+			for fi, c := range live {
+				cnt[fi] += c
+				l.live = l.live || c > 0
 			}
 		}
-		w.sync()
-		w.idf = idf(st.n, float64(df))
-		w.bound = w.idf * (x.scoring.K1 + 1)
+		var df uint64
+		for _, c := range cnt {
+			postings += int(min(c, math.MaxInt32))
+			df = max(df, c)
+		}
+		idfs[pos] = idf(st.n, float64(df))
 	}
 	if budget > 0 && postings > budget {
-		over = &queryStats{fields: st, idf: make([]float64, len(terms)), postings: postings}
-		for _, w := range words {
-			over.idf[w.pos] = w.idf
-		}
-		return nil, over, nil
+		return nil, &queryStats{fields: st, idf: idfs, postings: postings}, nil
 	}
-	// Lowest bound first: the words that leave candidate generation first.
-	slices.SortStableFunc(words, func(a, b *wordCursor) int {
-		switch {
-		case a.bound < b.bound:
-			return -1
-		case a.bound > b.bound:
-			return 1
+	for pos, t := range terms {
+		for si, seg := range segs {
+			if l := &lists[pos][si]; l.live && l.p == nil {
+				if l.p, err = x.segmentPostings(ctx, seg, t, nil); err != nil {
+					return nil, nil, err
+				}
+			}
 		}
-		return 0
-	})
-	prefix := make([]float64, len(words)+1) // prefix[i]: the bounds of words[:i]
-	for i, w := range words {
-		prefix[i+1] = prefix[i] + w.bound
 	}
 	var pass func(doc uint64) bool
 	if filter, err := filterSearcher(ctx, r, f); err != nil {
@@ -254,98 +326,173 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			return fn(sctx, &m)
 		}
 	}
-	// The current document's contribution of each word, by query place.
-	parts := make([]float64, len(terms))
-	says := make([]bool, len(terms))
-	idfs := make([]float64, len(terms))
+	qs := newQueryScorer(&x.scoring, &st)
 	var idfSum float64
-	for _, w := range words {
-		idfs[w.pos] = w.idf
-		idfSum += w.idf
+	for _, v := range idfs {
+		idfSum += v
 	}
+	memo := make([]*scoreMemo, len(terms))
+	defer func() {
+		for _, m := range memo {
+			if m != nil {
+				*m = scoreMemo{}
+				memos.Put(m)
+			}
+		}
+	}()
 	top := make(topHeap, 0, k)
 	// floor stands for the k-th place until k documents are held: at
 	// least k documents reach it (f.Floor), so none below it can enter.
 	floor := scoredDoc{score: max(f.Floor, 0), doc: docEnd}
-	essential := 0 // words[:essential] only score documents the others bring
-	rise := func(bar float64) {
-		for essential < len(words) && prefix[essential+1] < bar {
-			essential++
-		}
-	}
-	rise(floor.score)
+	words := make([]*wordCursor, 0, len(terms))
+	inQuery := make([]*wordCursor, 0, len(terms))
+	cursors := make([]wordCursor, len(terms))
+	prefix := make([]float64, len(terms)+1) // prefix[i]: the bounds of words[:i]
 	visited := 0
-	for {
-		doc := uint64(docEnd)
+	var off uint64 // the first document number of segment si
+	for si, seg := range segs {
+		segOff := off
+		off += seg.Segment().Count()
+		words = words[:0]
+		for pos := range terms {
+			l := lists[pos][si]
+			if !l.live || l.p.n == 0 {
+				continue
+			}
+			if memo[pos] == nil {
+				memo[pos] = memos.Get().(*scoreMemo)
+			}
+			w := &cursors[pos]
+			*w = wordCursor{pos: pos, idf: idfs[pos], memo: memo[pos], p: l.p, scored: noDoc}
+			w.set()
+			w.setBound(qs)
+			words = append(words, w)
+		}
+		if len(words) == 0 {
+			continue
+		}
+		inQuery = append(inQuery[:0], words...) // the words in the query's order
+		del := seg.Deleted()
+		if del != nil && del.IsEmpty() {
+			del = nil
+		}
+		// Lowest bound first: the words that leave candidate generation first.
+		slices.SortStableFunc(words, func(a, b *wordCursor) int {
+			switch {
+			case a.bound < b.bound:
+				return -1
+			case a.bound > b.bound:
+				return 1
+			}
+			return 0
+		})
+		for i, w := range words {
+			prefix[i+1] = prefix[i] + w.bound
+		}
+		essential := 0 // words[:essential] only score documents the others bring
+		rise := func(bar float64) {
+			for essential < len(words) && prefix[essential+1] < bar {
+				essential++
+			}
+		}
+		// theta is the document to beat: the k-th, or the floor while
+		// fewer are held; full once there is one.
+		theta, full := floor, floor.score > 0
+		setTheta := func() {
+			if len(top) == k {
+				full = true
+				if worse(floor, top[0]) {
+					theta = top[0]
+				}
+			}
+			rise(theta.score)
+		}
+		setTheta()
+		doc := uint32(noDoc) // the next document of the essential words
 		for _, w := range words[essential:] {
 			doc = min(doc, w.doc)
 		}
-		if doc == docEnd {
-			break
-		}
-		if visited++; visited%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, err
-			}
-		}
-		clear(parts)
-		clear(says)
-		var score float64
-		for _, w := range words[essential:] {
-			if w.doc == doc {
-				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
-				score += parts[w.pos]
-				if err := w.next(doc); err != nil {
+		for doc != noDoc {
+			if visited++; visited%4096 == 0 {
+				if err := ctx.Err(); err != nil {
 					return nil, nil, err
 				}
 			}
-		}
-		full := len(top) == k || floor.score > 0
-		theta := floor
-		if len(top) == k && worse(floor, top[0]) {
-			theta = top[0]
-		}
-		// The words that only score, highest bound first, while the
-		// document can still reach the k-th place.
-		for i := essential - 1; i >= 0; i-- {
-			if full && worse(scoredDoc{score: score + prefix[i+1], doc: doc}, theta) {
-				break
+			cur, next := doc, uint32(noDoc)
+			if del != nil && del.Contains(cur) {
+				// Deleted in this snapshot: a posting of no document.
+				for _, w := range words[essential:] {
+					if w.doc == cur {
+						w.next()
+					}
+					next = min(next, w.doc)
+				}
+				doc = next
+				continue
 			}
-			w := words[i]
-			if err := w.advance(doc); err != nil {
-				return nil, nil, err
+			var score float64
+			for _, w := range words[essential:] {
+				if w.doc == cur {
+					w.part, w.said = w.score(qs)
+					w.scored = cur
+					score += w.part
+					w.next()
+				}
+				next = min(next, w.doc)
 			}
-			if w.doc == doc {
-				parts[w.pos], says[w.pos] = w.score(&x.scoring, &st, doc)
-				score += parts[w.pos]
+			doc = next
+			gdoc := segOff + uint64(cur)
+			// The words that only score, highest bound first, while the
+			// document can still reach the k-th place.
+			for i := essential - 1; i >= 0; i-- {
+				if full && below(score+prefix[i+1], gdoc, theta) {
+					break
+				}
+				w := words[i]
+				if w.advance(cur); w.doc == cur {
+					w.part, w.said = w.score(qs)
+					w.scored = cur
+					score += w.part
+				}
 			}
-		}
-		if score == 0 || full && worse(scoredDoc{score: score, doc: doc}, theta) {
-			continue
-		}
-		// Every word was looked up: the score, summed in the query's
-		// order, and the coverage.
-		cand := scoredDoc{doc: doc}
-		for pos, p := range parts {
-			cand.score += p
-			if says[pos] {
-				cand.cov += idfs[pos]
+			if score == 0 || full && below(score, gdoc, theta) {
+				continue
 			}
-		}
-		if full && !worse(theta, cand) {
-			continue
-		}
-		if pass != nil && !pass(doc) {
-			continue
-		}
-		if len(top) == k {
-			top[0] = cand
-			heap.Fix(&top, 0)
-		} else {
-			heap.Push(&top, cand)
-		}
-		if len(top) == k {
-			rise(top[0].score)
+			// Every word was looked up: the score, summed in the query's
+			// order, and the coverage.
+			cand := scoredDoc{doc: gdoc}
+			for _, w := range inQuery {
+				if w.scored == cur {
+					cand.score += w.part
+					if w.said {
+						cand.cov += w.idf
+					}
+				}
+			}
+			if full && !worse(theta, cand) {
+				continue
+			}
+			if pass != nil && !pass(gdoc) {
+				continue
+			}
+			if len(top) == k {
+				top[0] = cand
+				heap.Fix(&top, 0)
+			} else {
+				heap.Push(&top, cand)
+			}
+			if len(top) == k {
+				was := essential
+				setTheta()
+				if essential != was {
+					// Words left candidate generation: the next document
+					// is the first of those that remain.
+					doc = noDoc
+					for _, w := range words[essential:] {
+						doc = min(doc, w.doc)
+					}
+				}
+			}
 		}
 	}
 	slices.SortFunc(top, func(a, b scoredDoc) int {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	index "github.com/blevesearch/bleve_index_api"
+
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -154,6 +156,12 @@ func (x *Index) bruteForce(t *testing.T, q string, f engine.TextFilter, live map
 		t.Fatal(err)
 	}
 	defer r.Close()
+	return x.bruteForceIn(t, r, q, f, live)
+}
+
+// bruteForceIn is bruteForce in snapshot r, whose live documents are live.
+func (x *Index) bruteForceIn(t *testing.T, r index.IndexReader, q string, f engine.TextFilter, live map[uint64]engine.TextDoc) []engine.TextHit {
+	t.Helper()
 	type cand struct {
 		id  uint64
 		iid string
