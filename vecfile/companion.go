@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"unsafe"
 
 	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
@@ -53,33 +52,30 @@ func compStride(dims int) int { return (dims + 8 + 15) &^ 15 }
 // to 16.
 func compChunks(dims int) int { return (dims + 15) &^ 15 }
 
-// quantize writes the companion row of the unit vector v into dst
-// (compStride bytes): each component as round(v/m*127), m the largest
-// magnitude, then the scale m/127 and the checksum.
-func quantize(v []float32, dst []byte) {
+// quantizeBytes writes the companion row of a unit vector, given as the
+// little-endian bytes of its float32 components, into dst (compStride
+// bytes): each component as round(v/m*127), m the largest magnitude,
+// then the scale m/127 and the checksum.
+func quantizeBytes(row []byte, dst []byte) {
+	quantizeFunc(len(row)/4, func(i int) float32 {
+		return math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
+	}, dst)
+}
+
+func quantizeFunc(dims int, at func(int) float32, dst []byte) {
 	var m float32
-	for _, c := range v {
-		m = max(m, float32(math.Abs(float64(c))))
+	for i := range dims {
+		m = max(m, float32(math.Abs(float64(at(i)))))
 	}
 	clear(dst)
-	dims := len(v)
 	if m > 0 {
 		inv := 127 / m
-		for i, c := range v {
-			dst[i] = byte(int8(max(-127, min(127, math.Round(float64(c*inv))))))
+		for i := range dims {
+			dst[i] = byte(int8(max(-127, min(127, math.Round(float64(at(i)*inv))))))
 		}
 	}
 	binary.LittleEndian.PutUint32(dst[dims:], math.Float32bits(m/127))
 	binary.LittleEndian.PutUint32(dst[dims+4:], crc32.Checksum(dst[:dims+4], castagnoli))
-}
-
-// quantizeBytes is quantize of a float32 row in its little-endian bytes.
-func quantizeBytes(row []byte, dst []byte) {
-	v := make([]float32, len(row)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
-	}
-	quantize(v, dst)
 }
 
 // compRowOK reports whether a companion row is intact.
@@ -287,15 +283,24 @@ func (x *Index) scanInt8(uq []float32, k, first, n int, keep func(int) bool) ([]
 	cands := max(x.opts.Rescore*k, RescoreMin)
 	rows, err := vecscan.ScanFunc(n, cands, keep, func(lo, hi int, h *vecscan.Heap) {
 		out := make([]int32, scanBlock)
+		floor := h.Floor()
 		for b := lo; b < hi; b += scanBlock {
 			base := pageSize + (first+b)*stride
 			m := dot8.Dots(q16, x.comp[base:], stride, out[:min(scanBlock, hi-b)])
 			if m < min(scanBlock, hi-b) {
 				panic("companion shorter than its rows") // turned into ErrFault by ScanFunc
 			}
-			for i := range m {
+			// The scales, one per row at the same offset: the rows the
+			// kernel just read, so in cache.
+			scales := x.comp[base+dims : base+(m-1)*stride+dims+4]
+			for i, d := range out[:m] {
+				s := float32(d) * math.Float32frombits(binary.LittleEndian.Uint32(scales[i*stride:]))
+				if s < floor {
+					continue
+				}
 				if r := b + i; keep == nil || keep(r) {
-					h.Push(r, compScale(x.comp[base+i*stride:], dims)*float32(out[i]))
+					h.Push(r, s)
+					floor = h.Floor()
 				}
 			}
 		}
@@ -303,9 +308,20 @@ func (x *Index) scanInt8(uq []float32, k, first, n int, keep func(int) bool) ([]
 	if err != nil {
 		return nil, err
 	}
+	// The candidates' float32 rows are read with pread, not through the
+	// mapping: the matrix pages then stay out of the process's resident
+	// set (the scan itself touches only the companion's), at about a
+	// microsecond per candidate.
+	slices.SortFunc(rows, func(a, b vecscan.Hit) int { return a.Row - b.Row })
+	buf := make([]byte, dims*4)
+	v := make([]float32, dims)
 	for i, h := range rows {
-		off := pageSize + (first+h.Row)*dims*4
-		v := unsafe.Slice((*float32)(unsafe.Pointer(&x.mat[off])), dims)
+		if _, err := x.matF.ReadAt(buf, int64(pageSize+(first+h.Row)*dims*4)); err != nil {
+			return nil, fmt.Errorf("%w: rescore: %v", ErrCorrupt, err)
+		}
+		for j := range v {
+			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+		}
 		rows[i].Score = vecscan.Dot(uq, v)
 	}
 	slices.SortFunc(rows, vecscan.Compare)

@@ -157,12 +157,30 @@ func (x *Index) open() (err error) {
 
 // index checks the rows, unless SkipVerify, finds the sorted prefix of
 // the rows, puts the others in extra and counts the live rows.
+//
+// The rows are read with pread in chunks, not through the mapping, so
+// that a scan that does not read them (ScanInt8) keeps them out of the
+// process's resident set.
 func (x *Index) index() error {
 	var last uint64
+	rb := x.rowBytes()
+	const chunk = 1024
+	var buf []byte
 	for r := 0; r < x.n; r++ {
 		s := x.slotAt(r)
-		if !x.opts.SkipVerify && !rowOK(s, x.rowAt(r)) {
-			return fmt.Errorf("%w: row %d checksum", ErrCorrupt, r)
+		if !x.opts.SkipVerify {
+			if r%chunk == 0 {
+				m := min(chunk, x.n-r)
+				if buf == nil {
+					buf = make([]byte, chunk*rb)
+				}
+				if _, err := x.matF.ReadAt(buf[:m*rb], int64(pageSize+r*rb)); err != nil {
+					return fmt.Errorf("%w: rows %d-%d: %v", ErrCorrupt, r, r+m, err)
+				}
+			}
+			if i := r % chunk; !rowOK(s, buf[i*rb:(i+1)*rb]) {
+				return fmt.Errorf("%w: row %d checksum", ErrCorrupt, r)
+			}
 		}
 		id := slotID(s)
 		if slotFlags(s)&flagLive != 0 {
@@ -784,14 +802,18 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 		rows, err = vecscan.ScanFunc(n, k, keep, func(lo, hi int, h *vecscan.Heap) {
 			out := make([]int32, scanBlock)
 			rb := x.rowBytes()
+			floor := h.Floor()
 			for b := lo; b < hi; b += scanBlock {
 				m := dot8.Dots(q16[:dims], x.mat[pageSize+(first+b)*rb:], rb, out[:min(scanBlock, hi-b)])
 				if m < min(scanBlock, hi-b) {
 					panic("matrix shorter than its rows") // turned into ErrFault by ScanFunc
 				}
 				for i := range m {
-					if r := b + i; keep == nil || keep(r) {
-						h.Push(r, qscale*slotScale(x.slotAt(first+r))*float32(out[i]))
+					r := b + i
+					s := qscale * slotScale(x.slotAt(first+r)) * float32(out[i])
+					if s >= floor && (keep == nil || keep(r)) {
+						h.Push(r, s)
+						floor = h.Floor()
 					}
 				}
 			}
