@@ -22,65 +22,73 @@ import (
 // rescores the best few exactly from the matrix, so the scores a search
 // returns are always the float32 ones.
 //
-// The companion is derived data: the matrix and the slots stay the truth.
-// Its header names the matrix file (its identity) and the slots header
-// generation it was saved with; Save syncs it before the slots header, so
-// rows changed after the last Save are rows the change-log replay writes
-// again. Open regenerates it from the matrix when it is missing, belongs
-// to another matrix or generation (a crash in a compaction, or a write by
-// a binary that did not keep it), or a row fails its checksum; a
-// read-only Open that finds it unusable scans in float32 instead.
+// The companion is derived data: the matrix and the slots stay the truth,
+// and the companion is never synced. Each companion row carries the
+// checksum of the slot it was made from (the slot's CRC covers the
+// float32 row) and a checksum of its own, so Open tells, row by row, a
+// companion row that is torn, lost in a crash or left from an older
+// vector (a crash before the row reached the disk, a binary that did not
+// keep the companion) and regenerates it from the matrix. A header that
+// names another matrix file (a crash in a compaction) or other dims
+// regenerates them all; a read-only Open that finds anything stale scans
+// in float32 instead.
 //
-//	int8    a 4 KiB header page (magic, dims, matrix identity, generation,
+//	int8    a 4 KiB header page (magic, version, dims, matrix identity,
 //	        CRC), then one row of compStride(dims) bytes per matrix row:
 //	        dims int8 components, the float32 scale (the value of 127),
-//	        a CRC-32C of both, zeros up to a multiple of 16 bytes
+//	        the CRC of the slot it was made from, a CRC-32C of those, and
+//	        zeros up to a multiple of 16 bytes
 const (
 	compName      = "int8"
-	compHeaderLen = 36
+	compHeaderLen = 28
 )
 
 var compMagic = [8]byte{'h', 'm', 'o', 'v', 'e', 'c', 'q', '1'}
 
 // compStride is the bytes per companion row: room for the components, the
-// scale and the checksum, rounded up to the kernel's 16-byte chunks (the
-// kernel reads whole chunks; the query's padding is zero, so the scale
-// and checksum bytes it reads count for nothing).
-func compStride(dims int) int { return (dims + 8 + 15) &^ 15 }
+// scale and the two checksums, rounded up to the kernel's 16-byte chunks
+// (the kernel reads whole chunks; the query's padding is zero, so the
+// bytes past dims count for nothing).
+func compStride(dims int) int { return (dims + 12 + 15) &^ 15 }
 
 // compChunks is the components the kernel reads per row: dims rounded up
 // to 16.
 func compChunks(dims int) int { return (dims + 15) &^ 15 }
 
-// quantizeBytes writes the companion row of a unit vector, given as the
-// little-endian bytes of its float32 components, into dst (compStride
-// bytes): each component as round(v/m*127), m the largest magnitude,
-// then the scale m/127 and the checksum.
-func quantizeBytes(row []byte, dst []byte) {
-	quantizeFunc(len(row)/4, func(i int) float32 {
-		return math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
-	}, dst)
-}
-
-func quantizeFunc(dims int, at func(int) float32, dst []byte) {
+// quantizeRow writes into dst (compStride bytes) the companion row of a
+// unit vector given as the little-endian bytes of its float32 components:
+// each component as round(v/m*127), m the largest magnitude, then the
+// scale m/127; scratch holds dims floats. sealComp completes it.
+func quantizeRow(row []byte, scratch []float32, dst []byte) {
+	dims := len(row) / 4
+	v := scratch[:dims]
 	var m float32
-	for i := range dims {
-		m = max(m, float32(math.Abs(float64(at(i)))))
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(row[4*i:]))
+		m = max(m, float32(math.Abs(float64(v[i]))))
 	}
 	clear(dst)
 	if m > 0 {
 		inv := 127 / m
-		for i := range dims {
-			dst[i] = byte(int8(max(-127, min(127, math.Round(float64(at(i)*inv))))))
+		for i, c := range v {
+			dst[i] = byte(int8(max(-127, min(127, math.Round(float64(c*inv))))))
 		}
 	}
 	binary.LittleEndian.PutUint32(dst[dims:], math.Float32bits(m/127))
-	binary.LittleEndian.PutUint32(dst[dims+4:], crc32.Checksum(dst[:dims+4], castagnoli))
 }
 
-// compRowOK reports whether a companion row is intact.
-func compRowOK(b []byte, dims int) bool {
-	return binary.LittleEndian.Uint32(b[dims+4:]) == crc32.Checksum(b[:dims+4], castagnoli)
+// sealComp records in the companion row b the checksum of the slot slot
+// it was made from, and its own checksum.
+func sealComp(b, slot []byte, dims int) {
+	copy(b[dims+4:dims+8], slot[40:44])
+	binary.LittleEndian.PutUint32(b[dims+8:], crc32.Checksum(b[:dims+8], castagnoli))
+}
+
+// compRowOK reports whether the companion row b is intact and was made
+// from the slot's current row.
+func compRowOK(b, slot []byte, dims int) bool {
+	return [4]byte(b[dims+4:dims+8]) == [4]byte(slot[40:44]) &&
+		binary.LittleEndian.Uint32(b[dims+8:]) == crc32.Checksum(b[:dims+8], castagnoli)
 }
 
 // compScale is the scale of a companion row.
@@ -91,7 +99,6 @@ func compScale(b []byte, dims int) float32 {
 type compHeader struct {
 	dims     int
 	matrixID uint64
-	gen      uint64
 }
 
 func (h compHeader) encode() []byte {
@@ -100,21 +107,19 @@ func (h compHeader) encode() []byte {
 	binary.LittleEndian.PutUint32(b[8:], formatVer)
 	binary.LittleEndian.PutUint32(b[12:], uint32(h.dims))
 	binary.LittleEndian.PutUint64(b[16:], h.matrixID)
-	binary.LittleEndian.PutUint64(b[24:], h.gen)
-	binary.LittleEndian.PutUint32(b[32:], crc32.Checksum(b[:32], castagnoli))
+	binary.LittleEndian.PutUint32(b[24:], crc32.Checksum(b[:24], castagnoli))
 	return b
 }
 
 func decodeCompHeader(b []byte) (compHeader, bool) {
 	if len(b) < compHeaderLen || [8]byte(b[:8]) != compMagic ||
 		binary.LittleEndian.Uint32(b[8:]) != formatVer ||
-		crc32.Checksum(b[:32], castagnoli) != binary.LittleEndian.Uint32(b[32:]) {
+		crc32.Checksum(b[:24], castagnoli) != binary.LittleEndian.Uint32(b[24:]) {
 		return compHeader{}, false
 	}
 	return compHeader{
 		dims:     int(binary.LittleEndian.Uint32(b[12:])),
 		matrixID: binary.LittleEndian.Uint64(b[16:]),
-		gen:      binary.LittleEndian.Uint64(b[24:]),
 	}, true
 }
 
@@ -129,9 +134,10 @@ func (x *Index) compAt(r int) []byte {
 }
 
 // openComp opens the companion of an index whose matrix and slots are
-// open and counted (x.n, x.gen, x.matrixID set), regenerating it if it is
-// stale or damaged. An index that keeps none removes a stale one, so that
-// a later Open with ScanInt8 rebuilds it instead of trusting old rows.
+// open and counted (x.n and x.matrixID set), regenerating the rows that
+// are stale or damaged. An index that keeps none removes it, so that a
+// later Open with ScanInt8 rebuilds it rather than read rows it did not
+// keep up to date (their slot checksums would tell too).
 func (x *Index) openComp() error {
 	p := filepath.Join(x.dir, compName)
 	if !x.opts.wantComp() {
@@ -158,13 +164,12 @@ func (x *Index) openComp() error {
 	if err != nil {
 		return err
 	}
-	stride := compStride(x.opts.Dims)
-	need := pageSize + x.n*stride
+	dims := x.opts.Dims
+	need := pageSize + x.n*compStride(dims)
 	page := make([]byte, compHeaderLen)
 	_, rerr := io.ReadFull(io.NewSectionReader(f, 0, compHeaderLen), page)
 	h, ok := decodeCompHeader(page)
-	valid := rerr == nil && ok && h.dims == x.opts.Dims && h.matrixID == x.matrixID && h.gen == x.gen &&
-		st.Size() >= int64(need)
+	valid := rerr == nil && ok && h.dims == dims && h.matrixID == x.matrixID && st.Size() >= int64(need)
 	if x.opts.ReadOnly && !valid {
 		return x.dropComp()
 	}
@@ -172,66 +177,52 @@ func (x *Index) openComp() error {
 		return err
 	}
 	var bad []int
-	if valid && !x.opts.SkipVerify {
-		for r := range x.n {
-			if !compRowOK(x.compAt(r), x.opts.Dims) {
-				bad = append(bad, r)
+	for r := range x.n {
+		if !valid || !compRowOK(x.compAt(r), x.slotAt(r), dims) {
+			if x.opts.ReadOnly {
+				return x.dropComp()
 			}
-		}
-	}
-	switch {
-	case valid && len(bad) == 0:
-		return nil
-	case x.opts.ReadOnly:
-		return x.dropComp()
-	case !valid:
-		bad = bad[:0]
-		for r := range x.n {
 			bad = append(bad, r)
 		}
 	}
-	return x.regenComp(bad)
+	if len(bad) > 0 || !valid {
+		return x.regenComp(bad)
+	}
+	return nil
 }
 
-// regenComp rewrites the companion rows rows from the matrix, then its
-// header, and syncs it.
+// regenComp rewrites the companion rows rows (increasing) from the
+// matrix, read by pread so that its pages stay out of the resident set,
+// then the header.
 func (x *Index) regenComp(rows []int) error {
-	stride := compStride(x.opts.Dims)
-	buf := make([]byte, 0, 4096*stride)
-	start := -1
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
+	dims, rb := x.opts.Dims, x.rowBytes()
+	stride := compStride(dims)
+	const run = 1024
+	fbuf := make([]byte, run*rb)
+	qbuf := make([]byte, run*stride)
+	scratch := make([]float32, dims)
+	for len(rows) > 0 {
+		// The longest run of consecutive rows, up to run.
+		m := 1
+		for m < len(rows) && m < run && rows[m] == rows[0]+m {
+			m++
 		}
-		err := writeAt(x.compF, x.comp, buf, pageSize+start*stride)
-		buf, start = buf[:0], -1
-		return err
-	}
-	q := make([]byte, stride)
-	for _, r := range rows {
-		if start < 0 || r != start+len(buf)/stride || len(buf) == cap(buf) {
-			if err := flush(); err != nil {
-				return err
-			}
-			start = r
+		first := rows[0]
+		if _, err := x.matF.ReadAt(fbuf[:m*rb], int64(pageSize+first*rb)); err != nil {
+			return err
 		}
-		quantizeBytes(x.rowAt(r), q)
-		buf = append(buf, q...)
+		for i := range m {
+			q := qbuf[i*stride : (i+1)*stride]
+			quantizeRow(fbuf[i*rb:(i+1)*rb], scratch, q)
+			sealComp(q, x.slotAt(first+i), dims)
+		}
+		if err := writeAt(x.compF, x.comp, qbuf[:m*stride], pageSize+first*stride); err != nil {
+			return err
+		}
+		rows = rows[m:]
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	return x.writeCompHeader(x.gen)
-}
-
-// writeCompHeader writes the companion header naming generation gen and
-// syncs the companion.
-func (x *Index) writeCompHeader(gen uint64) error {
-	h := compHeader{dims: x.opts.Dims, matrixID: x.matrixID, gen: gen}
-	if err := writeAt(x.compF, x.comp, h.encode(), 0); err != nil {
-		return err
-	}
-	return x.compF.Sync()
+	h := compHeader{dims: dims, matrixID: x.matrixID}
+	return writeAt(x.compF, x.comp, h.encode(), 0)
 }
 
 // mapComp maps the companion whole, growing it to at least size bytes.

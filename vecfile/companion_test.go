@@ -203,7 +203,7 @@ func TestCompanionRecovers(t *testing.T) {
 		harm func(t *testing.T, dir string, old []byte)
 	}{
 		{"missing", func(t *testing.T, dir string, _ []byte) { os.Remove(filepath.Join(dir, "int8")) }},
-		{"older generation", func(t *testing.T, dir string, old []byte) {
+		{"older rows (lost in a crash)", func(t *testing.T, dir string, old []byte) {
 			if err := os.WriteFile(filepath.Join(dir, "int8"), old, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -212,9 +212,9 @@ func TestCompanionRecovers(t *testing.T) {
 			p := filepath.Join(dir, "int8")
 			b, _ := os.ReadFile(p)
 			for r := range 600 {
-				// Rows of 48 bytes at 40 dims: a zero scale ranks the
+				// Rows of 64 bytes at 40 dims: a zero scale ranks the
 				// row last whatever its vector.
-				copy(b[4096+r*48+d:], []byte{0, 0, 0, 0})
+				copy(b[4096+r*64+d:], []byte{0, 0, 0, 0})
 			}
 			os.WriteFile(p, b, 0o600)
 		}},

@@ -366,7 +366,7 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 		}
 		if x.opts.wantComp() {
 			e.q = make([]byte, compStride(x.opts.Dims))
-			quantizeBytes(e.row, e.q)
+			quantizeRow(e.row, make([]float32, x.opts.Dims), e.q)
 		}
 	}
 	return e, nil
@@ -441,7 +441,7 @@ func (x *Index) Apply(adds []engine.VectorDoc, deletes []uint64, watermark uint6
 	var zq []byte
 	if x.compF != nil {
 		zq = make([]byte, compStride(x.opts.Dims))
-		quantizeBytes(zero, zq)
+		quantizeRow(zero, make([]float32, x.opts.Dims), zq)
 	}
 	for _, id := range deletes {
 		r, ok := x.lookup(id)
@@ -475,6 +475,9 @@ func (x *Index) writeAppends(appends []*encoded) error {
 	for i, a := range appends {
 		a.s.put(sb[i*slotSize:], a.row)
 		mb = append(mb, a.row...)
+		if a.q != nil {
+			sealComp(a.q, sb[i*slotSize:], x.opts.Dims)
+		}
 	}
 	if err := writeAt(x.matF, x.mat, mb, pageSize+x.n*rb); err != nil {
 		return err
@@ -502,6 +505,7 @@ func (x *Index) rewrite(r int, s *slot, row, q []byte) error {
 		return err
 	}
 	if x.compF != nil {
+		sealComp(q, sb, x.opts.Dims)
 		if err := writeAt(x.compF, x.comp, q, pageSize+r*compStride(x.opts.Dims)); err != nil {
 			return err
 		}
@@ -537,14 +541,8 @@ func (x *Index) save() error {
 	if err := x.matF.Sync(); err != nil {
 		return fmt.Errorf("vecfile: save: %w", err)
 	}
-	if x.compF != nil {
-		// The companion names the generation the header below gets: a
-		// crash before that header leaves them apart, and Open
-		// regenerates the companion.
-		if err := x.writeCompHeader(x.gen + 1); err != nil {
-			return fmt.Errorf("vecfile: save: %w", err)
-		}
-	}
+	// The companion is not synced: Open checks each of its rows against
+	// its slot and regenerates what a crash left behind.
 	if err := x.slotsF.Sync(); err != nil {
 		return fmt.Errorf("vecfile: save: %w", err)
 	}
@@ -693,7 +691,7 @@ func (x *Index) writeCompacted(sp, mp, cp string, id uint64, rows func(func(s, r
 		}
 		defer cf.Close()
 		cpage := make([]byte, pageSize)
-		copy(cpage, compHeader{dims: x.opts.Dims, matrixID: id, gen: 1}.encode())
+		copy(cpage, compHeader{dims: x.opts.Dims, matrixID: id}.encode())
 		if _, err := cf.Write(cpage); err != nil {
 			return err
 		}
@@ -735,12 +733,7 @@ func (x *Index) writeCompacted(sp, mp, cp string, id uint64, rows func(func(s, r
 	if err := mf.Sync(); err != nil {
 		return err
 	}
-	if cf != nil {
-		if err := cf.Sync(); err != nil {
-			return err
-		}
-	}
-	return sf.Sync()
+	return sf.Sync() // the companion is not synced: see Save
 }
 
 // Search returns up to k nearest live ids by cosine similarity, best
