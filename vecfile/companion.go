@@ -91,11 +91,6 @@ func compRowOK(b, slot []byte, dims int) bool {
 		binary.LittleEndian.Uint32(b[dims+8:]) == crc32.Checksum(b[:dims+8], castagnoli)
 }
 
-// compScale is the scale of a companion row.
-func compScale(b []byte, dims int) float32 {
-	return math.Float32frombits(binary.LittleEndian.Uint32(b[dims:]))
-}
-
 type compHeader struct {
 	dims     int
 	matrixID uint64
@@ -273,19 +268,17 @@ func (x *Index) scanInt8(uq []float32, k, first, n int, keep func(int) bool) ([]
 	q16, _ := quantizeQuery(uq, dims)
 	cands := max(x.opts.Rescore*k, RescoreMin)
 	rows, err := vecscan.ScanFunc(n, cands, keep, func(lo, hi int, h *vecscan.Heap) {
-		out := make([]int32, scanBlock)
+		out := make([]float32, scanBlock)
 		floor := h.Floor()
 		for b := lo; b < hi; b += scanBlock {
 			base := pageSize + (first+b)*stride
-			m := dot8.Dots(q16, x.comp[base:], stride, out[:min(scanBlock, hi-b)])
+			// Each row's score: its dot product with the query times
+			// its scale (kept in the row, after the components).
+			m := dot8.DotsScaled(q16, x.comp[base:], stride, dims, out[:min(scanBlock, hi-b)])
 			if m < min(scanBlock, hi-b) {
 				panic("companion shorter than its rows") // turned into ErrFault by ScanFunc
 			}
-			// The scales, one per row at the same offset: the rows the
-			// kernel just read, so in cache.
-			scales := x.comp[base+dims : base+(m-1)*stride+dims+4]
-			for i, d := range out[:m] {
-				s := float32(d) * math.Float32frombits(binary.LittleEndian.Uint32(scales[i*stride:]))
+			for i, s := range out[:m] {
 				if s < floor {
 					continue
 				}

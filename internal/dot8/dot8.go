@@ -5,6 +5,11 @@
 // use.
 package dot8
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // Dots sets out[i] to the dot product of q with the first len(q) bytes,
 // read as int8, of row i of rows, whose rows start stride bytes apart:
 // row i is rows[i*stride : i*stride+len(q)]. It computes the rows that
@@ -32,6 +37,35 @@ func Dots(q []int16, rows []byte, stride int, out []int32) int {
 	}
 	if body < len(q) {
 		tail(q[body:], rows[body:], stride, out[:n])
+	}
+	return n
+}
+
+// DotsScaled sets out[i] to the dot product of Dots, as a float32, times
+// the float32 stored little-endian at byte scaleOff of row i (a per-row
+// scale kept beside the components): exactly float32(dot) * scale. It
+// computes the rows that fit in rows and out (each row needs len(q) and
+// scaleOff+4 bytes) and returns their count; it never panics.
+func DotsScaled(q []int16, rows []byte, stride, scaleOff int, out []float32) int {
+	need := max(len(q), scaleOff+4)
+	n := len(out)
+	if len(q) == 0 || scaleOff < 0 || stride < need || len(rows) < need {
+		return 0
+	}
+	n = min(n, (len(rows)-need)/stride+1)
+	if n == 0 {
+		return 0
+	}
+	body := len(q) &^ 15
+	if body == len(q) && useAVX2 {
+		dotsScaledAVX2(&q[0], body/16, &rows[0], stride, scaleOff, &out[0], n)
+		return n
+	}
+	ints := make([]int32, n)
+	Dots(q, rows, stride, ints)
+	for i, d := range ints {
+		off := i*stride + scaleOff
+		out[i] = float32(d) * math.Float32frombits(binary.LittleEndian.Uint32(rows[off:off+4]))
 	}
 	return n
 }

@@ -10,3 +10,9 @@ var useAVX2 = cpu.X86.HasAVX2
 //
 //go:noescape
 func dotsAVX2(q *int16, chunks int, rows *byte, stride int, out *int32, n int)
+
+// dotsScaledAVX2 is dotsAVX2 with each sum converted to float32 and
+// multiplied by the float32 at byte scaleOff of its row.
+//
+//go:noescape
+func dotsScaledAVX2(q *int16, chunks int, rows *byte, stride, scaleOff int, out *float32, n int)

@@ -1,6 +1,8 @@
 package dot8
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -128,6 +130,67 @@ func TestDotsBounds(t *testing.T) {
 			}
 			if want := ref(tc.q, tc.rows, tc.stride, got); !slices.Equal(out[:got], want) {
 				t.Fatalf("%s: got %v, want %v", tc.name, out[:got], want)
+			}
+		}
+	})
+}
+
+// refScaled is the reference of DotsScaled.
+func refScaled(q []int16, rows []byte, stride, scaleOff, n int) []float32 {
+	out := make([]float32, n)
+	for i, d := range ref(q, rows, stride, n) {
+		off := i*stride + scaleOff
+		out[i] = float32(d) * math.Float32frombits(binary.LittleEndian.Uint32(rows[off:]))
+	}
+	return out
+}
+
+// TestDotsScaledMatchReference: the scaled sums equal float32(sum)*scale
+// bit for bit, with the scale after the components (vecfile's companion
+// layout) or inside the first chunk, for lengths with and without a
+// tail, and 0 to 9 rows (the four-row body and the single rows).
+func TestDotsScaledMatchReference(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for dims := 1; dims <= 200; dims++ {
+			for n := range 10 {
+				chunks := (dims + 15) &^ 15
+				stride := (dims + 12 + 15) &^ 15
+				q, rows := randomCase(rng, chunks, stride, max(n, 1), false)
+				rows = append(rows, make([]byte, stride)...) // room for the last row's scale
+				for j := dims; j < chunks; j++ {
+					q[j] = 0 // the query's padding, as vecfile builds it
+				}
+				for _, scaleOff := range []int{dims, 0} {
+					for i := range max(n, 1) {
+						sc := float32(rng.NormFloat64())
+						binary.LittleEndian.PutUint32(rows[i*stride+scaleOff:], math.Float32bits(sc))
+					}
+					out := make([]float32, n)
+					if got := DotsScaled(q, rows, stride, scaleOff, out); got != n {
+						t.Fatalf("dims %d n %d: %d rows", dims, n, got)
+					}
+					if want := refScaled(q, rows, stride, scaleOff, n); !slices.Equal(out, want) {
+						t.Fatalf("dims %d n %d scaleOff %d: got %v, want %v", dims, n, scaleOff, out, want)
+					}
+				}
+			}
+		}
+		q := make([]int16, 16)
+		rows := make([]byte, 3*32)
+		for _, tc := range []struct {
+			name            string
+			stride, off, n  int
+			rows, wantCount int
+		}{
+			{"fits", 32, 20, 3, 96, 3},
+			{"scale past the last row", 32, 20, 3, 2*32 + 23, 2},
+			{"scale past the stride", 20, 20, 3, 96, 0},
+			{"negative offset", 32, -1, 3, 96, 0},
+		} {
+			out := make([]float32, tc.n)
+			if got := DotsScaled(q, rows[:tc.rows], tc.stride, tc.off, out); got != tc.wantCount {
+				t.Fatalf("%s: %d rows, want %d", tc.name, got, tc.wantCount)
 			}
 		}
 	})
