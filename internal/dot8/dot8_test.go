@@ -219,6 +219,20 @@ func FuzzDots(f *testing.F) {
 		if n := Dots(q, rows, st, gen); n != avx || !slices.Equal(gen[:n], out[:n]) {
 			t.Fatalf("generic %v, avx2 %v", gen[:n], out[:avx])
 		}
+		// DotsScaled on the same rows, the scale at pad bytes in (within
+		// or past the components), on both paths.
+		off := int(pad)
+		useAVX2 = saved
+		fs := make([]float32, 8)
+		m := DotsScaled(q, rows, st, off, fs)
+		useAVX2 = false
+		fg := make([]float32, 8)
+		if mg := DotsScaled(q, rows, st, off, fg); mg != m || !slices.EqualFunc(fs[:m], fg[:m], sameFloat) {
+			t.Fatalf("scaled: generic %v, avx2 %v", fg[:mg], fs[:m])
+		}
+		if want := refScaled(q, rows, st, off, m); !slices.EqualFunc(fs[:m], want, sameFloat) {
+			t.Fatalf("scaled: got %v, want %v", fs[:m], want)
+		}
 	})
 }
 
@@ -233,3 +247,6 @@ func BenchmarkDots(b *testing.B) {
 		Dots(q, rows, 112, out)
 	}
 }
+
+// sameFloat is bit equality, so that NaN scales compare too.
+func sameFloat(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
