@@ -37,7 +37,10 @@ func (d *boltDB) Update(fn func(*bolt.Tx) error) (err error) {
 		return ErrReadOnly
 	}
 	defer recoverDamage(d.dir, &err)()
-	return d.DB.Update(fn)
+	return d.DB.Update(func(tx *bolt.Tx) error {
+		fillAppended(tx)
+		return fn(tx)
+	})
 }
 
 // recoverDamage makes faults on the mapped file panics (instead of a

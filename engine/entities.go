@@ -294,5 +294,9 @@ func freshBucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
 			return nil, err
 		}
 	}
-	return tx.CreateBucket(name)
+	b, err := tx.CreateBucket(name)
+	if err == nil {
+		fillAppended(tx)
+	}
+	return b, err
 }

@@ -365,6 +365,7 @@ func (e *Engine) commitSwap(tx *bolt.Tx, emb Embedder, corpus CorpusAware, newDi
 	if err != nil {
 		return err
 	}
+	vb.FillPercent = fixedFill
 	rb := tx.Bucket(bucketRecords)
 	err = tx.Bucket(bucketReindexVec).ForEach(func(k, v []byte) error {
 		if rb.Get(k) == nil {

@@ -11,6 +11,7 @@
 package xmemory
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -91,6 +92,7 @@ type Theme struct {
 
 	norm   float64 // |Sum|, when normOK
 	normOK bool
+	gone   bool // dropped from its partition, still in its list
 }
 
 // sumNorm is |Sum|, computed once per change of Sum.
@@ -120,9 +122,15 @@ type Partition struct {
 	next   uint64
 	adds   uint64 // Adds over the partition's life (the Maintain schedule)
 	themes map[uint64]*Theme
-	of     map[uint64]uint64    // fact -> theme
-	vecs   map[uint64][]float32 // fact -> unit vector
-	dirty  map[uint64]bool      // themes changed, created or dropped since TakeDirty
+	// list holds the themes in ascending id order, for the scans of
+	// Add and nearest (iterating the map was about a fifth of Add's
+	// CPU); dropped themes stay in it, marked gone, until they are the
+	// greater half of it.
+	list  []*Theme
+	gone  int                  // dropped themes in list
+	of    map[uint64]uint64    // fact -> theme
+	vecs  map[uint64][]float32 // fact -> unit vector
+	dirty map[uint64]bool      // themes changed, created or dropped since TakeDirty
 }
 
 // State is the partition's counters, which a stored partition keeps
@@ -161,8 +169,35 @@ func Restore(dims int, o Options, st State, themes []Theme, vecs map[uint64][]fl
 			p.vecs[f] = unit(v)
 		}
 		p.themes[t.ID] = nt
+		p.list = append(p.list, nt)
 	}
+	slices.SortFunc(p.list, func(a, b *Theme) int { return cmp.Compare(a.ID, b.ID) })
 	return p, nil
+}
+
+// addTheme puts t, whose id is above every other's, in the partition.
+func (p *Partition) addTheme(t *Theme) {
+	p.themes[t.ID] = t
+	p.list = append(p.list, t)
+}
+
+// dropTheme takes theme tid out of the partition.
+func (p *Partition) dropTheme(tid uint64) {
+	t := p.themes[tid]
+	delete(p.themes, tid)
+	p.dirty[tid] = true
+	t.gone = true
+	p.gone++
+	if p.gone > len(p.list)/2 {
+		live := p.list[:0]
+		for _, t := range p.list {
+			if !t.gone {
+				live = append(live, t)
+			}
+		}
+		clear(p.list[len(live):])
+		p.list, p.gone = live, 0
+	}
 }
 
 // TakeDirty returns the themes created, changed or dropped (Theme returns
@@ -234,10 +269,11 @@ func (p *Partition) Theme(id uint64) *Theme { return p.themes[id] }
 // Themes returns the ids of every theme, ascending.
 func (p *Partition) Themes() []uint64 {
 	out := make([]uint64, 0, len(p.themes))
-	for id := range p.themes {
-		out = append(out, id)
+	for _, t := range p.list {
+		if !t.gone {
+			out = append(out, t.ID)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
 
@@ -259,15 +295,18 @@ func (p *Partition) Add(id uint64, vec []float32) error {
 	// Ties go to the lower theme id, as in ascending order.
 	best, bestCos := uint64(0), p.o.Attach
 	vn := math.Sqrt(float64(vecscan.Dot(v, v)))
-	for tid, t := range p.themes {
-		if c := t.cosSum(v, vn); c > bestCos || (c == bestCos && (best == 0 || tid < best)) {
-			best, bestCos = tid, c
+	for _, t := range p.list {
+		if t.gone {
+			continue
+		}
+		if c := t.cosSum(v, vn); c > bestCos || (c == bestCos && (best == 0 || t.ID < best)) {
+			best, bestCos = t.ID, c
 		}
 	}
 	if best == 0 {
 		p.next++
 		best = p.next
-		p.themes[best] = &Theme{ID: best, Sum: make([]float32, p.dims)}
+		p.addTheme(&Theme{ID: best, Sum: make([]float32, p.dims)})
 	}
 	p.join(best, id)
 	if len(p.themes[best].Facts) > p.o.MaxFacts {
@@ -301,7 +340,7 @@ func (p *Partition) Remove(id uint64) {
 	delete(p.vecs, id)
 	p.dirty[tid] = true
 	if len(t.Facts) == 0 {
-		delete(p.themes, tid)
+		p.dropTheme(tid)
 		return
 	}
 	p.MaybeMerge(tid)
@@ -362,8 +401,7 @@ func (p *Partition) MaybeMerge(tid uint64) {
 	for _, f := range t.Facts {
 		p.join(into, f)
 	}
-	delete(p.themes, tid)
-	p.dirty[tid] = true
+	p.dropTheme(tid)
 }
 
 // split divides an overcrowded theme: candidate splits come from 2- and
@@ -394,13 +432,12 @@ func (p *Partition) split(tid uint64) {
 		}
 	}
 	facts := t.Facts
-	delete(p.themes, tid)
-	p.dirty[tid] = true
+	p.dropTheme(tid)
 	first := p.next + 1
 	for _, part := range best {
 		p.next++
 		nt := &Theme{ID: p.next, Sum: make([]float32, p.dims)}
-		p.themes[nt.ID] = nt
+		p.addTheme(nt)
 		for _, j := range part {
 			p.join(nt.ID, facts[j])
 		}
@@ -427,11 +464,11 @@ func (p *Partition) nearest(tid uint64, n int) []uint64 {
 	before := func(a, b sim) bool { return a.s > b.s || (a.s == b.s && a.id < b.id) }
 	best := make([]sim, 0, n+1)
 	cn := ct.sumNorm()
-	for id, t := range p.themes {
-		if id == tid {
+	for _, t := range p.list {
+		if t.gone || t.ID == tid {
 			continue
 		}
-		c := sim{id, t.cosSum(ct.Sum, cn)}
+		c := sim{t.ID, t.cosSum(ct.Sum, cn)}
 		if len(best) == n && !before(c, best[n-1]) {
 			continue
 		}
