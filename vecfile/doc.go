@@ -10,7 +10,8 @@
 // an id is found by binary search over the mapped slots; only rows that
 // arrive out of order (none in the engine's use) cost a map entry.
 //
-// Two files live in the index directory, both mode 0600:
+// Two files live in the index directory, and a third by default, all
+// mode 0600:
 //
 //	slots   a 4 KiB header page (two alternating copies of the header,
 //	        each with a CRC, so a torn write leaves the previous one),
@@ -19,6 +20,14 @@
 //	        of the slot and its row
 //	matrix  a 4 KiB header page naming the file's identity, then the
 //	        rows: dims float32 (or int8) each
+//	int8    (Float32 format with Options.Scan ScanInt8, the default) the
+//	        int8 companion: each row quantised to int8 with its scale and
+//	        checksum, 16-byte aligned (112 bytes at 100 dims, 28% of the
+//	        float32 row). A search ranks every row with it (internal/dot8,
+//	        AVX2 where the CPU has it) and rescores the best
+//	        max(Rescore*k, RescoreMin) exactly from the matrix; it is
+//	        derived data, regenerated from the matrix at Open when it is
+//	        missing, stale or damaged (see companion.go)
 //
 // The header records the row count, the watermark (the last change-log
 // sequence applied) and the matrix file's identity. Open verifies the

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
@@ -44,6 +45,7 @@ type Index struct {
 	applyMu  sync.Mutex
 	slotsF   *os.File
 	matF     *os.File
+	compF    *os.File // the int8 companion; nil when there is none
 	matrixID uint64
 	gen      uint64         // generation of the newest header on disk
 	version  uint64         // counts changes
@@ -54,6 +56,7 @@ type Index struct {
 	mu        sync.RWMutex
 	slots     []byte // mapping of the slots file
 	mat       []byte // mapping of the matrix file
+	comp      []byte // mapping of the companion file
 	n         int    // rows counted
 	live      int    // rows not deleted
 	sorted    int    // rows [0, sorted) hold strictly increasing ids
@@ -146,17 +149,38 @@ func (x *Index) open() (err error) {
 		return err
 	}
 	x.matrixID, x.gen, x.watermark, x.n = h.matrixID, h.gen, h.watermark, n
-	return x.index()
+	if err := x.index(); err != nil {
+		return err
+	}
+	return x.openComp()
 }
 
 // index checks the rows, unless SkipVerify, finds the sorted prefix of
 // the rows, puts the others in extra and counts the live rows.
+//
+// The rows are read with pread in chunks, not through the mapping, so
+// that a scan that does not read them (ScanInt8) keeps them out of the
+// process's resident set.
 func (x *Index) index() error {
 	var last uint64
+	rb := x.rowBytes()
+	const chunk = 1024
+	var buf []byte
 	for r := 0; r < x.n; r++ {
 		s := x.slotAt(r)
-		if !x.opts.SkipVerify && !rowOK(s, x.rowAt(r)) {
-			return fmt.Errorf("%w: row %d checksum", ErrCorrupt, r)
+		if !x.opts.SkipVerify {
+			if r%chunk == 0 {
+				m := min(chunk, x.n-r)
+				if buf == nil {
+					buf = make([]byte, chunk*rb)
+				}
+				if _, err := x.matF.ReadAt(buf[:m*rb], int64(pageSize+r*rb)); err != nil {
+					return fmt.Errorf("%w: rows %d-%d: %v", ErrCorrupt, r, r+m, err)
+				}
+			}
+			if i := r % chunk; !rowOK(s, buf[i*rb:(i+1)*rb]) {
+				return fmt.Errorf("%w: row %d checksum", ErrCorrupt, r)
+			}
 		}
 		id := slotID(s)
 		if slotFlags(s)&flagLive != 0 {
@@ -203,45 +227,55 @@ func (x *Index) create() error {
 	if err := x.writeHeader(); err != nil {
 		return err
 	}
+	if err := x.openComp(); err != nil {
+		return err
+	}
 	return syncDir(x.dir)
 }
 
 // mapFiles maps both files whole, growing each to at least the given
 // size. The caller holds mu for writing, or has not published x.
 func (x *Index) mapFiles(slotsSize, matSize int) error {
-	for _, m := range []struct {
-		f    *os.File
-		need int
-		dst  *[]byte
-	}{{x.slotsF, slotsSize, &x.slots}, {x.matF, matSize, &x.mat}} {
-		st, err := m.f.Stat()
-		if err != nil {
-			return err
-		}
-		size := int(st.Size())
-		if size < m.need && !x.opts.ReadOnly {
-			size = (m.need + growStep - 1) / growStep * growStep
-			if err := m.f.Truncate(int64(size)); err != nil {
-				return err
-			}
-		}
-		if err := unmap(*m.dst); err != nil {
-			return err
-		}
-		*m.dst = nil
-		b, err := mapFile(m.f, size)
-		if err != nil {
-			return err
-		}
-		*m.dst = b
+	if err := mapOne(x.slotsF, slotsSize, &x.slots, x.opts.ReadOnly); err != nil {
+		return err
 	}
+	return mapOne(x.matF, matSize, &x.mat, x.opts.ReadOnly)
+}
+
+// mapOne maps f whole into *dst, replacing the mapping there, after
+// growing f to at least need bytes unless ro.
+func mapOne(f *os.File, need int, dst *[]byte, ro bool) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := int(st.Size())
+	if size < need && !ro {
+		size = (need + growStep - 1) / growStep * growStep
+		if err := f.Truncate(int64(size)); err != nil {
+			return err
+		}
+	}
+	if err := unmap(*dst); err != nil {
+		return err
+	}
+	*dst = nil
+	b, err := mapFile(f, size)
+	if err != nil {
+		return err
+	}
+	*dst = b
 	return nil
 }
 
 // grow makes room for rows rows. The caller holds applyMu.
 func (x *Index) grow(rows int) error {
 	ns, nm := pageSize+rows*slotSize, pageSize+rows*x.rowBytes()
-	if len(x.slots) >= ns && len(x.mat) >= nm {
+	nc := 0
+	if x.compF != nil {
+		nc = pageSize + rows*compStride(x.opts.Dims)
+	}
+	if len(x.slots) >= ns && len(x.mat) >= nm && len(x.comp) >= nc {
 		return nil
 	}
 	// Grow by an eighth at least, so that appends cost few remaps; Close
@@ -249,7 +283,13 @@ func (x *Index) grow(rows int) error {
 	ns, nm = max(ns, len(x.slots)+len(x.slots)/8), max(nm, len(x.mat)+len(x.mat)/8)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.mapFiles(ns, nm)
+	if err := x.mapFiles(ns, nm); err != nil {
+		return err
+	}
+	if x.compF == nil {
+		return nil
+	}
+	return x.mapComp(max(nc, len(x.comp)+len(x.comp)/8))
 }
 
 func (x *Index) slotAt(r int) []byte {
@@ -297,6 +337,7 @@ func writeAt(f *os.File, mapping []byte, b []byte, off int) error {
 type encoded struct {
 	s   slot
 	row []byte
+	q   []byte // the companion row, when the index keeps one
 }
 
 func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
@@ -322,6 +363,10 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 	default:
 		for i, v := range d.Vector {
 			binary.LittleEndian.PutUint32(e.row[4*i:], math.Float32bits(float32(float64(v)*inv)))
+		}
+		if x.opts.wantComp() {
+			e.q = make([]byte, compStride(x.opts.Dims))
+			quantizeRow(e.row, make([]float32, x.opts.Dims), e.q)
 		}
 	}
 	return e, nil
@@ -388,18 +433,23 @@ func (x *Index) Apply(adds []engine.VectorDoc, deletes []uint64, watermark uint6
 		x.live++
 	}
 	for _, p := range places {
-		if err := x.rewrite(p.row, &p.e.s, p.e.row); err != nil {
+		if err := x.rewrite(p.row, &p.e.s, p.e.row, p.e.q); err != nil {
 			return fmt.Errorf("vecfile: apply: %w", err)
 		}
 	}
 	zero := make([]byte, x.rowBytes())
+	var zq []byte
+	if x.compF != nil {
+		zq = make([]byte, compStride(x.opts.Dims))
+		quantizeRow(zero, make([]float32, x.opts.Dims), zq)
+	}
 	for _, id := range deletes {
 		r, ok := x.lookup(id)
 		if !ok || slotFlags(x.slotAt(r))&flagLive == 0 {
 			continue
 		}
 		s := slot{id: id}
-		if err := x.rewrite(r, &s, zero); err != nil {
+		if err := x.rewrite(r, &s, zero, zq); err != nil {
 			return fmt.Errorf("vecfile: apply: %w", err)
 		}
 	}
@@ -425,20 +475,40 @@ func (x *Index) writeAppends(appends []*encoded) error {
 	for i, a := range appends {
 		a.s.put(sb[i*slotSize:], a.row)
 		mb = append(mb, a.row...)
+		if a.q != nil {
+			sealComp(a.q, sb[i*slotSize:], x.opts.Dims)
+		}
 	}
 	if err := writeAt(x.matF, x.mat, mb, pageSize+x.n*rb); err != nil {
 		return err
 	}
+	if x.compF != nil {
+		st := compStride(x.opts.Dims)
+		cb := make([]byte, 0, len(appends)*st)
+		for _, a := range appends {
+			cb = append(cb, a.q...)
+		}
+		if err := writeAt(x.compF, x.comp, cb, pageSize+x.n*st); err != nil {
+			return err
+		}
+	}
 	return writeAt(x.slotsF, x.slots, sb, pageSize+x.n*slotSize)
 }
 
-// rewrite replaces the counted row r. The caller holds applyMu and mu.
-func (x *Index) rewrite(r int, s *slot, row []byte) error {
+// rewrite replaces the counted row r; q is its companion row. The caller
+// holds applyMu and mu.
+func (x *Index) rewrite(r int, s *slot, row, q []byte) error {
 	wasLive := slotFlags(x.slotAt(r))&flagLive != 0
 	sb := make([]byte, slotSize)
 	s.put(sb, row)
 	if err := writeAt(x.matF, x.mat, row, pageSize+r*x.rowBytes()); err != nil {
 		return err
+	}
+	if x.compF != nil {
+		sealComp(q, sb, x.opts.Dims)
+		if err := writeAt(x.compF, x.comp, q, pageSize+r*compStride(x.opts.Dims)); err != nil {
+			return err
+		}
 	}
 	if err := writeAt(x.slotsF, x.slots, sb, pageSize+r*slotSize); err != nil {
 		return err
@@ -471,6 +541,8 @@ func (x *Index) save() error {
 	if err := x.matF.Sync(); err != nil {
 		return fmt.Errorf("vecfile: save: %w", err)
 	}
+	// The companion is not synced: Open checks each of its rows against
+	// its slot and regenerates what a crash left behind.
 	if err := x.slotsF.Sync(); err != nil {
 		return fmt.Errorf("vecfile: save: %w", err)
 	}
@@ -535,9 +607,17 @@ func (x *Index) compact() error {
 	}
 	id := binary.LittleEndian.Uint64(b[:])
 	sp, mp := filepath.Join(x.dir, slotsName+tmpSuffix), filepath.Join(x.dir, matrixName+tmpSuffix)
-	err := x.writeCompacted(sp, mp, id, func(yield func(s, row []byte) error) error {
+	cp := ""
+	if x.compF != nil {
+		cp = filepath.Join(x.dir, compName+tmpSuffix)
+	}
+	err := x.writeCompacted(sp, mp, cp, id, func(yield func(s, row, q []byte) error) error {
 		for _, r := range rows {
-			if err := yield(x.slotAt(r.row), x.rowAt(r.row)); err != nil {
+			var q []byte
+			if cp != "" {
+				q = x.compAt(r.row)
+			}
+			if err := yield(x.slotAt(r.row), x.rowAt(r.row), q); err != nil {
 				return err
 			}
 		}
@@ -546,12 +626,21 @@ func (x *Index) compact() error {
 	if err != nil {
 		os.Remove(sp)
 		os.Remove(mp)
+		if cp != "" {
+			os.Remove(cp)
+		}
 		return fmt.Errorf("vecfile: compact: %w", err)
 	}
 	// A crash between the renames leaves files of two identities: Open
-	// refuses them and the index is rebuilt.
+	// refuses a matrix and slots apart and the index is rebuilt; it
+	// regenerates a companion apart from its matrix.
 	if err := os.Rename(mp, filepath.Join(x.dir, matrixName)); err != nil {
 		return fmt.Errorf("vecfile: compact: %w", err)
+	}
+	if cp != "" {
+		if err := os.Rename(cp, filepath.Join(x.dir, compName)); err != nil {
+			return fmt.Errorf("vecfile: compact: %w", err)
+		}
 	}
 	if err := os.Rename(sp, filepath.Join(x.dir, slotsName)); err != nil {
 		return fmt.Errorf("vecfile: compact: %w", err)
@@ -568,13 +657,15 @@ func (x *Index) compact() error {
 	}
 	x.slotsF, x.matF, x.matrixID, x.gen = nx.slotsF, nx.matF, nx.matrixID, nx.gen
 	x.extra, x.lastID, x.slots, x.mat = nx.extra, nx.lastID, nx.slots, nx.mat
+	x.compF, x.comp = nx.compF, nx.comp
 	x.n, x.live, x.sorted = nx.n, nx.live, nx.sorted
 	x.saved = x.version
 	return nil
 }
 
-// writeCompacted writes a fresh pair of files holding the rows rows yields.
-func (x *Index) writeCompacted(sp, mp string, id uint64, rows func(func(s, row []byte) error) error, n int) error {
+// writeCompacted writes fresh files holding the rows rows yields: slots
+// at sp, matrix at mp and, unless cp is "", the companion at cp.
+func (x *Index) writeCompacted(sp, mp, cp string, id uint64, rows func(func(s, row, q []byte) error) error, n int) error {
 	sf, err := os.OpenFile(sp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -593,19 +684,36 @@ func (x *Index) writeCompacted(sp, mp string, id uint64, rows func(func(s, row [
 	if _, err := sf.Write(make([]byte, pageSize)); err != nil {
 		return err
 	}
+	var cf *os.File
+	if cp != "" {
+		if cf, err = os.OpenFile(cp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+			return err
+		}
+		defer cf.Close()
+		cpage := make([]byte, pageSize)
+		copy(cpage, compHeader{dims: x.opts.Dims, matrixID: id}.encode())
+		if _, err := cf.Write(cpage); err != nil {
+			return err
+		}
+	}
 	const chunk = 4096
-	var sbuf, mbuf []byte
+	var sbuf, mbuf, cbuf []byte
 	flush := func() error {
 		if _, err := sf.Write(sbuf); err != nil {
 			return err
 		}
+		if cf != nil {
+			if _, err := cf.Write(cbuf); err != nil {
+				return err
+			}
+		}
 		_, err := mf.Write(mbuf)
-		sbuf, mbuf = sbuf[:0], mbuf[:0]
+		sbuf, mbuf, cbuf = sbuf[:0], mbuf[:0], cbuf[:0]
 		return err
 	}
 	count := 0
-	err = rows(func(s, row []byte) error {
-		sbuf, mbuf = append(sbuf, s...), append(mbuf, row...)
+	err = rows(func(s, row, q []byte) error {
+		sbuf, mbuf, cbuf = append(sbuf, s...), append(mbuf, row...), append(cbuf, q...)
 		count++
 		if count%chunk == 0 {
 			return flush()
@@ -625,7 +733,7 @@ func (x *Index) writeCompacted(sp, mp string, id uint64, rows func(func(s, row [
 	if err := mf.Sync(); err != nil {
 		return err
 	}
-	return sf.Sync()
+	return sf.Sync() // the companion is not synced: see Save
 }
 
 // Search returns up to k nearest live ids by cosine similarity, best
@@ -683,21 +791,33 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 	dims, n := x.opts.Dims, x.n-first
 	switch x.opts.Format {
 	case Int8:
+		q16, qscale := quantizeQuery(uq, dims)
 		rows, err = vecscan.ScanFunc(n, k, keep, func(lo, hi int, h *vecscan.Heap) {
-			buf := make([]float32, dims)
-			for r := lo; r < hi; r++ {
-				if keep != nil && !keep(r) {
-					continue
+			out := make([]int32, scanBlock)
+			rb := x.rowBytes()
+			floor := h.Floor()
+			for b := lo; b < hi; b += scanBlock {
+				m := dot8.Dots(q16[:dims], x.mat[pageSize+(first+b)*rb:], rb, out[:min(scanBlock, hi-b)])
+				if m < min(scanBlock, hi-b) {
+					panic("matrix shorter than its rows") // turned into ErrFault by ScanFunc
 				}
-				for i, b := range x.rowAt(first + r) {
-					buf[i] = float32(int8(b))
+				for i := range m {
+					r := b + i
+					s := qscale * slotScale(x.slotAt(first+r)) * float32(out[i])
+					if s >= floor && (keep == nil || keep(r)) {
+						h.Push(r, s)
+						floor = h.Floor()
+					}
 				}
-				h.Push(r, slotScale(x.slotAt(first+r))*vecscan.Dot(buf, uq))
 			}
 		})
 	default:
 		if n <= 0 {
 			return nil, nil
+		}
+		if x.comp != nil {
+			rows, err = x.scanInt8(uq, k, first, n, keep)
+			break
 		}
 		mat := unsafe.Slice((*float32)(unsafe.Pointer(&x.mat[pageSize+first*dims*4])), n*dims)
 		rows, err = vecscan.Scan(mat, dims, uq, k, keep)
@@ -785,10 +905,13 @@ func (x *Index) Close() (err error) {
 	defer x.mu.Unlock()
 	x.closed = true
 	// The files grew ahead of their rows: give the space back.
-	errs := []error{err, unmap(x.slots), unmap(x.mat)}
-	x.slots, x.mat = nil, nil
+	errs := []error{err, unmap(x.slots), unmap(x.mat), unmap(x.comp)}
+	x.slots, x.mat, x.comp = nil, nil, nil
 	if err == nil && !x.opts.ReadOnly {
 		errs = append(errs, x.slotsF.Truncate(int64(pageSize+x.n*slotSize)), x.matF.Truncate(int64(pageSize+x.n*x.rowBytes())))
+		if x.compF != nil {
+			errs = append(errs, x.compF.Truncate(int64(pageSize+x.n*compStride(x.opts.Dims))))
+		}
 	}
 	return errors.Join(append(errs, x.release())...)
 }
@@ -796,14 +919,14 @@ func (x *Index) Close() (err error) {
 // release unmaps and closes the files.
 func (x *Index) release() error {
 	var errs []error
-	errs = append(errs, unmap(x.slots), unmap(x.mat))
-	x.slots, x.mat = nil, nil
-	for _, f := range []*os.File{x.slotsF, x.matF} {
+	errs = append(errs, unmap(x.slots), unmap(x.mat), unmap(x.comp))
+	x.slots, x.mat, x.comp = nil, nil, nil
+	for _, f := range []*os.File{x.slotsF, x.matF, x.compF} {
 		if f != nil {
 			errs = append(errs, f.Close())
 		}
 	}
-	x.slotsF, x.matF = nil, nil
+	x.slotsF, x.matF, x.compF = nil, nil, nil
 	return errors.Join(errs...)
 }
 

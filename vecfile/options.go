@@ -34,6 +34,35 @@ func (f Format) elemSize() int {
 	return 4
 }
 
+// Scan is how a Float32 index finds a search's best rows.
+type Scan uint8
+
+// Scans.
+const (
+	// ScanInt8 ranks every row with an int8 companion of the matrix (see
+	// the package doc) and rescores the best max(Rescore*k, RescoreMin)
+	// exactly in float32: the scores returned are the float32 ones; a
+	// true top-k row is missed only if the int8 ranking puts it below
+	// that many others (recall@10 against ScanFloat32 is measured in the
+	// tests and BENCHMARKS.md).
+	ScanInt8 Scan = 1
+	// ScanFloat32 scores every row of the matrix in float32: exact.
+	ScanFloat32 Scan = 2
+)
+
+func (s Scan) String() string {
+	switch s {
+	case ScanInt8:
+		return "int8"
+	case ScanFloat32:
+		return "float32"
+	}
+	return fmt.Sprintf("scan(%d)", uint8(s))
+}
+
+// RescoreMin is the fewest candidates ScanInt8 rescores in float32.
+const RescoreMin = 64
+
 // Defaults for Options.
 const (
 	// DefaultFormat is the row format of a new index.
@@ -41,6 +70,14 @@ const (
 	// DefaultCompactRatio is the share of dead rows above which Apply
 	// rewrites the files with the live rows only.
 	DefaultCompactRatio = 0.25
+	// DefaultScan is the scan of a Float32 index.
+	DefaultScan = ScanInt8
+	// DefaultRescore is the candidates per result ScanInt8 rescores: the
+	// start of the plateau measured on 100K static-embedder vectors
+	// (recall@100 against the float32 scan 0.993 at 1, 1.000 at 2, 3
+	// and 4; recall@10 1.000 from 12 candidates; BENCHMARKS.md). Each
+	// candidate costs one pread of its float32 row, about a microsecond.
+	DefaultRescore = 2
 )
 
 // Options configure an Index. Dims is required, so a nil *Options is
@@ -50,6 +87,14 @@ type Options struct {
 	Dims int
 	// Format is the row format of a new index. Default DefaultFormat.
 	Format Format
+	// Scan is how a Float32 index is scanned; an Int8 index ignores it.
+	// ScanInt8 keeps a third file (about a quarter of the matrix); with
+	// ScanFloat32 a writable Open removes it. Default DefaultScan.
+	Scan Scan
+	// Rescore is the candidates per result, in [1, 1024], that ScanInt8
+	// rescores in float32: a search for k rescores max(Rescore*k,
+	// RescoreMin) rows. Default DefaultRescore.
+	Rescore int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
 	// which Apply rewrites the files without them. Default
 	// DefaultCompactRatio; 1 never compacts.
@@ -60,6 +105,8 @@ type Options struct {
 	ReadOnly bool
 	// SkipVerify skips the checksum of the rows at Open (it reads both
 	// files once: about 4 ms per 100K 100-d rows from the page cache).
+	// The int8 companion's rows are checked against their slots either
+	// way (a few ms per 100K rows), since the companion is never synced.
 	// Default false.
 	SkipVerify bool
 }
@@ -72,6 +119,12 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Format == 0 {
 		c.Format = DefaultFormat
 	}
+	if c.Scan == 0 {
+		c.Scan = DefaultScan
+	}
+	if c.Rescore == 0 {
+		c.Rescore = DefaultRescore
+	}
 	if c.CompactRatio == 0 {
 		c.CompactRatio = DefaultCompactRatio
 	}
@@ -80,6 +133,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: Dims %d outside [1, 65536]", ErrOptions, c.Dims)
 	case c.Format != Float32 && c.Format != Int8:
 		return c, fmt.Errorf("%w: unknown format %d", ErrOptions, c.Format)
+	case c.Scan != ScanInt8 && c.Scan != ScanFloat32:
+		return c, fmt.Errorf("%w: unknown scan %d", ErrOptions, c.Scan)
+	case c.Rescore < 1 || c.Rescore > 1024:
+		return c, fmt.Errorf("%w: Rescore %d outside [1, 1024]", ErrOptions, c.Rescore)
 	case !(c.CompactRatio > 0 && c.CompactRatio <= 1):
 		return c, fmt.Errorf("%w: CompactRatio %v must be in (0, 1]", ErrOptions, c.CompactRatio)
 	}

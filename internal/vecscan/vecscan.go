@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -51,11 +52,15 @@ func Scan(mat []float32, dims int, q []float32, k int, keep func(row int) bool) 
 	}
 	n := len(mat) / dims
 	return ScanFunc(n, k, keep, func(lo, hi int, h *Heap) {
+		floor := h.Floor()
 		for r := lo; r < hi; r++ {
 			if keep != nil && !keep(r) {
 				continue
 			}
-			h.Push(r, vek32.Dot(q, mat[r*dims:(r+1)*dims]))
+			if s := vek32.Dot(q, mat[r*dims:(r+1)*dims]); s >= floor {
+				h.Push(r, s)
+				floor = h.Floor()
+			}
 		}
 	})
 }
@@ -96,8 +101,8 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 		return nil, err
 	}
 	var all []Hit
-	for _, h := range heaps {
-		all = append(all, h.hits...)
+	for p := range heaps {
+		all = append(all, heaps[p].best()...)
 	}
 	slices.SortFunc(all, Compare)
 	return all[:min(k, len(all))], nil
@@ -127,34 +132,68 @@ func Compare(a, b Hit) int {
 
 // Heap keeps the k best hits pushed into it. The zero value keeps none;
 // NewHeap sets k.
+//
+// It is a selection buffer rather than a binary heap: hits better than
+// the k-th best known are appended, and when 2k have gathered a
+// quickselect keeps the k best and raises the bar. A hit costs O(1)
+// amortised instead of O(log k), which matters when k is in the hundreds
+// (a k-100 search that rescores 400 candidates).
 type Heap struct {
 	k    int
-	hits []Hit // a min-heap: hits[0] is the worst kept
+	hits []Hit
+	bar  Hit  // with full: the k-th best kept at the last cut
+	full bool // a cut has happened: only hits better than bar enter
 }
 
 // NewHeap returns a heap keeping the k best hits.
 func NewHeap(k int) *Heap { return &Heap{k: k} }
 
+// Floor is the score below which Push refuses a hit: -Inf until the heap
+// has cut. A scan loop checks it inline and pushes only the rows that
+// reach it, then reads it again.
+func (h *Heap) Floor() float32 {
+	if !h.full {
+		return float32(math.Inf(-1))
+	}
+	return h.bar.Score
+}
+
 // Push offers a row with its score.
 func (h *Heap) Push(row int, score float32) {
-	if len(h.hits) == h.k && h.k > 0 && score < h.hits[0].Score {
-		return // the common case of a long scan: below the worst kept
+	if h.full && score < h.bar.Score {
+		return // the common case of a long scan: below the bar
 	}
-	if len(h.hits) < h.k {
-		h.hits = append(h.hits, Hit{row, score})
-		h.up(len(h.hits) - 1)
+	if h.k <= 0 {
 		return
 	}
-	if h.k == 0 || !worse(h.hits[0], Hit{row, score}) {
+	hit := Hit{row, score}
+	if h.full && !worse(h.bar, hit) {
 		return
 	}
-	h.hits[0] = Hit{row, score}
-	h.down(0)
+	h.hits = append(h.hits, hit)
+	if len(h.hits) >= 2*h.k+16 {
+		h.cut()
+	}
+}
+
+// cut keeps the k best hits and sets the bar to the worst of them.
+func (h *Heap) cut() {
+	selectBest(h.hits, h.k)
+	h.hits = h.hits[:h.k]
+	h.bar, h.full = h.hits[h.k-1], true
+}
+
+// best returns the kept hits, at most k, in no order.
+func (h *Heap) best() []Hit {
+	if len(h.hits) > h.k {
+		h.cut()
+	}
+	return h.hits
 }
 
 // Sorted returns the kept hits, best first.
 func (h *Heap) Sorted() []Hit {
-	out := slices.Clone(h.hits)
+	out := slices.Clone(h.best())
 	slices.SortFunc(out, Compare)
 	return out
 }
@@ -162,31 +201,39 @@ func (h *Heap) Sorted() []Hit {
 // worse reports whether a ranks below b.
 func worse(a, b Hit) bool { return Compare(a, b) > 0 }
 
-func (h *Heap) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !worse(h.hits[i], h.hits[p]) {
+// selectBest reorders hits so that hits[:k] are the k best, with the
+// worst of them at k-1 (quickselect; hits are distinct rows, so Compare
+// is a strict order). 0 < k <= len(hits).
+func selectBest(hits []Hit, k int) {
+	lo, hi := 0, len(hits)-1
+	for lo < hi {
+		// Median of three as the pivot, moved to hi.
+		mid := lo + (hi-lo)/2
+		if Compare(hits[mid], hits[lo]) < 0 {
+			hits[mid], hits[lo] = hits[lo], hits[mid]
+		}
+		if Compare(hits[hi], hits[lo]) < 0 {
+			hits[hi], hits[lo] = hits[lo], hits[hi]
+		}
+		if Compare(hits[mid], hits[hi]) < 0 {
+			hits[mid], hits[hi] = hits[hi], hits[mid]
+		}
+		pivot := hits[hi]
+		p := lo
+		for i := lo; i < hi; i++ {
+			if Compare(hits[i], pivot) < 0 {
+				hits[i], hits[p] = hits[p], hits[i]
+				p++
+			}
+		}
+		hits[p], hits[hi] = hits[hi], hits[p]
+		switch {
+		case p == k-1:
 			return
+		case p < k-1:
+			lo = p + 1
+		default:
+			hi = p - 1
 		}
-		h.hits[i], h.hits[p] = h.hits[p], h.hits[i]
-		i = p
-	}
-}
-
-func (h *Heap) down(i int) {
-	n := len(h.hits)
-	for {
-		w := i
-		if l := 2*i + 1; l < n && worse(h.hits[l], h.hits[w]) {
-			w = l
-		}
-		if r := 2*i + 2; r < n && worse(h.hits[r], h.hits[w]) {
-			w = r
-		}
-		if w == i {
-			return
-		}
-		h.hits[i], h.hits[w] = h.hits[w], h.hits[i]
-		i = w
 	}
 }

@@ -103,3 +103,31 @@ func TestScanRecoversPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestHeapKeepsBest compares the heap with a full sort, for sizes around
+// its cut (2k+16 hits), with many equal scores (the ties go to the lower
+// row) and rows pushed in any order.
+func TestHeapKeepsBest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{1, 2, 3, 10, 64, 100, 400} {
+		for _, n := range []int{0, 1, k - 1, k, 2*k + 15, 2*k + 16, 2*k + 17, 5*k + 40, 20000} {
+			for _, levels := range []int{3, 1000, 1 << 30} {
+				all := make([]vecscan.Hit, max(n, 0))
+				for i := range all {
+					all[i] = vecscan.Hit{Row: i, Score: float32(rng.IntN(levels))}
+				}
+				rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+				h := vecscan.NewHeap(k)
+				for _, x := range all {
+					h.Push(x.Row, x.Score)
+				}
+				want := slices.Clone(all)
+				slices.SortFunc(want, vecscan.Compare)
+				want = want[:min(k, len(want))]
+				if got := h.Sorted(); !slices.Equal(got, want) {
+					t.Fatalf("k %d n %d levels %d: got %v, want %v", k, n, levels, got[:min(5, len(got))], want[:min(5, len(want))])
+				}
+			}
+		}
+	}
+}
