@@ -57,6 +57,20 @@ func openTest(t *testing.T, dir string) (*engine.Engine, *fakeClock) {
 	return e, clock
 }
 
+// tiersOf returns the tier each of ids is stored in.
+func tiersOf(t *testing.T, e *engine.Engine, ids []uint64) map[uint64]uint8 {
+	t.Helper()
+	out := make(map[uint64]uint8, len(ids))
+	for _, id := range ids {
+		r, err := e.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[id] = r.Header.Tier
+	}
+	return out
+}
+
 func remember(t *testing.T, e *engine.Engine, ins ...engine.Input) []uint64 {
 	t.Helper()
 	ids, err := e.Remember(context.Background(), ins...)

@@ -79,14 +79,7 @@ func TestReopenedViewsIndexArchiveDocuments(t *testing.T) {
 				}
 			}
 			ids := remember(t, e, ins...)
-			tierOf := map[uint64]uint8{}
-			for _, id := range ids {
-				r, err := e.Get(id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tierOf[id] = r.Header.Tier
-			}
+			tierOf := tiersOf(t, e, ids)
 			if err := e.Close(); err != nil {
 				t.Fatal(err)
 			}
