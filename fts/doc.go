@@ -5,8 +5,7 @@
 // It uses bleve's lower packages (scorch, document, the analysers,
 // searcher and collector) and not bleve's top-level package, which links
 // bleve's older index type (upsidedown, with a protobuf runtime), every
-// query type and the search-request machinery into the binary: 2.7 MB of
-// hmo's 35.6 MB. The directory layout, the documents and the mapping
+// query type and the search-request machinery into the binary (2.7 MB when it was measured). The directory layout, the documents and the mapping
 // stored in the index are the ones the top-level package wrote, so indexes
 // written before open as they are, and bleve's own tools still read them.
 //
@@ -14,24 +13,26 @@
 // returns record ids and scores only. Each document is one record under its
 // id in decimal, with these fields:
 //
-//   - text: analysed by the index's Analyzer (by default Unicode words,
-//     lowercased, English possessives and stop words removed, Snowball
-//     English stems); searched with OR semantics and scored with bleve's
-//     BM25.
+//   - text, context, role: the record's own words, the turns before it
+//     and its speaker, analysed by the index's Analyzer (by default Unicode
+//     words, lowercased, English possessives and stop words removed,
+//     Snowball English stems); searched with OR semantics and scored as
+//     one document by BM25F (Scoring).
 //   - scope, session: exact keywords, for filters only.
 //   - time: a datetime in whole seconds, for range filters only.
 //
 // # Durability
 //
 // Apply writes the documents, the deletions and the caller's watermark (the
-// last change-log sequence applied) in one scorch batch. Scorch introduces
-// the batch as one snapshot, and, since this package leaves scorch's
-// unsafe_batch off, Apply returns only after the persister has written the
-// snapshot's new segment file (fsynced) and committed the snapshot,
-// watermark included, to the index's root.bolt (fsynced). After a crash the
-// reopened index therefore holds exactly the changes up to its Watermark,
-// never part of a batch, and at least every batch Apply returned from; the
-// engine replays the change log past the watermark.
+// last change-log sequence applied) in one scorch batch, which scorch
+// introduces as one snapshot. By default Apply returns only after the
+// persister has written the snapshot's new segment file (fsynced) and
+// committed the snapshot, watermark included, to the index's root.bolt
+// (fsynced). With Options.AsyncPersist (scorch's unsafe_batch) it returns
+// once the batch is searchable, and DurableWatermark reports the
+// watermark on disk. Either way the reopened index holds exactly the changes up to its
+// Watermark, never part of a batch, and the engine replays the change log
+// past it.
 //
 // Open checks that the directory holds an index built by this package with
 // the same options and verifies the checksum of every segment file. A
@@ -40,11 +41,14 @@
 //
 // # Scoring
 //
-// Bleve's BM25 (k1 = 1.2, b = 0.75) differs from the textbook formula: term
-// frequency enters as its square root, each term's weight is its idf times
-// a query normalisation times idf again, and a disjunction multiplies the
-// sum by the fraction of query terms the document matches. Scores are
-// comparable within one query only.
+// Scores are BM25F (Scoring), computed by this package, not bleve's
+// scorer. The top k are found by MaxScore (Turtle and Flood, 1995): words
+// whose bounds together cannot lift a document into the top k only score
+// the documents the others bring. A word's postings in one immutable
+// scorch segment are read as decoded arrays kept in a cache bounded in
+// bytes (Options.PostingsCache), searched by galloping seeks; the
+// snapshot's deleted documents are skipped at query time. The result is
+// the exact top k by BM25F. Scores are comparable within one query only.
 //
 // Files are created 0600 in 0700 directories.
 package fts
