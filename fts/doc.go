@@ -5,9 +5,11 @@
 // It uses bleve's lower packages (scorch, document, the analysers,
 // searcher and collector) and not bleve's top-level package, which links
 // bleve's older index type (upsidedown, with a protobuf runtime), every
-// query type and the search-request machinery into the binary (2.7 MB when it was measured). The directory layout, the documents and the mapping
-// stored in the index are the ones the top-level package wrote, so indexes
-// written before open as they are, and bleve's own tools still read them.
+// query type and the search-request machinery into the binary (2.7 MB
+// when it was measured). The directory layout, the documents and the
+// mapping stored in the index are the ones the top-level package wrote,
+// so indexes written before open as they are, and bleve's own tools still
+// read them.
 //
 // The index holds no text: bbolt is the source of truth, and the index
 // returns record ids and scores only. Each document is one record under its
