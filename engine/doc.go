@@ -1,6 +1,6 @@
 // Package engine is the domain core of hmo: records, the durable store,
 // ingestion, hybrid recall and the small interfaces it consumes (Embedder,
-// VectorIndex, TextIndex). Adapters such as hnsw, fts and localllm
+// VectorIndex, TextIndex). Adapters such as hnsw, fts and localllm/static
 // implement those interfaces; engine never imports them.
 //
 // bbolt is the source of truth. Every mutation is committed to bbolt first

@@ -1,0 +1,6 @@
+package heuristic
+
+import "errors"
+
+// ErrHeuristicOptions reports an invalid HeuristicOptions field.
+var ErrHeuristicOptions = errors.New("heuristic: invalid heuristic scorer option")
