@@ -57,7 +57,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		if mm.Host != "" {
 			co.Host = mm.Host
 		}
-		client, err = ollama.NewOllama(&co)
+		client, err = ollama.New(&co)
 		return client, err
 	}
 	if o.Embedder == nil {
@@ -77,7 +77,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		}
 	}
 	if o.Importance == nil {
-		h, err := heuristic.NewHeuristic(nil)
+		h, err := heuristic.New(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +131,7 @@ func OpenVectorIndex(dir string, dims int) (engine.VectorIndex, error) {
 // defaults.
 type Models struct {
 	// Host is the Ollama server. Default $OLLAMA_HOST, else
-	// ollama.DefaultOllamaHost.
+	// ollama.DefaultHost.
 	Host string
 	// ChatModel is the Ollama chat model of the LLM steps: importance,
 	// compression, persona profile and the tier-walk sufficiency
@@ -144,7 +144,7 @@ type Models struct {
 	// Engine.Reindex (hmo reindex).
 	Embedder string
 	// Ollama tunes the client: timeouts, retries, breaker.
-	Ollama ollama.OllamaOptions
+	Ollama ollama.Options
 }
 
 // Embedder specs.
@@ -164,18 +164,18 @@ func NewEmbedder(ctx context.Context, spec string, m *Models) (engine.Embedder, 
 	spec = strings.TrimSpace(spec)
 	switch {
 	case spec == "" || spec == EmbedderStatic:
-		return static.NewStatic(nil)
+		return static.New(nil)
 	case spec == EmbedderOllama || strings.HasPrefix(spec, EmbedderOllama+":"):
 		co := mm.Ollama
 		if mm.Host != "" {
 			co.Host = mm.Host
 		}
-		c, err := ollama.NewOllama(&co)
+		c, err := ollama.New(&co)
 		if err != nil {
 			return nil, err
 		}
 		model, _ := strings.CutPrefix(spec, EmbedderOllama)
-		return ollama.NewOllamaEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
+		return ollama.NewEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
 	}
 	return nil, fmt.Errorf("%w: embedder %q (want static, ollama or ollama:<model>)", engine.ErrInvalidOption, spec)
 }
@@ -189,7 +189,7 @@ func storeEmbedder(dir string, timeout time.Duration, spec string, dial func() (
 		if spec == "" || spec == EmbedderStatic {
 			// Each store keeps its own corpus statistics, so it gets
 			// its own embedder; the decoded word table is shared.
-			return static.NewStatic(nil)
+			return static.New(nil)
 		}
 		c, err := dial()
 		if err != nil {
@@ -201,7 +201,7 @@ func storeEmbedder(dir string, timeout time.Duration, spec string, dial func() (
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), ollama.DefaultCallTimeout)
 		defer cancel()
-		return ollama.NewOllamaEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
+		return ollama.NewEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
 	case err != nil:
 		return nil, err
 	}
@@ -211,16 +211,16 @@ func storeEmbedder(dir string, timeout time.Duration, spec string, dial func() (
 			return nil, err
 		}
 		// The store records the dimensions: no call to the server.
-		return ollama.NewOllamaEmbedder(context.Background(), c, model, id.Dims)
+		return ollama.NewEmbedder(context.Background(), c, model, id.Dims)
 	}
-	return static.NewStatic(nil)
+	return static.New(nil)
 }
 
 // wireSteps plugs the Ollama LLM steps into o, each over its embedded
 // default.
 func wireSteps(o *engine.Options, c *ollama.Ollama, model string) error {
 	if o.Enricher == nil {
-		steps, err := ollama.NewOllamaSteps(c, &ollama.StepsOptions{Model: model})
+		steps, err := ollama.NewSteps(c, &ollama.StepsOptions{Model: model})
 		if err != nil {
 			return err
 		}

@@ -160,7 +160,7 @@ func vectorRecall(dir string) (float64, error) {
 		return 0, err
 	}
 	defer x.Close()
-	emb, err := static.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		return 0, err
 	}

@@ -54,7 +54,7 @@ func BenchmarkGraphParams(b *testing.B) {
 		return len(docs) < n
 	})
 	x.Close()
-	emb, err := static.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func BenchmarkInt8(b *testing.B) {
 		}
 		defer sd.x.Close()
 	}
-	emb, err := static.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

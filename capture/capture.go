@@ -60,7 +60,7 @@ type Capture struct {
 
 // New returns a Capture with the heuristic scorer's default weights.
 func New() *Capture {
-	h, _ := heuristic.NewHeuristic(nil) // nil options cannot fail
+	h, _ := heuristic.New(nil) // nil options cannot fail
 	return &Capture{h: h}
 }
 
@@ -246,7 +246,7 @@ func (c *Capture) DistillFacts(_ context.Context, text string) ([]Fact, error) {
 	return c.Distill(text), nil
 }
 
-// FactStep is a language model's facts step (ollama.OllamaSteps).
+// FactStep is a language model's facts step (ollama.Steps).
 type FactStep interface {
 	Facts(ctx context.Context, text string) ([]ollama.StepFact, error)
 }

@@ -117,7 +117,7 @@ func TestScanInt8RecallStatic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("embeds 20,000 records")
 	}
-	emb, err := static.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func reindexSpec(name string) string {
 func (c *checkup) ollama(ctx context.Context, host, chatModel string, id engine.Identity, storeOK bool) {
 	embedModel, needEmbed := ollama.ParseEmbedderName(id.Embedder)
 	needed := needEmbed || chatModel != ""
-	cl, err := ollama.NewOllama(&ollama.OllamaOptions{Host: host, CallTimeout: doctorTimeout, Retries: -1})
+	cl, err := ollama.New(&ollama.Options{Host: host, CallTimeout: doctorTimeout, Retries: -1})
 	if err != nil {
 		c.fail("ollama: %v — set OLLAMA_HOST to http://host:port", err)
 		return

@@ -58,11 +58,11 @@ func hookDistiller(env *env, sf *storeFlags) capture.Distiller {
 	if mm.Host != "" {
 		co.Host = mm.Host
 	}
-	c, err := ollama.NewOllama(&co)
+	c, err := ollama.New(&co)
 	if err != nil {
 		return nil
 	}
-	steps, err := ollama.NewOllamaSteps(c, &ollama.StepsOptions{Model: mm.ChatModel})
+	steps, err := ollama.NewSteps(c, &ollama.StepsOptions{Model: mm.ChatModel})
 	if err != nil {
 		return nil
 	}

@@ -36,7 +36,7 @@ type modelFlags struct {
 // storeFlags.register).
 func (m *modelFlags) register(fs *pflag.FlagSet, which int) {
 	if which&(withOllama|withChat|withEmbedder) != 0 {
-		fs.StringVar(&m.host, "ollama-host", "", "Ollama server (default $OLLAMA_HOST or "+ollama.DefaultOllamaHost+")")
+		fs.StringVar(&m.host, "ollama-host", "", "Ollama server (default $OLLAMA_HOST or "+ollama.DefaultHost+")")
 	}
 	if which&withChat != 0 {
 		fs.StringVar(&m.chatModel, "chat-model", "", "Ollama chat model for the LLM steps, e.g. "+ollama.DefaultChatModel+" (default $"+envChatModel+"; none: embedded defaults)")
@@ -53,7 +53,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet, which int) {
 func (m *modelFlags) resolve(env *env) *hmo.Models {
 	mm := &hmo.Models{Host: m.host, ChatModel: m.chatModel, Embedder: m.embedder}
 	if mm.Host == "" {
-		mm.Host = env.getenv(ollama.EnvOllamaHost)
+		mm.Host = env.getenv(ollama.EnvHost)
 	}
 	if mm.ChatModel == "" {
 		mm.ChatModel = env.getenv(envChatModel)

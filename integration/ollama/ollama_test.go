@@ -56,7 +56,7 @@ func wait(t *testing.T, e *engine.Engine, d time.Duration) {
 func TestWithRealOllama(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
-	models := &hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: ollama.OllamaOptions{CallTimeout: 2 * time.Minute}}
+	models := &hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: ollama.Options{CallTimeout: 2 * time.Minute}}
 	hmoBin := buildHMO(t)
 
 	t.Run("embed", func(t *testing.T) {
@@ -191,7 +191,7 @@ func TestWithRealOllama(t *testing.T) {
 	t.Run("server killed mid-ingest", func(t *testing.T) {
 		dir := t.TempDir()
 		e, err := hmo.OpenWith(dir, &engine.Options{EnrichTimeout: time.Minute},
-			&hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: ollama.OllamaOptions{CallTimeout: 30 * time.Second}})
+			&hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: ollama.Options{CallTimeout: 30 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -93,7 +93,7 @@ func (s *server) start(t *testing.T, logPath string) {
 		t.Fatalf("ollama serve: %v", err)
 	}
 	t.Cleanup(func() { s.kill(); f.Close(); noneLeft(t, s.bin) })
-	c, _ := ollama.NewOllama(&ollama.OllamaOptions{Host: s.host, Retries: -1, CallTimeout: time.Second})
+	c, _ := ollama.New(&ollama.Options{Host: s.host, Retries: -1, CallTimeout: time.Second})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := c.Version(context.Background()); err == nil {

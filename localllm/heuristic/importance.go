@@ -11,9 +11,9 @@ import (
 
 var _ engine.ImportanceScorer = (*Heuristic)(nil)
 
-// HeuristicOptions configures a Heuristic scorer. The zero value gives the
+// Options configures a Heuristic scorer. The zero value gives the
 // defaults.
-type HeuristicOptions struct {
+type Options struct {
 	// Weights overrides the weight of feature groups, in points of the
 	// linear score per unit of the feature's value; 0 turns a group off. A
 	// group absent from the map keeps its default, Feature.DefaultWeight.
@@ -71,9 +71,9 @@ type Contribution struct {
 	Points  float64 // Value times the weight: its share of the linear score
 }
 
-// NewHeuristic returns a heuristic importance scorer. A nil opts gives the
+// New returns a heuristic importance scorer. A nil opts gives the
 // defaults.
-func NewHeuristic(opts *HeuristicOptions) (*Heuristic, error) {
+func New(opts *Options) (*Heuristic, error) {
 	h := &Heuristic{weights: defaultWeights()}
 	if opts == nil {
 		return h, nil
@@ -82,9 +82,9 @@ func NewHeuristic(opts *HeuristicOptions) (*Heuristic, error) {
 		w := opts.Weights[f]
 		switch {
 		case f < 0 || f >= numFeatures:
-			return nil, fmt.Errorf("%w: unknown feature %d", ErrHeuristicOptions, int(f))
+			return nil, fmt.Errorf("%w: unknown feature %d", ErrOptions, int(f))
 		case math.IsNaN(w) || math.IsInf(w, 0):
-			return nil, fmt.Errorf("%w: weight of %s is %g", ErrHeuristicOptions, f, w)
+			return nil, fmt.Errorf("%w: weight of %s is %g", ErrOptions, f, w)
 		}
 		h.weights[f] = w
 	}

@@ -2,5 +2,5 @@ package heuristic
 
 import "errors"
 
-// ErrHeuristicOptions reports an invalid HeuristicOptions field.
-var ErrHeuristicOptions = errors.New("heuristic: invalid heuristic scorer option")
+// ErrOptions reports an invalid Options field.
+var ErrOptions = errors.New("heuristic: invalid heuristic scorer option")

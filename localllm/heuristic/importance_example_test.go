@@ -8,7 +8,7 @@ import (
 )
 
 func ExampleHeuristic() {
-	h, err := heuristic.NewHeuristic(nil) // nil: the default weights
+	h, err := heuristic.New(nil) // nil: the default weights
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func ExampleHeuristic() {
 }
 
 func ExampleHeuristic_Explain() {
-	h, err := heuristic.NewHeuristic(nil)
+	h, err := heuristic.New(nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func TestLoCoMoImportanceAUC(t *testing.T) {
 		if f == heuristic.FeatureProfile {
 			continue
 		}
-		without, _ := importanceAUC(newHeuristic(t, &heuristic.HeuristicOptions{Weights: map[heuristic.Feature]float64{f: 0}}), data)
+		without, _ := importanceAUC(newHeuristic(t, &heuristic.Options{Weights: map[heuristic.Feature]float64{f: 0}}), data)
 		t.Logf("  without %-10s %.4f (%+.4f)", f, without, without-auc)
 	}
 	if auc < importanceAUCFloor {

@@ -11,11 +11,11 @@ import (
 )
 
 // newHeuristic returns a scorer or fails the test.
-func newHeuristic(t testing.TB, opts *heuristic.HeuristicOptions) *heuristic.Heuristic {
+func newHeuristic(t testing.TB, opts *heuristic.Options) *heuristic.Heuristic {
 	t.Helper()
-	h, err := heuristic.NewHeuristic(opts)
+	h, err := heuristic.New(opts)
 	if err != nil {
-		t.Fatalf("NewHeuristic: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return h
 }
@@ -146,7 +146,7 @@ func TestExplainFeatures(t *testing.T) {
 }
 
 func TestExplainPointsAreWeightTimesValue(t *testing.T) {
-	h := newHeuristic(t, &heuristic.HeuristicOptions{Weights: map[heuristic.Feature]float64{heuristic.FeatureTime: 2}})
+	h := newHeuristic(t, &heuristic.Options{Weights: map[heuristic.Feature]float64{heuristic.FeatureTime: 2}})
 	_, parts := h.Explain("On 3 May 2024 I bought my first car, a red Fiat, in Milan.")
 	for _, p := range parts {
 		w := p.Feature.DefaultWeight()
@@ -182,16 +182,16 @@ func TestNewHeuristicOptions(t *testing.T) {
 		{heuristic.FeatureTime: math.Inf(1)},
 	}
 	for _, w := range bad {
-		if _, err := heuristic.NewHeuristic(&heuristic.HeuristicOptions{Weights: w}); !errors.Is(err, heuristic.ErrHeuristicOptions) {
-			t.Errorf("NewHeuristic(Weights %v) error = %v, want ErrHeuristicOptions", w, err)
+		if _, err := heuristic.New(&heuristic.Options{Weights: w}); !errors.Is(err, heuristic.ErrOptions) {
+			t.Errorf("New(Weights %v) error = %v, want ErrOptions", w, err)
 		}
 	}
 	text := "My sister's wedding is on 12 July in Lisbon"
 	def := newHeuristic(t, nil).Importance(text)
-	if got := newHeuristic(t, &heuristic.HeuristicOptions{}).Importance(text); got != def {
+	if got := newHeuristic(t, &heuristic.Options{}).Importance(text); got != def {
 		t.Errorf("zero options give %v, nil options %v", got, def)
 	}
-	off := newHeuristic(t, &heuristic.HeuristicOptions{Weights: map[heuristic.Feature]float64{heuristic.FeatureTime: 0}})
+	off := newHeuristic(t, &heuristic.Options{Weights: map[heuristic.Feature]float64{heuristic.FeatureTime: 0}})
 	if got := off.Importance(text); got >= def {
 		t.Errorf("without time: %v, want below the default %v", got, def)
 	}

@@ -1,7 +1,7 @@
 // Package ollama is hmo's client of a local Ollama server and the parts
 // built on it: Ollama, the HTTP client (per-call timeouts, bounded retries
-// with backoff, a circuit breaker); OllamaEmbedder, an engine.Embedder
-// served by an embedding model; OllamaSteps, the LLM steps of the engine
+// with backoff, a circuit breaker); Embedder, an engine.Embedder
+// served by an embedding model; Steps, the LLM steps of the engine
 // (importance, compression, profile, fact extraction); and Reflective, the
 // self-reflective sufficiency check of retrieval. The steps ask for JSON
 // constrained by a schema and validate every answer; an answer that fails

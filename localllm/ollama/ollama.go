@@ -17,9 +17,9 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// Defaults for OllamaOptions.
+// Defaults for Options.
 const (
-	DefaultOllamaHost      = "http://127.0.0.1:11434"
+	DefaultHost            = "http://127.0.0.1:11434"
 	DefaultChatModel       = "qwen2.5:3b"       // documented default for --chat-model; LLM steps are off unless one is configured
 	DefaultEmbedModel      = "nomic-embed-text" // model of "ollama" without ":model"
 	DefaultCallTimeout     = 30 * time.Second   // one HTTP call, retries excluded
@@ -30,13 +30,13 @@ const (
 	DefaultEmbedBatch      = 32               // texts per /api/embed request
 )
 
-// EnvOllamaHost is the environment variable Ollama itself reads for its address.
-const EnvOllamaHost = "OLLAMA_HOST"
+// EnvHost is the environment variable Ollama itself reads for its address.
+const EnvHost = "OLLAMA_HOST"
 
-// OllamaOptions configure an Ollama client. Zero values mean the defaults.
-type OllamaOptions struct {
+// Options configure an Ollama client. Zero values mean the defaults.
+type Options struct {
 	// Host is the server address, "http://host:port", "host:port" or
-	// "host". Default: $OLLAMA_HOST, else DefaultOllamaHost.
+	// "host". Default: $OLLAMA_HOST, else DefaultHost.
 	Host string
 	// CallTimeout bounds one HTTP call. Default DefaultCallTimeout.
 	CallTimeout time.Duration
@@ -67,20 +67,20 @@ type OllamaOptions struct {
 // per-call timeouts, bounded retries with exponential backoff and a
 // circuit breaker. It is safe for concurrent use.
 type Ollama struct {
-	opts OllamaOptions
+	opts Options
 	base *url.URL
 	api  *api.Client
 	br   breaker
 }
 
-// NewOllama returns a client. It does not contact the server.
-func NewOllama(opts *OllamaOptions) (*Ollama, error) {
-	o := OllamaOptions{}
+// New returns a client. It does not contact the server.
+func New(opts *Options) (*Ollama, error) {
+	o := Options{}
 	if opts != nil {
 		o = *opts
 	}
 	if o.Host == "" {
-		o.Host = os.Getenv(EnvOllamaHost)
+		o.Host = os.Getenv(EnvHost)
 	}
 	base, err := ParseHost(o.Host)
 	if err != nil {
@@ -115,7 +115,7 @@ func NewOllama(opts *OllamaOptions) (*Ollama, error) {
 		o.HTTPClient = &http.Client{}
 	}
 	if o.CallTimeout < 0 || o.Backoff < 0 || o.BreakerFailures < 0 || o.BreakerCooldown < 0 {
-		return nil, fmt.Errorf("%w: negative duration or count", ErrOllamaOptions)
+		return nil, fmt.Errorf("%w: negative duration or count", ErrOptions)
 	}
 	c := &Ollama{opts: o, base: base, api: api.NewClient(base, o.HTTPClient)}
 	c.br = breaker{failures: o.BreakerFailures, cooldown: o.BreakerCooldown, clock: o.Clock}
@@ -123,18 +123,18 @@ func NewOllama(opts *OllamaOptions) (*Ollama, error) {
 }
 
 // ParseHost turns an OLLAMA_HOST value into a base URL: scheme http and
-// port 11434 unless given; empty means DefaultOllamaHost.
+// port 11434 unless given; empty means DefaultHost.
 func ParseHost(s string) (*url.URL, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		s = DefaultOllamaHost
+		s = DefaultHost
 	}
 	if !strings.Contains(s, "://") {
 		s = "http://" + s
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("%w: host %q", ErrOllamaOptions, s)
+		return nil, fmt.Errorf("%w: host %q", ErrOptions, s)
 	}
 	if u.Port() == "" {
 		u.Host = net.JoinHostPort(u.Hostname(), "11434")

@@ -11,33 +11,33 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// OllamaEmbedderPrefix starts the name of every Ollama embedder:
+// EmbedderPrefix starts the name of every Ollama embedder:
 // "ollama:" followed by the model.
-const OllamaEmbedderPrefix = "ollama:"
+const EmbedderPrefix = "ollama:"
 
-var _ engine.Embedder = (*OllamaEmbedder)(nil)
+var _ engine.Embedder = (*Embedder)(nil)
 
-// OllamaEmbedder embeds text with an Ollama model through /api/embed, in
+// Embedder embeds text with an Ollama model through /api/embed, in
 // batches, and normalises the vectors to unit length. It is safe for
 // concurrent use.
-type OllamaEmbedder struct {
+type Embedder struct {
 	c     *Ollama
 	model string
 	dims  int
 }
 
-// NewOllamaEmbedder returns an embedder for model. With dims 0 it asks the
+// NewEmbedder returns an embedder for model. With dims 0 it asks the
 // server once to detect the model's dimensions; a store records them, and
 // reopening it passes them back so that no call is needed.
-func NewOllamaEmbedder(ctx context.Context, c *Ollama, model string, dims int) (*OllamaEmbedder, error) {
+func NewEmbedder(ctx context.Context, c *Ollama, model string, dims int) (*Embedder, error) {
 	model = strings.TrimSpace(model)
 	if model == "" {
 		model = DefaultEmbedModel
 	}
 	if dims < 0 {
-		return nil, fmt.Errorf("%w: %d dimensions", ErrOllamaOptions, dims)
+		return nil, fmt.Errorf("%w: %d dimensions", ErrOptions, dims)
 	}
-	e := &OllamaEmbedder{c: c, model: model, dims: dims}
+	e := &Embedder{c: c, model: model, dims: dims}
 	if dims == 0 {
 		vecs, err := e.embedBatch(ctx, []string{"dimension probe"})
 		if err != nil {
@@ -51,20 +51,20 @@ func NewOllamaEmbedder(ctx context.Context, c *Ollama, model string, dims int) (
 // ParseEmbedderName splits "ollama:model" into the model; ok is false for
 // other names.
 func ParseEmbedderName(name string) (model string, ok bool) {
-	return strings.CutPrefix(name, OllamaEmbedderPrefix)
+	return strings.CutPrefix(name, EmbedderPrefix)
 }
 
 // Name implements engine.Embedder: "ollama:" and the model.
-func (e *OllamaEmbedder) Name() string { return OllamaEmbedderPrefix + e.model }
+func (e *Embedder) Name() string { return EmbedderPrefix + e.model }
 
 // Dims implements engine.Embedder.
-func (e *OllamaEmbedder) Dims() int { return e.dims }
+func (e *Embedder) Dims() int { return e.dims }
 
 // Model is the Ollama model name.
-func (e *OllamaEmbedder) Model() string { return e.model }
+func (e *Embedder) Model() string { return e.model }
 
 // Embed implements engine.Embedder.
-func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += DefaultEmbedBatch {
 		vecs, err := e.embedBatch(ctx, texts[start:min(start+DefaultEmbedBatch, len(texts))])
@@ -81,7 +81,7 @@ func (e *OllamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	return out, nil
 }
 
-func (e *OllamaEmbedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	var vecs [][]float32
 	err := e.c.call(ctx, "embed with "+e.model, func(ctx context.Context) error {
 		resp, err := e.c.api.Embed(ctx, &api.EmbedRequest{Model: e.model, Input: texts})

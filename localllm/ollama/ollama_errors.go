@@ -2,5 +2,5 @@ package ollama
 
 import "errors"
 
-// ErrOllamaOptions reports an invalid Ollama client, embedder or step option.
-var ErrOllamaOptions = errors.New("ollama: invalid ollama option")
+// ErrOptions reports an invalid Ollama client, embedder or step option.
+var ErrOptions = errors.New("ollama: invalid ollama option")

@@ -33,7 +33,7 @@ var factsSchema = []byte(`{"type":"object","properties":{"facts":{"type":"array"
 // FactKinds, empty or invalid texts and texts longer than the turn fail
 // the step (the caller falls back to the offline distiller); at most
 // MaxFacts are kept.
-func (s *OllamaSteps) Facts(ctx context.Context, text string) ([]StepFact, error) {
+func (s *Steps) Facts(ctx context.Context, text string) ([]StepFact, error) {
 	var ans struct {
 		Facts []StepFact `json:"facts"`
 	}

@@ -41,37 +41,37 @@ type StepsOptions struct {
 	MaxTokens int
 }
 
-var _ engine.Enricher = (*OllamaSteps)(nil)
+var _ engine.Enricher = (*Steps)(nil)
 
-// OllamaSteps runs the LLM steps of ingestion and persona upkeep with an
+// Steps runs the LLM steps of ingestion and persona upkeep with an
 // Ollama chat model, asking for JSON (constrained by a schema), and
 // validates and clamps every answer. Errors wrap engine.ErrModelOutput
 // for answers that fail validation; the engine then uses its embedded
 // default. It is safe for concurrent use.
-type OllamaSteps struct {
+type Steps struct {
 	c    *Ollama
 	opts StepsOptions
 }
 
-// NewOllamaSteps returns the steps for a chat model on c. It does not
+// NewSteps returns the steps for a chat model on c. It does not
 // contact the server.
-func NewOllamaSteps(c *Ollama, opts *StepsOptions) (*OllamaSteps, error) {
+func NewSteps(c *Ollama, opts *StepsOptions) (*Steps, error) {
 	o := StepsOptions{}
 	if opts != nil {
 		o = *opts
 	}
 	o.Model = strings.TrimSpace(o.Model)
 	if o.Model == "" || c == nil {
-		return nil, fmt.Errorf("%w: steps need a client and a chat model", ErrOllamaOptions)
+		return nil, fmt.Errorf("%w: steps need a client and a chat model", ErrOptions)
 	}
 	setDefaultInt(&o.SummaryRunes, DefaultSummaryRunes)
 	setDefaultInt(&o.ProfileRunes, DefaultProfileRunes)
 	setDefaultInt(&o.PromptRunes, DefaultPromptRunes)
 	setDefaultInt(&o.MaxTokens, DefaultMaxTokens)
 	if o.SummaryRunes < 0 || o.ProfileRunes < 0 || o.PromptRunes < 0 || o.MaxTokens < 0 {
-		return nil, fmt.Errorf("%w: negative size", ErrOllamaOptions)
+		return nil, fmt.Errorf("%w: negative size", ErrOptions)
 	}
-	return &OllamaSteps{c: c, opts: o}, nil
+	return &Steps{c: c, opts: o}, nil
 }
 
 func setDefaultInt(v *int, def int) {
@@ -81,12 +81,12 @@ func setDefaultInt(v *int, def int) {
 }
 
 // Model is the chat model.
-func (s *OllamaSteps) Model() string { return s.opts.Model }
+func (s *Steps) Model() string { return s.opts.Model }
 
 // Importance implements engine.Enricher: the paper's Appendix A rubric.
 // The answer must be JSON {"score": n} with n on [0, 10]; it is rounded
 // and clamped to [1, 10].
-func (s *OllamaSteps) Importance(ctx context.Context, text, profile string) (float64, error) {
+func (s *Steps) Importance(ctx context.Context, text, profile string) (float64, error) {
 	if strings.TrimSpace(profile) == "" {
 		profile = "(no profile yet)"
 	}
@@ -115,7 +115,7 @@ func ParseScore(v *float64) (float64, error) {
 // Compress implements engine.Enricher (HMO Eq. 2). The answer must be
 // JSON {"kind": "semantic"|"episodic"|"core", "summary": "..."} with a
 // non-empty summary shorter than the text; it is cut to SummaryRunes.
-func (s *OllamaSteps) Compress(ctx context.Context, text string) (engine.Compressed, error) {
+func (s *Steps) Compress(ctx context.Context, text string) (engine.Compressed, error) {
 	var ans struct {
 		Kind    string `json:"kind"`
 		Summary string `json:"summary"`
@@ -153,7 +153,7 @@ func ParseCompressed(kind, summary, text string, maxRunes int) (engine.Compresse
 // Profile implements engine.Enricher: the persona profile, from the
 // extractive one. The answer must be JSON {"profile": "..."}, non-empty;
 // it is cut to ProfileRunes.
-func (s *OllamaSteps) Profile(ctx context.Context, extractive string) (string, error) {
+func (s *Steps) Profile(ctx context.Context, extractive string) (string, error) {
 	if strings.TrimSpace(extractive) == "" {
 		return "", fmt.Errorf("%w: profile: nothing to describe yet", engine.ErrModelOutput)
 	}
@@ -175,7 +175,7 @@ func (s *OllamaSteps) Profile(ctx context.Context, extractive string) (string, e
 }
 
 // cut shortens text for a prompt.
-func (s *OllamaSteps) cut(text string) string {
+func (s *Steps) cut(text string) string {
 	if c := textcut.CutWords(text, s.opts.PromptRunes); c != "" {
 		return c
 	}
@@ -185,7 +185,7 @@ func (s *OllamaSteps) cut(text string) string {
 // chat sends one non-streaming chat request with a JSON schema as format
 // and decodes the answer's content into out, strictly: one JSON object,
 // no unknown fields.
-func (s *OllamaSteps) chat(ctx context.Context, step, system, user string, schema []byte, out any) error {
+func (s *Steps) chat(ctx context.Context, step, system, user string, schema []byte, out any) error {
 	return s.c.chatJSON(ctx, s.opts.Model, step, system, user, schema, s.opts.MaxTokens, out)
 }
 

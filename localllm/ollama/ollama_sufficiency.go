@@ -61,7 +61,7 @@ func NewReflective(c *Ollama, opts *ReflectiveOptions) (*Reflective, error) {
 	}
 	o.Model = strings.TrimSpace(o.Model)
 	if o.Model == "" || c == nil {
-		return nil, fmt.Errorf("%w: reflection needs a client and a chat model", ErrOllamaOptions)
+		return nil, fmt.Errorf("%w: reflection needs a client and a chat model", ErrOptions)
 	}
 	if o.Fallback == nil {
 		o.Fallback = engine.ScoreTest{}
@@ -72,7 +72,7 @@ func NewReflective(c *Ollama, opts *ReflectiveOptions) (*Reflective, error) {
 	setDefaultInt(&o.Results, DefaultReflectResults)
 	setDefaultInt(&o.ResultRunes, DefaultReflectRunes)
 	if o.Timeout < 0 || o.Results < 1 || o.ResultRunes < 1 {
-		return nil, fmt.Errorf("%w: reflection sizes must be positive", ErrOllamaOptions)
+		return nil, fmt.Errorf("%w: reflection sizes must be positive", ErrOptions)
 	}
 	return &Reflective{c: c, opts: o, stats: engine.StepStats{Step: engine.StepSufficiency}}, nil
 }

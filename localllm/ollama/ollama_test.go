@@ -106,15 +106,15 @@ func (c *testClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newClient(t *testing.T, url string, o ollama.OllamaOptions) *ollama.Ollama {
+func newClient(t *testing.T, url string, o ollama.Options) *ollama.Ollama {
 	t.Helper()
 	o.Host = url
 	if o.Sleep == nil {
 		o.Sleep = func(context.Context, time.Duration) error { return nil }
 	}
-	c, err := ollama.NewOllama(&o)
+	c, err := ollama.New(&o)
 	if err != nil {
-		t.Fatalf("NewOllama: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return c
 }
@@ -132,14 +132,14 @@ func TestParseHost(t *testing.T) {
 			t.Errorf("ParseHost(%q) = %v, %v; want %s", tc.in, u, err, tc.want)
 		}
 	}
-	if _, err := ollama.ParseHost("ftp://x"); !errors.Is(err, ollama.ErrOllamaOptions) {
-		t.Errorf("ParseHost(ftp://x) = %v, want ErrOllamaOptions", err)
+	if _, err := ollama.ParseHost("ftp://x"); !errors.Is(err, ollama.ErrOptions) {
+		t.Errorf("ParseHost(ftp://x) = %v, want ErrOptions", err)
 	}
 }
 
 func TestHealthAndModels(t *testing.T) {
 	_, srv := newFake(t)
-	c := newClient(t, srv.URL, ollama.OllamaOptions{})
+	c := newClient(t, srv.URL, ollama.Options{})
 	v, err := c.Version(context.Background())
 	if err != nil || v != "0.17.4" {
 		t.Fatalf("Version = %q, %v; want 0.17.4", v, err)
@@ -154,10 +154,10 @@ func TestHealthAndModels(t *testing.T) {
 func TestEmbedderBatchesAndNormalises(t *testing.T) {
 	f, srv := newFake(t)
 	f.set("/api/embed", embedAnswer(8))
-	c := newClient(t, srv.URL, ollama.OllamaOptions{})
-	e, err := ollama.NewOllamaEmbedder(context.Background(), c, "nomic-embed-text", 0)
+	c := newClient(t, srv.URL, ollama.Options{})
+	e, err := ollama.NewEmbedder(context.Background(), c, "nomic-embed-text", 0)
 	if err != nil {
-		t.Fatalf("NewOllamaEmbedder: %v", err)
+		t.Fatalf("NewEmbedder: %v", err)
 	}
 	if e.Dims() != 8 || e.Name() != "ollama:nomic-embed-text" {
 		t.Fatalf("embedder %s with %d dims, want ollama:nomic-embed-text with 8", e.Name(), e.Dims())
@@ -202,8 +202,8 @@ func TestFailuresMapToSentinels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f, srv := newFake(t)
 			f.set("/api/embed", tc.handler)
-			c := newClient(t, srv.URL, ollama.OllamaOptions{CallTimeout: 50 * time.Millisecond, BreakerFailures: 100})
-			e, err := ollama.NewOllamaEmbedder(context.Background(), c, "tiny", 2)
+			c := newClient(t, srv.URL, ollama.Options{CallTimeout: 50 * time.Millisecond, BreakerFailures: 100})
+			e, err := ollama.NewEmbedder(context.Background(), c, "tiny", 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestUnreachableServer(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	c := newClient(t, url, ollama.OllamaOptions{})
+	c := newClient(t, url, ollama.Options{})
 	_, err := c.Version(context.Background())
 	if !errors.Is(err, engine.ErrModelUnavailable) {
 		t.Fatalf("Version on a closed port = %v, want ErrModelUnavailable", err)
@@ -244,7 +244,7 @@ func TestBreakerOpensAndCloses(t *testing.T) {
 		jsonAnswer(`{"version":"0.17.4"}`)(w, r)
 	})
 	clock := &testClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	c := newClient(t, srv.URL, ollama.OllamaOptions{Retries: -1, BreakerFailures: 3, BreakerCooldown: time.Minute, Clock: clock.Now})
+	c := newClient(t, srv.URL, ollama.Options{Retries: -1, BreakerFailures: 3, BreakerCooldown: time.Minute, Clock: clock.Now})
 	ctx := context.Background()
 	for range 3 {
 		c.Version(ctx)
@@ -290,7 +290,7 @@ func TestImportanceValidatesAndClamps(t *testing.T) {
 	for _, tc := range cases {
 		f, srv := newFake(t)
 		f.set("/api/chat", chatAnswer(tc.answer))
-		s, err := ollama.NewOllamaSteps(newClient(t, srv.URL, ollama.OllamaOptions{}), &ollama.StepsOptions{Model: "tiny"})
+		s, err := ollama.NewSteps(newClient(t, srv.URL, ollama.Options{}), &ollama.StepsOptions{Model: "tiny"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +318,7 @@ func TestCompressValidates(t *testing.T) {
 	for _, tc := range cases {
 		f, srv := newFake(t)
 		f.set("/api/chat", chatAnswer(tc.answer))
-		s, _ := ollama.NewOllamaSteps(newClient(t, srv.URL, ollama.OllamaOptions{}), &ollama.StepsOptions{Model: "tiny"})
+		s, _ := ollama.NewSteps(newClient(t, srv.URL, ollama.Options{}), &ollama.StepsOptions{Model: "tiny"})
 		got, err := s.Compress(context.Background(), text)
 		if !errors.Is(err, tc.err) || got.Kind != tc.kind {
 			t.Errorf("answer %q: got %+v, %v; want kind %q, %v", tc.answer, got, err, tc.kind, tc.err)
@@ -329,7 +329,7 @@ func TestCompressValidates(t *testing.T) {
 func TestProfileStep(t *testing.T) {
 	f, srv := newFake(t)
 	f.set("/api/chat", chatAnswer(`{"profile":"Maya is a vegetarian who runs marathons."}`))
-	s, _ := ollama.NewOllamaSteps(newClient(t, srv.URL, ollama.OllamaOptions{}), &ollama.StepsOptions{Model: "tiny"})
+	s, _ := ollama.NewSteps(newClient(t, srv.URL, ollama.Options{}), &ollama.StepsOptions{Model: "tiny"})
 	got, err := s.Profile(context.Background(), "Salient terms: vegetarian, marathon\n")
 	if err != nil || got != "Maya is a vegetarian who runs marathons." {
 		t.Errorf("Profile = %q, %v", got, err)
@@ -368,7 +368,7 @@ func TestReflectiveTriggerTokenAndFallback(t *testing.T) {
 		f, srv := newFake(t)
 		f.set("/api/chat", chatAnswer(tc.answer))
 		fb := &fixedSufficiency{v: true}
-		r, err := ollama.NewReflective(newClient(t, srv.URL, ollama.OllamaOptions{}), &ollama.ReflectiveOptions{Model: "tiny", Fallback: fb})
+		r, err := ollama.NewReflective(newClient(t, srv.URL, ollama.Options{}), &ollama.ReflectiveOptions{Model: "tiny", Fallback: fb})
 		if err != nil {
 			t.Fatal(err)
 		}

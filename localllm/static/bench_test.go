@@ -24,21 +24,21 @@ func BenchmarkStaticEmbed(b *testing.B) {
 }
 
 // BenchmarkStaticNew decodes the committed table and builds an embedder,
-// the cost of the first NewStatic in a process; heap-B is the heap the
+// the cost of the first New in a process; heap-B is the heap the
 // embedder keeps.
 func BenchmarkStaticNew(b *testing.B) {
 	packed, err := os.ReadFile("words.bin.zst")
 	if err != nil {
 		b.Fatal(err)
 	}
-	opts := &static.StaticOptions{Table: packed}
+	opts := &static.Options{Table: packed}
 	var keep *static.Static
 	var before, after runtime.MemStats
 	for b.Loop() {
 		keep = nil
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		if keep, err = static.NewStatic(opts); err != nil {
+		if keep, err = static.New(opts); err != nil {
 			b.Fatal(err)
 		}
 		runtime.GC()

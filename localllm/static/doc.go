@@ -27,7 +27,7 @@
 // emoji) separates tokens.
 //
 // Word probabilities. The SIF weight of a word is a/(a+p(w)), a =
-// StaticOptions.A (default 1e-3). By default p(w) blends the counts of the
+// Options.A (default 1e-3). By default p(w) blends the counts of the
 // store's own text, kept through the engine.CorpusAware methods, with a
 // Zipf prior from the word's rank r in the source vocabulary of V words:
 //
@@ -35,7 +35,7 @@
 //	p(w)     = (n(w) + m·prior(w)) / (N + m)
 //
 // with n(w) the count of w in the observed text, N the number of observed
-// tokens and m = StaticOptions.PriorTokens (default 10,000 tokens). An
+// tokens and m = Options.PriorTokens (default 10,000 tokens). An
 // empty store thus uses the prior, and a store with much more than m
 // tokens its own counts. A word not in the table has the prior of rank V.
 //

@@ -4,11 +4,11 @@ import "errors"
 
 // Errors of the static embedder.
 var (
-	// ErrStaticTable reports a word-vector table that does not decode.
-	ErrStaticTable = errors.New("static: bad word-vector table")
-	// ErrStaticState reports corpus statistics that do not decode or belong
+	// ErrTable reports a word-vector table that does not decode.
+	ErrTable = errors.New("static: bad word-vector table")
+	// ErrState reports corpus statistics that do not decode or belong
 	// to another table.
-	ErrStaticState = errors.New("static: bad corpus state")
-	// ErrStaticOptions reports an invalid StaticOptions field.
-	ErrStaticOptions = errors.New("static: invalid static embedder option")
+	ErrState = errors.New("static: bad corpus state")
+	// ErrOptions reports an invalid Options field.
+	ErrOptions = errors.New("static: invalid static embedder option")
 )

@@ -9,7 +9,7 @@ import (
 )
 
 func ExampleStatic() {
-	emb, err := static.NewStatic(nil) // nil: the embedded table and default options
+	emb, err := static.New(nil) // nil: the embedded table and default options
 	if err != nil {
 		log.Fatal(err)
 	}

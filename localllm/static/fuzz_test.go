@@ -59,8 +59,8 @@ func FuzzStaticUnmarshalState(f *testing.F) {
 		}
 		err := s.UnmarshalState(b)
 		if err != nil {
-			if !errors.Is(err, static.ErrStaticState) {
-				t.Fatalf("UnmarshalState error %v does not wrap ErrStaticState", err)
+			if !errors.Is(err, static.ErrState) {
+				t.Fatalf("UnmarshalState error %v does not wrap ErrState", err)
 			}
 			if got := mustMarshal(t, s); !bytes.Equal(got, good) {
 				t.Fatal("rejected state changed the statistics")

@@ -143,7 +143,7 @@ type recall struct {
 // averaged over the questions of all conversations. Each conversation gets
 // a fresh embedder that observes all its turns before anything is
 // embedded.
-func vectorRecall(t testing.TB, convs []locomoConv, opts *static.StaticOptions, withPrev bool, k int) recall {
+func vectorRecall(t testing.TB, convs []locomoConv, opts *static.Options, withPrev bool, k int) recall {
 	t.Helper()
 	sum, n := map[int]float64{}, map[int]int{}
 	for _, c := range convs {
@@ -174,9 +174,9 @@ func vectorRecall(t testing.TB, convs []locomoConv, opts *static.StaticOptions, 
 
 // embedConversation observes the turns of c and embeds its records and
 // questions.
-func embedConversation(t testing.TB, c locomoConv, opts *static.StaticOptions, withPrev bool) (docs, questions [][]float32) {
+func embedConversation(t testing.TB, c locomoConv, opts *static.Options, withPrev bool) (docs, questions [][]float32) {
 	t.Helper()
-	e, err := static.NewStatic(opts)
+	e, err := static.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestLoCoMoVectorRecall(t *testing.T) {
 // sweepRow is one setting of the LoCoMo sweep.
 type sweepRow struct {
 	name string
-	opts static.StaticOptions
+	opts static.Options
 }
 
 // sweepRows lists the settings compared by TestLoCoMoVectorSweep.
@@ -275,17 +275,17 @@ func sweepRows() []sweepRow {
 	for _, a := range []float64{1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 1e-5} {
 		for _, p := range probs {
 			rows = append(rows, sweepRow{fmt.Sprintf("a=%g p=%s", a, p.name),
-				static.StaticOptions{A: a, Probabilities: p.prob, PriorTokens: p.m}})
+				static.Options{A: a, Probabilities: p.prob, PriorTokens: p.m}})
 		}
 	}
 	rows = append(rows,
-		sweepRow{"no common component", static.StaticOptions{CommonComponent: static.CommonNone}},
-		sweepRow{"unknown words skipped", static.StaticOptions{Unknown: static.UnknownSkip}},
-		sweepRow{"plain mean (a=1, prior, no cc)", static.StaticOptions{A: 1, Probabilities: static.ProbPrior, CommonComponent: static.CommonNone}},
+		sweepRow{"no common component", static.Options{CommonComponent: static.CommonNone}},
+		sweepRow{"unknown words skipped", static.Options{Unknown: static.UnknownSkip}},
+		sweepRow{"plain mean (a=1, prior, no cc)", static.Options{A: 1, Probabilities: static.ProbPrior, CommonComponent: static.CommonNone}},
 	)
 	for _, n := range []int{10000, 25000, 50000, 100000, 150000, 200000, 341434} {
-		rows = append(rows, sweepRow{fmt.Sprintf("words=%d", n), static.StaticOptions{MaxWords: n}})
-		rows = append(rows, sweepRow{fmt.Sprintf("words=%d, unknown skipped", n), static.StaticOptions{MaxWords: n, Unknown: static.UnknownSkip}})
+		rows = append(rows, sweepRow{fmt.Sprintf("words=%d", n), static.Options{MaxWords: n}})
+		rows = append(rows, sweepRow{fmt.Sprintf("words=%d, unknown skipped", n), static.Options{MaxWords: n, Unknown: static.UnknownSkip}})
 	}
 	return rows
 }

@@ -162,7 +162,7 @@ func (s *Static) MarshalState() ([]byte, error) {
 // UnmarshalState replaces the corpus statistics with a state from
 // MarshalState. An empty b resets them to an empty corpus. A state that
 // is malformed or was made with another table or vocabulary size is an
-// error wrapping ErrStaticState and leaves the statistics unchanged.
+// error wrapping ErrState and leaves the statistics unchanged.
 func (s *Static) UnmarshalState(b []byte) error {
 	c, err := s.decodeState(b)
 	if err != nil {
@@ -180,14 +180,14 @@ func (s *Static) decodeState(b []byte) (corpus, error) {
 		return c, nil
 	}
 	if len(b) < len(stateMagic)+8 || string(b[:4]) != stateMagic {
-		return c, fmt.Errorf("%w: no state header", ErrStaticState)
+		return c, fmt.Errorf("%w: no state header", ErrState)
 	}
 	body := b[:len(b)-4]
 	if binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(body, castagnoli) {
-		return c, fmt.Errorf("%w: checksum mismatch", ErrStaticState)
+		return c, fmt.Errorf("%w: checksum mismatch", ErrState)
 	}
 	if t := binary.LittleEndian.Uint32(b[4:]); t != s.tab.checksum {
-		return c, fmt.Errorf("%w: made with table %08x, this is %08x", ErrStaticState, t, s.tab.checksum)
+		return c, fmt.Errorf("%w: made with table %08x, this is %08x", ErrState, t, s.tab.checksum)
 	}
 	r := &tableReader{b: body, off: 8}
 	c.total = r.uvarint()
@@ -215,7 +215,7 @@ func (s *Static) decodeState(b []byte) (corpus, error) {
 		r.fail("counts do not add up")
 	}
 	if r.err != "" {
-		return corpus{}, fmt.Errorf("%w: %s at byte %d", ErrStaticState, r.err, r.off)
+		return corpus{}, fmt.Errorf("%w: %s at byte %d", ErrState, r.err, r.off)
 	}
 	return c, nil
 }

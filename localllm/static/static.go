@@ -14,7 +14,7 @@ var (
 	_ engine.CorpusAware = (*Static)(nil)
 )
 
-// Defaults of StaticOptions.
+// Defaults of Options.
 const (
 	// DefaultStaticA is the SIF smoothing constant a, a probability: the
 	// value Arora et al. recommend, and the best on LoCoMo with ProbBlend.
@@ -72,9 +72,9 @@ const (
 	UnknownSkip
 )
 
-// StaticOptions configures a Static embedder. The zero value gives the
+// Options configures a Static embedder. The zero value gives the
 // defaults.
-type StaticOptions struct {
+type Options struct {
 	// A is the SIF smoothing constant a of the word weight a/(a+p(w)),
 	// a probability. Default DefaultStaticA.
 	A float64
@@ -111,7 +111,7 @@ type StaticOptions struct {
 // state for all its texts.
 type Static struct {
 	tab     *wordTable
-	opts    StaticOptions
+	opts    Options
 	limit   int       // vocabulary size in use
 	common  []float64 // unit direction removed from every vector, nil for none
 	empty   []float32 // the vector of a text without usable words
@@ -122,11 +122,11 @@ type Static struct {
 	corpus corpus
 }
 
-// NewStatic returns a Static embedder with an empty corpus. A nil opts
-// gives the defaults. The first NewStatic of a process that uses the
+// New returns a Static embedder with an empty corpus. A nil opts
+// gives the defaults. The first New of a process that uses the
 // embedded table decodes it (about 60 ms and 14 MB of heap, kept for the
 // life of the process); later ones share it.
-func NewStatic(opts *StaticOptions) (*Static, error) {
+func New(opts *Options) (*Static, error) {
 	o, err := fillStaticOptions(opts)
 	if err != nil {
 		return nil, err
@@ -151,8 +151,8 @@ func NewStatic(opts *StaticOptions) (*Static, error) {
 	return s, nil
 }
 
-func fillStaticOptions(opts *StaticOptions) (StaticOptions, error) {
-	var o StaticOptions
+func fillStaticOptions(opts *Options) (Options, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -167,19 +167,19 @@ func fillStaticOptions(opts *StaticOptions) (StaticOptions, error) {
 	}
 	switch {
 	case !(o.A > 0 && o.A <= 1):
-		return o, fmt.Errorf("%w: A %g not in (0, 1]", ErrStaticOptions, o.A)
+		return o, fmt.Errorf("%w: A %g not in (0, 1]", ErrOptions, o.A)
 	case !(o.PriorTokens > 0) || math.IsInf(o.PriorTokens, 0):
-		return o, fmt.Errorf("%w: PriorTokens %g not positive", ErrStaticOptions, o.PriorTokens)
+		return o, fmt.Errorf("%w: PriorTokens %g not positive", ErrOptions, o.PriorTokens)
 	case !(o.UnknownNorm > 0) || math.IsInf(o.UnknownNorm, 0):
-		return o, fmt.Errorf("%w: UnknownNorm %g not positive", ErrStaticOptions, o.UnknownNorm)
+		return o, fmt.Errorf("%w: UnknownNorm %g not positive", ErrOptions, o.UnknownNorm)
 	case o.MaxWords < 0:
-		return o, fmt.Errorf("%w: MaxWords %d negative", ErrStaticOptions, o.MaxWords)
+		return o, fmt.Errorf("%w: MaxWords %d negative", ErrOptions, o.MaxWords)
 	case o.Probabilities < ProbBlend || o.Probabilities > ProbStore:
-		return o, fmt.Errorf("%w: Probabilities %d", ErrStaticOptions, o.Probabilities)
+		return o, fmt.Errorf("%w: Probabilities %d", ErrOptions, o.Probabilities)
 	case o.CommonComponent < CommonPrior || o.CommonComponent > CommonNone:
-		return o, fmt.Errorf("%w: CommonComponent %d", ErrStaticOptions, o.CommonComponent)
+		return o, fmt.Errorf("%w: CommonComponent %d", ErrOptions, o.CommonComponent)
 	case o.Unknown < UnknownHash || o.Unknown > UnknownSkip:
-		return o, fmt.Errorf("%w: Unknown %d", ErrStaticOptions, o.Unknown)
+		return o, fmt.Errorf("%w: Unknown %d", ErrOptions, o.Unknown)
 	}
 	return o, nil
 }

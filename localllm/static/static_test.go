@@ -17,11 +17,11 @@ import (
 )
 
 // newStatic returns an embedder or fails the test.
-func newStatic(t testing.TB, opts *static.StaticOptions) *static.Static {
+func newStatic(t testing.TB, opts *static.Options) *static.Static {
 	t.Helper()
-	s, err := static.NewStatic(opts)
+	s, err := static.New(opts)
 	if err != nil {
-		t.Fatalf("NewStatic: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return s
 }
@@ -57,14 +57,14 @@ func TestStaticDimsAndName(t *testing.T) {
 	if got := s.Name(); !strings.HasPrefix(got, "static:wink-sg-100d/v1/") || !strings.Contains(got, "/n100000,") {
 		t.Errorf("Name() = %q, want prefix static:wink-sg-100d/v1/ and n100000", got)
 	}
-	if a, b := s.Name(), newStatic(t, &static.StaticOptions{}).Name(); a != b {
+	if a, b := s.Name(), newStatic(t, &static.Options{}).Name(); a != b {
 		t.Errorf("default names differ: %q, %q", a, b)
 	}
 }
 
 func TestStaticNameCoversOptions(t *testing.T) {
 	base := newStatic(t, nil).Name()
-	tests := []static.StaticOptions{
+	tests := []static.Options{
 		{A: 1e-4},
 		{Probabilities: static.ProbPrior},
 		{Probabilities: static.ProbStore},
@@ -87,24 +87,24 @@ func TestStaticNameCoversOptions(t *testing.T) {
 func TestStaticInvalidOptions(t *testing.T) {
 	tests := []struct {
 		name string
-		opts static.StaticOptions
+		opts static.Options
 	}{
-		{"negative A", static.StaticOptions{A: -1}},
-		{"A above 1", static.StaticOptions{A: 2}},
-		{"NaN A", static.StaticOptions{A: math.NaN()}},
-		{"negative PriorTokens", static.StaticOptions{PriorTokens: -5}},
-		{"infinite PriorTokens", static.StaticOptions{PriorTokens: math.Inf(1)}},
-		{"negative UnknownNorm", static.StaticOptions{UnknownNorm: -1}},
-		{"negative MaxWords", static.StaticOptions{MaxWords: -1}},
-		{"unknown Probabilities", static.StaticOptions{Probabilities: 9}},
-		{"unknown CommonComponent", static.StaticOptions{CommonComponent: -1}},
-		{"unknown Unknown", static.StaticOptions{Unknown: 7}},
+		{"negative A", static.Options{A: -1}},
+		{"A above 1", static.Options{A: 2}},
+		{"NaN A", static.Options{A: math.NaN()}},
+		{"negative PriorTokens", static.Options{PriorTokens: -5}},
+		{"infinite PriorTokens", static.Options{PriorTokens: math.Inf(1)}},
+		{"negative UnknownNorm", static.Options{UnknownNorm: -1}},
+		{"negative MaxWords", static.Options{MaxWords: -1}},
+		{"unknown Probabilities", static.Options{Probabilities: 9}},
+		{"unknown CommonComponent", static.Options{CommonComponent: -1}},
+		{"unknown Unknown", static.Options{Unknown: 7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := static.NewStatic(&tt.opts)
-			if !errors.Is(err, static.ErrStaticOptions) {
-				t.Errorf("NewStatic = %v, want ErrStaticOptions", err)
+			_, err := static.New(&tt.opts)
+			if !errors.Is(err, static.ErrOptions) {
+				t.Errorf("New = %v, want ErrOptions", err)
 			}
 		})
 	}
@@ -127,7 +127,7 @@ var edgeTexts = []string{
 }
 
 func TestStaticUnitLength(t *testing.T) {
-	for _, opts := range []static.StaticOptions{{}, {CommonComponent: static.CommonNone, Unknown: static.UnknownSkip}} {
+	for _, opts := range []static.Options{{}, {CommonComponent: static.CommonNone, Unknown: static.UnknownSkip}} {
 		s := newStatic(t, &opts)
 		vs, err := s.Embed(context.Background(), edgeTexts)
 		if err != nil {
@@ -191,7 +191,7 @@ func TestStaticSimilarity(t *testing.T) {
 // tokenise alike embed alike.
 func TestStaticTokens(t *testing.T) {
 	s := newStatic(t, nil)
-	skip := newStatic(t, &static.StaticOptions{Unknown: static.UnknownSkip})
+	skip := newStatic(t, &static.Options{Unknown: static.UnknownSkip})
 	tests := []struct {
 		s    *static.Static
 		a, b string
@@ -337,8 +337,8 @@ func TestStaticUnmarshalMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := s.UnmarshalState(tt.state)
-			if !errors.Is(err, static.ErrStaticState) {
-				t.Errorf("UnmarshalState = %v, want ErrStaticState", err)
+			if !errors.Is(err, static.ErrState) {
+				t.Errorf("UnmarshalState = %v, want ErrState", err)
 			}
 			if got := mustMarshal(t, s); !bytes.Equal(got, good) {
 				t.Errorf("state changed by a failed UnmarshalState")
@@ -391,7 +391,7 @@ func TestStaticTableChecks(t *testing.T) {
 		b[i] ^= 1
 		return enc.EncodeAll(b, nil)
 	}
-	s, err := static.NewStatic(&static.StaticOptions{Table: packed})
+	s, err := static.New(&static.Options{Table: packed})
 	if err != nil {
 		t.Fatalf("committed table: %v", err)
 	}
@@ -416,9 +416,9 @@ func TestStaticTableChecks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := static.NewStatic(&static.StaticOptions{Table: tt.table})
-			if !errors.Is(err, static.ErrStaticTable) {
-				t.Errorf("NewStatic = %v, want ErrStaticTable", err)
+			_, err := static.New(&static.Options{Table: tt.table})
+			if !errors.Is(err, static.ErrTable) {
+				t.Errorf("New = %v, want ErrTable", err)
 			}
 		})
 	}
@@ -498,7 +498,7 @@ func TestStaticEmbedCanceled(t *testing.T) {
 }
 
 func TestStaticMaxWords(t *testing.T) {
-	small := newStatic(t, &static.StaticOptions{MaxWords: 1000, Unknown: static.UnknownSkip})
+	small := newStatic(t, &static.Options{MaxWords: 1000, Unknown: static.UnknownSkip})
 	// "pottery" ranks near 12,000: unknown within the first 1,000 words.
 	if !equalVec(embed1(t, small, "pottery"), embed1(t, small, "")) {
 		t.Error("a word beyond MaxWords was not treated as unknown")

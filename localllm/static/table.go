@@ -55,12 +55,12 @@ type wordTable struct {
 func decodeTable(packed []byte) (*wordTable, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(tableMaxBytes))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrStaticTable, err)
+		return nil, fmt.Errorf("%w: %v", ErrTable, err)
 	}
 	defer dec.Close()
 	raw, err := dec.DecodeAll(packed, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: decompress: %v", ErrStaticTable, err)
+		return nil, fmt.Errorf("%w: decompress: %v", ErrTable, err)
 	}
 	return parseTable(raw)
 }
@@ -70,20 +70,20 @@ func decodeTable(packed []byte) (*wordTable, error) {
 func parseTable(raw []byte) (*wordTable, error) {
 	const fixed = 8 + 2 + 2 + 4 + 4 + 4 + 2
 	if len(raw) < fixed+4 || string(raw[:8]) != tableMagic {
-		return nil, fmt.Errorf("%w: no table header", ErrStaticTable)
+		return nil, fmt.Errorf("%w: no table header", ErrTable)
 	}
 	body := raw[:len(raw)-4]
 	if sum := binary.LittleEndian.Uint32(raw[len(raw)-4:]); sum != crc32.Checksum(body, castagnoli) {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrStaticTable)
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrTable)
 	}
 	le := binary.LittleEndian
 	version, dims := le.Uint16(raw[8:]), int(le.Uint16(raw[10:]))
 	count, sourceSize := le.Uint32(raw[12:]), le.Uint32(raw[16:])
 	if version != tableVersion || raw[20] != quantInt8Vec {
-		return nil, fmt.Errorf("%w: version %d, quantisation %d", ErrStaticTable, version, raw[20])
+		return nil, fmt.Errorf("%w: version %d, quantisation %d", ErrTable, version, raw[20])
 	}
 	if dims == 0 || dims > tableMaxDims || count == 0 || uint64(count)*uint64(dims+5) > uint64(len(body)) {
-		return nil, fmt.Errorf("%w: %d words of %d dimensions in %d bytes", ErrStaticTable, count, dims, len(body))
+		return nil, fmt.Errorf("%w: %d words of %d dimensions in %d bytes", ErrTable, count, dims, len(body))
 	}
 	t := &wordTable{dims: dims, sourceSize: int(sourceSize), checksum: le.Uint32(raw[len(raw)-4:])}
 	r := &tableReader{b: body, off: fixed}
@@ -116,7 +116,7 @@ func parseTable(raw []byte) (*wordTable, error) {
 		r.fail("trailing bytes")
 	}
 	if r.err != "" {
-		return nil, fmt.Errorf("%w: %s at byte %d", ErrStaticTable, r.err, r.off)
+		return nil, fmt.Errorf("%w: %s at byte %d", ErrTable, r.err, r.off)
 	}
 	if err := t.buildIndex(); err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (t *wordTable) buildIndex() error {
 				break
 			}
 			if t.word(int(s)) == w {
-				return fmt.Errorf("%w: word %q listed twice", ErrStaticTable, w)
+				return fmt.Errorf("%w: word %q listed twice", ErrTable, w)
 			}
 		}
 	}

@@ -132,9 +132,9 @@ func TestGenerateReproducible(t *testing.T) {
 // the ones past -words are unknown.
 func TestGeneratedTableDecodes(t *testing.T) {
 	table := generate(t, writeTemp(t, "w.json", tinyJSON(t, nil)), 5)
-	s, err := static.NewStatic(&static.StaticOptions{Table: table, CommonComponent: static.CommonNone, Unknown: static.UnknownSkip})
+	s, err := static.New(&static.Options{Table: table, CommonComponent: static.CommonNone, Unknown: static.UnknownSkip})
 	if err != nil {
-		t.Fatalf("NewStatic: %v", err)
+		t.Fatalf("static.New: %v", err)
 	}
 	if s.Dims() != 4 {
 		t.Fatalf("Dims() = %d, want 4", s.Dims())
