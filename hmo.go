@@ -19,7 +19,9 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
 	"github.com/hmo-dev/hmo/hnsw"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/heuristic"
+	"github.com/hmo-dev/hmo/localllm/ollama"
+	"github.com/hmo-dev/hmo/localllm/static"
 	"github.com/hmo-dev/hmo/vecfile"
 )
 
@@ -45,8 +47,8 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 	if m != nil {
 		mm = *m
 	}
-	var client *localllm.Ollama
-	ollama := func() (*localllm.Ollama, error) {
+	var client *ollama.Ollama
+	dial := func() (*ollama.Ollama, error) {
 		if client != nil {
 			return client, nil
 		}
@@ -55,18 +57,18 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		if mm.Host != "" {
 			co.Host = mm.Host
 		}
-		client, err = localllm.NewOllama(&co)
+		client, err = ollama.New(&co)
 		return client, err
 	}
 	if o.Embedder == nil {
-		emb, err := storeEmbedder(dir, o.OpenTimeout, mm.Embedder, ollama)
+		emb, err := storeEmbedder(dir, o.OpenTimeout, mm.Embedder, dial)
 		if err != nil {
 			return nil, err
 		}
 		o.Embedder = emb
 	}
 	if mm.ChatModel != "" {
-		c, err := ollama()
+		c, err := dial()
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +77,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		}
 	}
 	if o.Importance == nil {
-		h, err := localllm.NewHeuristic(nil)
+		h, err := heuristic.New(nil)
 		if err != nil {
 			return nil, err
 		}
@@ -129,7 +131,7 @@ func OpenVectorIndex(dir string, dims int) (engine.VectorIndex, error) {
 // defaults.
 type Models struct {
 	// Host is the Ollama server. Default $OLLAMA_HOST, else
-	// localllm.DefaultOllamaHost.
+	// ollama.DefaultHost.
 	Host string
 	// ChatModel is the Ollama chat model of the LLM steps: importance,
 	// compression, persona profile and the tier-walk sufficiency
@@ -137,12 +139,12 @@ type Models struct {
 	// defaults run.
 	ChatModel string
 	// Embedder is the embedder of a new store: "static" (default),
-	// "ollama" (localllm.DefaultEmbedModel) or "ollama:<model>". An
+	// "ollama" (ollama.DefaultEmbedModel) or "ollama:<model>". An
 	// existing store keeps the embedder it records; switching is
 	// Engine.Reindex (hmo reindex).
 	Embedder string
 	// Ollama tunes the client: timeouts, retries, breaker.
-	Ollama localllm.OllamaOptions
+	Ollama ollama.Options
 }
 
 // Embedder specs.
@@ -162,34 +164,34 @@ func NewEmbedder(ctx context.Context, spec string, m *Models) (engine.Embedder, 
 	spec = strings.TrimSpace(spec)
 	switch {
 	case spec == "" || spec == EmbedderStatic:
-		return localllm.NewStatic(nil)
+		return static.New(nil)
 	case spec == EmbedderOllama || strings.HasPrefix(spec, EmbedderOllama+":"):
 		co := mm.Ollama
 		if mm.Host != "" {
 			co.Host = mm.Host
 		}
-		c, err := localllm.NewOllama(&co)
+		c, err := ollama.New(&co)
 		if err != nil {
 			return nil, err
 		}
 		model, _ := strings.CutPrefix(spec, EmbedderOllama)
-		return localllm.NewOllamaEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
+		return ollama.NewEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
 	}
 	return nil, fmt.Errorf("%w: embedder %q (want static, ollama or ollama:<model>)", engine.ErrInvalidOption, spec)
 }
 
 // storeEmbedder picks the embedder of the store in dir: the one its
 // identity records, or spec for a new store.
-func storeEmbedder(dir string, timeout time.Duration, spec string, ollama func() (*localllm.Ollama, error)) (engine.Embedder, error) {
+func storeEmbedder(dir string, timeout time.Duration, spec string, dial func() (*ollama.Ollama, error)) (engine.Embedder, error) {
 	id, err := engine.ReadIdentity(dir, timeout)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		if spec == "" || spec == EmbedderStatic {
 			// Each store keeps its own corpus statistics, so it gets
 			// its own embedder; the decoded word table is shared.
-			return localllm.NewStatic(nil)
+			return static.New(nil)
 		}
-		c, err := ollama()
+		c, err := dial()
 		if err != nil {
 			return nil, err
 		}
@@ -197,37 +199,37 @@ func storeEmbedder(dir string, timeout time.Duration, spec string, ollama func()
 		if !ok || (model != "" && model[0] != ':') {
 			return nil, fmt.Errorf("%w: embedder %q (want static, ollama or ollama:<model>)", engine.ErrInvalidOption, spec)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), localllm.DefaultCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), ollama.DefaultCallTimeout)
 		defer cancel()
-		return localllm.NewOllamaEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
+		return ollama.NewEmbedder(ctx, c, strings.TrimPrefix(model, ":"), 0)
 	case err != nil:
 		return nil, err
 	}
-	if model, ok := localllm.ParseEmbedderName(id.Embedder); ok {
-		c, err := ollama()
+	if model, ok := ollama.ParseEmbedderName(id.Embedder); ok {
+		c, err := dial()
 		if err != nil {
 			return nil, err
 		}
 		// The store records the dimensions: no call to the server.
-		return localllm.NewOllamaEmbedder(context.Background(), c, model, id.Dims)
+		return ollama.NewEmbedder(context.Background(), c, model, id.Dims)
 	}
-	return localllm.NewStatic(nil)
+	return static.New(nil)
 }
 
 // wireSteps plugs the Ollama LLM steps into o, each over its embedded
 // default.
-func wireSteps(o *engine.Options, c *localllm.Ollama, model string) error {
+func wireSteps(o *engine.Options, c *ollama.Ollama, model string) error {
 	if o.Enricher == nil {
-		steps, err := localllm.NewOllamaSteps(c, &localllm.StepsOptions{Model: model})
+		steps, err := ollama.NewSteps(c, &ollama.StepsOptions{Model: model})
 		if err != nil {
 			return err
 		}
 		o.Enricher = steps
 	}
 	if o.Summarize == nil {
-		o.Summarize = localllm.Summarize
+		o.Summarize = heuristic.Summarize
 	}
-	r, err := localllm.NewReflective(c, &localllm.ReflectiveOptions{Model: model, Fallback: o.Sufficiency})
+	r, err := ollama.NewReflective(c, &ollama.ReflectiveOptions{Model: model, Fallback: o.Sufficiency})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/static"
 	"github.com/hmo-dev/hmo/synth"
 	"github.com/hmo-dev/hmo/vecfile"
 )
@@ -160,7 +160,7 @@ func vectorRecall(dir string) (float64, error) {
 		return 0, err
 	}
 	defer x.Close()
-	emb, err := localllm.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		return 0, err
 	}

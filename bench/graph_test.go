@@ -13,7 +13,7 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/hnsw"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/static"
 	"github.com/hmo-dev/hmo/synth"
 	"github.com/hmo-dev/hmo/vecfile"
 )
@@ -54,7 +54,7 @@ func BenchmarkGraphParams(b *testing.B) {
 		return len(docs) < n
 	})
 	x.Close()
-	emb, err := localllm.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func BenchmarkInt8(b *testing.B) {
 		}
 		defer sd.x.Close()
 	}
-	emb, err := localllm.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

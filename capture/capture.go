@@ -6,7 +6,7 @@
 // The keep rule drops turns that carry no information of their own:
 // acknowledgements ("done", "ok thanks", "lgtm") and bare instructions to
 // the agent ("check memory", "run the tests"). It is measured, not a word
-// list: the heuristic importance scorer of package localllm counts the
+// list: the heuristic importance scorer of package heuristic counts the
 // text's content words (words left after stop words and phatic words) and
 // its informative features (identity, preference, constraint, plan,
 // event, named entity, time). A turn is dropped when it has no content
@@ -25,7 +25,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/heuristic"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 // MaxIdleContentWords is the most content words a turn with no
@@ -54,12 +55,12 @@ type Verdict struct {
 // Capture applies the keep rule and the offline distiller. It is safe for
 // concurrent use.
 type Capture struct {
-	h *localllm.Heuristic
+	h *heuristic.Heuristic
 }
 
 // New returns a Capture with the heuristic scorer's default weights.
 func New() *Capture {
-	h, _ := localllm.NewHeuristic(nil) // nil options cannot fail
+	h, _ := heuristic.New(nil) // nil options cannot fail
 	return &Capture{h: h}
 }
 
@@ -73,12 +74,12 @@ func (c *Capture) Keep(text string) Verdict {
 	informative, question := false, false
 	for _, p := range parts {
 		switch p.Feature {
-		case localllm.FeatureDensity:
+		case heuristic.FeatureDensity:
 			v.ContentWords = int(math.Round(math.Exp(p.Value) - 1))
-		case localllm.FeatureQuestion:
+		case heuristic.FeatureQuestion:
 			question = p.Value > 0
-		case localllm.FeatureIdentity, localllm.FeaturePreference, localllm.FeatureConstraint,
-			localllm.FeaturePlan, localllm.FeatureEvent, localllm.FeatureEntity, localllm.FeatureTime:
+		case heuristic.FeatureIdentity, heuristic.FeaturePreference, heuristic.FeatureConstraint,
+			heuristic.FeaturePlan, heuristic.FeatureEvent, heuristic.FeatureEntity, heuristic.FeatureTime:
 			informative = informative || p.Value > 0
 		}
 	}
@@ -164,21 +165,21 @@ func (c *Capture) Distill(text string) []Fact {
 
 func (c *Capture) kindOf(s string) string {
 	_, parts := c.h.Explain(s)
-	var f [localllm.FeatureProfile + 1]float64
+	var f [heuristic.FeatureProfile + 1]float64
 	for _, p := range parts {
 		if int(p.Feature) < len(f) {
 			f[p.Feature] = p.Value
 		}
 	}
-	content := int(math.Round(math.Exp(f[localllm.FeatureDensity]) - 1))
+	content := int(math.Round(math.Exp(f[heuristic.FeatureDensity]) - 1))
 	switch {
 	case content < 2:
 		return ""
-	case f[localllm.FeaturePlan] > 0 || reDecision.MatchString(s):
+	case f[heuristic.FeaturePlan] > 0 || reDecision.MatchString(s):
 		return KindDecision
-	case f[localllm.FeatureConstraint] > 0 || reConstraint.MatchString(s):
+	case f[heuristic.FeatureConstraint] > 0 || reConstraint.MatchString(s):
 		return KindConstraint
-	case f[localllm.FeaturePreference] > 0 || rePreference.MatchString(s):
+	case f[heuristic.FeaturePreference] > 0 || rePreference.MatchString(s):
 		return KindPreference
 	case reName.MatchString(s):
 		return KindName
@@ -245,9 +246,9 @@ func (c *Capture) DistillFacts(_ context.Context, text string) ([]Fact, error) {
 	return c.Distill(text), nil
 }
 
-// FactStep is a language model's facts step (localllm.OllamaSteps).
+// FactStep is a language model's facts step (ollama.Steps).
 type FactStep interface {
-	Facts(ctx context.Context, text string) ([]localllm.StepFact, error)
+	Facts(ctx context.Context, text string) ([]ollama.StepFact, error)
 }
 
 // DefaultLLMTimeout bounds one facts call of LLM.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/capture"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 // TestKeep holds the turns issue 12 saw stored as noise, and turns that
@@ -144,12 +144,12 @@ func TestKeepRuleOnLoCoMo(t *testing.T) {
 }
 
 type fakeStep struct {
-	facts []localllm.StepFact
+	facts []ollama.StepFact
 	err   error
 	delay time.Duration
 }
 
-func (f fakeStep) Facts(ctx context.Context, _ string) ([]localllm.StepFact, error) {
+func (f fakeStep) Facts(ctx context.Context, _ string) ([]ollama.StepFact, error) {
 	select {
 	case <-time.After(f.delay):
 	case <-ctx.Done():
@@ -169,7 +169,7 @@ func TestLLMDistiller(t *testing.T) {
 		want      []capture.Fact
 		fallbacks int64
 	}{
-		{"answers", fakeStep{facts: []localllm.StepFact{{Kind: "decision", Text: "The main database is Postgres 16."}}},
+		{"answers", fakeStep{facts: []ollama.StepFact{{Kind: "decision", Text: "The main database is Postgres 16."}}},
 			[]capture.Fact{{Kind: "decision", Text: "Decision: The main database is Postgres 16."}}, 0},
 		{"fails", fakeStep{err: errors.New("model down")}, offline, 1},
 		{"too slow", fakeStep{delay: time.Second}, offline, 1},

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/static"
 	"github.com/hmo-dev/hmo/synth"
 	"github.com/hmo-dev/hmo/vecfile"
 )
@@ -117,7 +117,7 @@ func TestScanInt8RecallStatic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("embeds 20,000 records")
 	}
-	emb, err := localllm.NewStatic(nil)
+	emb, err := static.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

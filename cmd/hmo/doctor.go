@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 // doctorTimeout bounds each call doctor makes to the Ollama server.
@@ -199,7 +199,7 @@ func storeHint(err error, id engine.Identity) string {
 }
 
 func reindexSpec(name string) string {
-	if model, ok := localllm.ParseEmbedderName(name); ok {
+	if model, ok := ollama.ParseEmbedderName(name); ok {
 		return "ollama:" + model
 	}
 	return "static"
@@ -207,9 +207,9 @@ func reindexSpec(name string) string {
 
 // ollama checks the server and the models the store and flags need.
 func (c *checkup) ollama(ctx context.Context, host, chatModel string, id engine.Identity, storeOK bool) {
-	embedModel, needEmbed := localllm.ParseEmbedderName(id.Embedder)
+	embedModel, needEmbed := ollama.ParseEmbedderName(id.Embedder)
 	needed := needEmbed || chatModel != ""
-	cl, err := localllm.NewOllama(&localllm.OllamaOptions{Host: host, CallTimeout: doctorTimeout, Retries: -1})
+	cl, err := ollama.New(&ollama.Options{Host: host, CallTimeout: doctorTimeout, Retries: -1})
 	if err != nil {
 		c.fail("ollama: %v — set OLLAMA_HOST to http://host:port", err)
 		return
@@ -242,7 +242,7 @@ func (c *checkup) ollama(ctx context.Context, host, chatModel string, id engine.
 	}
 }
 
-func (c *checkup) model(ctx context.Context, cl *localllm.Ollama, model, kind, fix string) {
+func (c *checkup) model(ctx context.Context, cl *ollama.Ollama, model, kind, fix string) {
 	has, err := cl.HasModel(ctx, model)
 	switch {
 	case err != nil:

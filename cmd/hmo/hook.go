@@ -11,7 +11,7 @@ import (
 
 	"github.com/hmo-dev/hmo/capture"
 	"github.com/hmo-dev/hmo/hook"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 // Hook time budget: the whole hook (hook.DefaultTimeout) bounds every
@@ -58,11 +58,11 @@ func hookDistiller(env *env, sf *storeFlags) capture.Distiller {
 	if mm.Host != "" {
 		co.Host = mm.Host
 	}
-	c, err := localllm.NewOllama(&co)
+	c, err := ollama.New(&co)
 	if err != nil {
 		return nil
 	}
-	steps, err := localllm.NewOllamaSteps(c, &localllm.StepsOptions{Model: mm.ChatModel})
+	steps, err := ollama.NewSteps(c, &ollama.StepsOptions{Model: mm.ChatModel})
 	if err != nil {
 		return nil
 	}

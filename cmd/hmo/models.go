@@ -9,7 +9,7 @@ import (
 
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 // Environment variables of the model flags.
@@ -36,13 +36,13 @@ type modelFlags struct {
 // storeFlags.register).
 func (m *modelFlags) register(fs *pflag.FlagSet, which int) {
 	if which&(withOllama|withChat|withEmbedder) != 0 {
-		fs.StringVar(&m.host, "ollama-host", "", "Ollama server (default $OLLAMA_HOST or "+localllm.DefaultOllamaHost+")")
+		fs.StringVar(&m.host, "ollama-host", "", "Ollama server (default $OLLAMA_HOST or "+ollama.DefaultHost+")")
 	}
 	if which&withChat != 0 {
-		fs.StringVar(&m.chatModel, "chat-model", "", "Ollama chat model for the LLM steps, e.g. "+localllm.DefaultChatModel+" (default $"+envChatModel+"; none: embedded defaults)")
+		fs.StringVar(&m.chatModel, "chat-model", "", "Ollama chat model for the LLM steps, e.g. "+ollama.DefaultChatModel+" (default $"+envChatModel+"; none: embedded defaults)")
 	}
 	if which&withEmbedder != 0 {
-		fs.StringVar(&m.embedder, "embedder", "", "embedder of a new store: static or ollama[:model] (default $"+envEmbedder+" or static; ollama alone means $"+envEmbedModel+" or "+localllm.DefaultEmbedModel+")")
+		fs.StringVar(&m.embedder, "embedder", "", "embedder of a new store: static or ollama[:model] (default $"+envEmbedder+" or static; ollama alone means $"+envEmbedModel+" or "+ollama.DefaultEmbedModel+")")
 	}
 	if which&withEnrichWait != 0 {
 		fs.DurationVar(&m.enrichWait, "enrich-wait", defaultEnrichWait, "how long to wait for the LLM steps of what was stored before leaving them to the next open")
@@ -53,7 +53,7 @@ func (m *modelFlags) register(fs *pflag.FlagSet, which int) {
 func (m *modelFlags) resolve(env *env) *hmo.Models {
 	mm := &hmo.Models{Host: m.host, ChatModel: m.chatModel, Embedder: m.embedder}
 	if mm.Host == "" {
-		mm.Host = env.getenv(localllm.EnvOllamaHost)
+		mm.Host = env.getenv(ollama.EnvHost)
 	}
 	if mm.ChatModel == "" {
 		mm.ChatModel = env.getenv(envChatModel)

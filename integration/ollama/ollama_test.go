@@ -16,7 +16,7 @@ import (
 	"github.com/hmo-dev/hmo"
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/jsonl"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 var longRecord = strings.Repeat("The ingestion service reads events from Kafka, validates them against the schema registry and writes Parquet files to the lake every five minutes. ", 12)
@@ -56,7 +56,7 @@ func wait(t *testing.T, e *engine.Engine, d time.Duration) {
 func TestWithRealOllama(t *testing.T) {
 	s := startServer(t)
 	ctx := context.Background()
-	models := &hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: localllm.OllamaOptions{CallTimeout: 2 * time.Minute}}
+	models := &hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: ollama.Options{CallTimeout: 2 * time.Minute}}
 	hmoBin := buildHMO(t)
 
 	t.Run("embed", func(t *testing.T) {
@@ -191,7 +191,7 @@ func TestWithRealOllama(t *testing.T) {
 	t.Run("server killed mid-ingest", func(t *testing.T) {
 		dir := t.TempDir()
 		e, err := hmo.OpenWith(dir, &engine.Options{EnrichTimeout: time.Minute},
-			&hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: localllm.OllamaOptions{CallTimeout: 30 * time.Second}})
+			&hmo.Models{Host: s.url(), ChatModel: tinyModel, Ollama: ollama.Options{CallTimeout: 30 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}

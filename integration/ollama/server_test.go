@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/internal/proctest"
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/ollama"
 )
 
 // tinyModel is the name the tiny model is registered under.
@@ -93,7 +93,7 @@ func (s *server) start(t *testing.T, logPath string) {
 		t.Fatalf("ollama serve: %v", err)
 	}
 	t.Cleanup(func() { s.kill(); f.Close(); noneLeft(t, s.bin) })
-	c, _ := localllm.NewOllama(&localllm.OllamaOptions{Host: s.host, Retries: -1, CallTimeout: time.Second})
+	c, _ := ollama.New(&ollama.Options{Host: s.host, Retries: -1, CallTimeout: time.Second})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := c.Version(context.Background()); err == nil {

@@ -1,6 +1,6 @@
 // Package testembed provides a deterministic test double for
 // engine.Embedder: a normalised bag of hashed words. It is for tests only;
-// the product's embedders live in localllm.
+// the product's embedders live in localllm/static and localllm/ollama.
 package testembed
 
 import (

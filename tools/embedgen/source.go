@@ -208,8 +208,9 @@ func stringToken(dec *json.Decoder) (string, error) {
 	return s, nil
 }
 
-// wordShape reports whether w is a token that the localllm tokenizer can
-// produce: runs of lowercase letters and digits joined by single hyphens.
+// wordShape reports whether w is a token that the localllm/static
+// tokenizer can produce: runs of lowercase letters and digits joined by
+// single hyphens.
 func wordShape(w string) bool {
 	if w == "" || strings.HasPrefix(w, "-") || strings.HasSuffix(w, "-") || strings.Contains(w, "--") {
 		return false

@@ -12,7 +12,7 @@ import (
 )
 
 // Table layout, version 1 (all integers little-endian). The reader is
-// localllm/static_table.go; keep the two in step.
+// localllm/static/table.go; keep the two in step.
 //
 //	magic      [8]byte "HMOWVTAB"
 //	version    uint16  1

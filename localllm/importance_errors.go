@@ -1,6 +1,0 @@
-package localllm
-
-import "errors"
-
-// ErrHeuristicOptions reports an invalid HeuristicOptions field.
-var ErrHeuristicOptions = errors.New("localllm: invalid heuristic scorer option")

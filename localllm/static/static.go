@@ -1,0 +1,226 @@
+package static
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+var (
+	_ engine.Embedder    = (*Static)(nil)
+	_ engine.CorpusAware = (*Static)(nil)
+)
+
+// Defaults of Options.
+const (
+	// DefaultStaticA is the SIF smoothing constant a, a probability: the
+	// value Arora et al. recommend, and the best on LoCoMo with ProbBlend.
+	DefaultStaticA = 1e-3
+	// DefaultStaticPriorTokens is the weight of the Zipf prior in the
+	// blended word probability, in tokens: a store's own counts dominate
+	// once it holds more than about 10,000 tokens (some 500 short records).
+	DefaultStaticPriorTokens = 10000
+	// DefaultStaticUnknownNorm is the L2 norm of the vector given to a word
+	// that is not in the table, in the units of the word vectors (about the
+	// norm of the rarest table words, 4.3 to 4.8).
+	DefaultStaticUnknownNorm = 4.5
+)
+
+// WordProb selects how Static estimates the word probability p(w) of the
+// SIF weight a/(a+p(w)).
+type WordProb int
+
+const (
+	// ProbBlend (the default) blends the store's word counts with the Zipf
+	// prior: p(w) = (n(w) + m·prior(w)) / (N + m), with n(w) the count of w
+	// in the observed text, N the observed tokens and m = PriorTokens.
+	ProbBlend WordProb = iota
+	// ProbPrior uses the Zipf prior alone: prior(w) = 1 / ((r+1)·H), with r
+	// the word's rank in the source vocabulary and H the harmonic number of
+	// its size.
+	ProbPrior
+	// ProbStore uses the store's word counts alone: p(w) = n(w)/N (0 while
+	// the store is empty, which weights every word 1).
+	ProbStore
+)
+
+// CommonComponent selects the direction that Static removes from every
+// sentence vector.
+type CommonComponent int
+
+const (
+	// CommonPrior (the default) removes a fixed direction derived from the
+	// table: the SIF-weighted mean word vector under the Zipf prior,
+	// Σ prior(w)·a/(a+prior(w))·v(w), normalised.
+	CommonPrior CommonComponent = iota
+	// CommonNone removes nothing.
+	CommonNone
+)
+
+// Unknown selects what Static does with a word that is not in the table.
+type Unknown int
+
+const (
+	// UnknownHash (the default) gives each unknown word a fixed
+	// pseudo-random vector derived from a hash of its text, so that rare
+	// names and numbers still match themselves.
+	UnknownHash Unknown = iota
+	// UnknownSkip ignores unknown words.
+	UnknownSkip
+)
+
+// Options configures a Static embedder. The zero value gives the
+// defaults.
+type Options struct {
+	// A is the SIF smoothing constant a of the word weight a/(a+p(w)),
+	// a probability. Default DefaultStaticA.
+	A float64
+	// Probabilities selects the word-probability estimate. Default
+	// ProbBlend.
+	Probabilities WordProb
+	// PriorTokens is the weight of the Zipf prior in ProbBlend, in tokens:
+	// the prior counts as much as that many observed tokens. Default
+	// DefaultStaticPriorTokens.
+	PriorTokens float64
+	// CommonComponent selects the direction removed from sentence vectors.
+	// Default CommonPrior.
+	CommonComponent CommonComponent
+	// Unknown selects the handling of words not in the table. Default
+	// UnknownHash.
+	Unknown Unknown
+	// UnknownNorm is the L2 norm of an unknown word's vector. Default
+	// DefaultStaticUnknownNorm.
+	UnknownNorm float64
+	// MaxWords limits the vocabulary to the most frequent MaxWords words of
+	// the table; the others are unknown. Default 0: the whole table.
+	MaxWords int
+	// Table is a word-vector table written by tools/embedgen. Default nil:
+	// the table embedded in the binary.
+	Table []byte
+}
+
+// Static is a sentence embedder built from static word vectors with SIF
+// weighting (Arora et al., 2017). It implements engine.Embedder and
+// engine.CorpusAware.
+//
+// Static is safe for concurrent use: Embed may run concurrently with
+// Observe, Forget and UnmarshalState; a call to Embed sees one consistent
+// state for all its texts.
+type Static struct {
+	tab     *wordTable
+	opts    Options
+	limit   int       // vocabulary size in use
+	common  []float64 // unit direction removed from every vector, nil for none
+	empty   []float32 // the vector of a text without usable words
+	name    string
+	scratch sync.Pool // *scanner
+
+	mu     sync.RWMutex // guards corpus
+	corpus corpus
+}
+
+// New returns a Static embedder with an empty corpus. A nil opts
+// gives the defaults. The first New of a process that uses the
+// embedded table decodes it (about 60 ms and 14 MB of heap, kept for the
+// life of the process); later ones share it.
+func New(opts *Options) (*Static, error) {
+	o, err := fillStaticOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	var tab *wordTable
+	if o.Table == nil {
+		tab, err = loadEmbedded()
+	} else {
+		tab, err = decodeTable(o.Table)
+	}
+	if err != nil {
+		return nil, err
+	}
+	o.Table = nil // decoded: do not keep the caller's bytes alive
+	s := &Static{tab: tab, opts: o, limit: len(tab.ends)}
+	if o.MaxWords > 0 && o.MaxWords < s.limit {
+		s.limit = o.MaxWords
+	}
+	s.scratch.New = func() any { return &scanner{tab: tab, limit: s.limit} }
+	s.initCommon()
+	s.name = s.makeName()
+	return s, nil
+}
+
+func fillStaticOptions(opts *Options) (Options, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.A == 0 {
+		o.A = DefaultStaticA
+	}
+	if o.PriorTokens == 0 {
+		o.PriorTokens = DefaultStaticPriorTokens
+	}
+	if o.UnknownNorm == 0 {
+		o.UnknownNorm = DefaultStaticUnknownNorm
+	}
+	switch {
+	case !(o.A > 0 && o.A <= 1):
+		return o, fmt.Errorf("%w: A %g not in (0, 1]", ErrOptions, o.A)
+	case !(o.PriorTokens > 0) || math.IsInf(o.PriorTokens, 0):
+		return o, fmt.Errorf("%w: PriorTokens %g not positive", ErrOptions, o.PriorTokens)
+	case !(o.UnknownNorm > 0) || math.IsInf(o.UnknownNorm, 0):
+		return o, fmt.Errorf("%w: UnknownNorm %g not positive", ErrOptions, o.UnknownNorm)
+	case o.MaxWords < 0:
+		return o, fmt.Errorf("%w: MaxWords %d negative", ErrOptions, o.MaxWords)
+	case o.Probabilities < ProbBlend || o.Probabilities > ProbStore:
+		return o, fmt.Errorf("%w: Probabilities %d", ErrOptions, o.Probabilities)
+	case o.CommonComponent < CommonPrior || o.CommonComponent > CommonNone:
+		return o, fmt.Errorf("%w: CommonComponent %d", ErrOptions, o.CommonComponent)
+	case o.Unknown < UnknownHash || o.Unknown > UnknownSkip:
+		return o, fmt.Errorf("%w: Unknown %d", ErrOptions, o.Unknown)
+	}
+	return o, nil
+}
+
+// makeName encodes everything that changes the vectors: the table (by
+// checksum), the vocabulary size and the options.
+func (s *Static) makeName() string {
+	o := s.opts
+	prob := [...]string{ProbBlend: fmt.Sprintf("blend%g", o.PriorTokens), ProbPrior: "prior", ProbStore: "store"}[o.Probabilities]
+	cc := [...]string{CommonPrior: "cc", CommonNone: "nocc"}[o.CommonComponent]
+	unk := [...]string{UnknownHash: fmt.Sprintf("hash%g", o.UnknownNorm), UnknownSkip: "skip"}[o.Unknown]
+	return fmt.Sprintf("static:wink-sg-100d/v1/%08x/n%d,a%g,%s,%s,%s", s.tab.checksum, s.limit, o.A, prob, cc, unk)
+}
+
+// Name identifies the table and every option that changes the vectors,
+// e.g. "static:wink-sg-100d/v1/1a2b3c4d/n100000,a0.001,blend10000,cc,hash4.5".
+func (s *Static) Name() string { return s.name }
+
+// Dims is the vector length, 100.
+func (s *Static) Dims() int { return s.tab.dims }
+
+// Embed returns one unit vector per text. A text with no usable word
+// (empty, only punctuation or symbols, or only unknown words under
+// UnknownSkip) gets a fixed unit vector documented in the package doc.
+func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sc := s.scratch.Get().(*scanner)
+	defer s.scratch.Put(sc)
+	acc := make([]float64, s.tab.dims)
+	out := make([][]float32, len(texts))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i, text := range texts {
+		if i%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = s.embed(sc, text, acc)
+	}
+	return out, nil
+}
