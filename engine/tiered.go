@@ -128,6 +128,7 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	}
 	recs := make([]*Record, 0, len(docs))
 	ids := make([]uint64, 0, len(docs))
+	ts.views[2].reserve(len(docs), e.dims)
 	for i := range docs {
 		if err := ts.views[2].put(&docs[i].rec, docs[i].vec); err != nil {
 			return err
@@ -168,6 +169,7 @@ func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 // viewRows is viewDocs without the indexed documents.
 func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
+	vb := tx.Bucket(bucketVectors)
 	for _, id := range ids {
 		r, err := e.record(tx, id)
 		if err != nil {
@@ -176,7 +178,7 @@ func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 		if en, ok := e.tiers.mgr.Entry(id); ok {
 			r.Header = headerOf(en)
 		}
-		v, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		v, err := decodeVector(vb.Get(u64key(id)), e.dims)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", id, err)
 		}

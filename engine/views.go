@@ -49,7 +49,20 @@ func (v *view) vec(id uint64) ([]float32, bool) {
 	return v.mat[r*v.dims : (r+1)*v.dims], true
 }
 
+// reserve makes room for n more records of dims floats, so that filling
+// a view at open does not copy its matrix and maps as they grow.
+func (v *view) reserve(n, dims int) {
+	if len(v.recs) == 0 && len(v.pos) == 0 {
+		v.recs, v.pos = make(map[uint64]*Record, n), make(map[uint64]int, n)
+	}
+	v.rows = slices.Grow(v.rows, n)
+	v.mat = slices.Grow(v.mat, n*dims)
+}
+
 func (v *view) add(docs []viewDoc) error {
+	if len(docs) > 0 {
+		v.reserve(len(docs), len(docs[0].vec))
+	}
 	tds := make([]TextDoc, len(docs))
 	for i := range docs {
 		d := &docs[i]

@@ -1,6 +1,7 @@
 package static
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -29,19 +30,25 @@ const observeChunk = 1 << 14
 
 // Observe adds the words of texts to the corpus statistics. A count stops
 // at 2^32-1. Texts are tokenised outside the lock and applied in chunks,
-// so an Embed running at the same time may see part of the texts.
+// so an Embed running at the same time may see part of the texts. It
+// waits for the table, and does nothing when the table did not decode
+// (Embed and MarshalState report it).
 func (s *Static) Observe(texts []string) {
 	s.update(texts, func(c *corpus, r tokenRef) { c.add(r, s.limit) })
 }
 
 // Forget removes the words of texts from the corpus statistics. Words
 // that were never observed are ignored, so counts never go below zero.
+// Like Observe, it waits for the table.
 func (s *Static) Forget(texts []string) {
 	s.update(texts, (*corpus).remove)
 }
 
 // update tokenises texts and applies fn to every token.
 func (s *Static) update(texts []string, fn func(*corpus, tokenRef)) {
+	if s.wait(context.Background()) != nil {
+		return
+	}
 	sc := s.scratch.Get().(*scanner)
 	defer s.scratch.Put(sc)
 	var refs []tokenRef
@@ -123,13 +130,17 @@ func (c *corpus) remove(r tokenRef) {
 const stateMagic = "HSC1"
 
 // MarshalState encodes the corpus statistics. The encoding is
-// deterministic: equal statistics give equal bytes.
+// deterministic: equal statistics give equal bytes. It waits for the
+// table; a table that did not decode is an error wrapping ErrTable.
 func (s *Static) MarshalState() ([]byte, error) {
+	if err := s.wait(context.Background()); err != nil {
+		return nil, err
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	c := &s.corpus
 	b := append([]byte(stateMagic), 0, 0, 0, 0)
-	binary.LittleEndian.PutUint32(b[4:], s.tab.checksum)
+	binary.LittleEndian.PutUint32(b[4:], s.checksum)
 	b = binary.AppendUvarint(b, c.total)
 	var ids []int
 	for id, n := range c.known {
@@ -162,7 +173,9 @@ func (s *Static) MarshalState() ([]byte, error) {
 // UnmarshalState replaces the corpus statistics with a state from
 // MarshalState. An empty b resets them to an empty corpus. A state that
 // is malformed or was made with another table or vocabulary size is an
-// error wrapping ErrState and leaves the statistics unchanged.
+// error wrapping ErrState and leaves the statistics unchanged. It needs
+// only the table's identity, not the table: it does not wait for the
+// embedded table to decode.
 func (s *Static) UnmarshalState(b []byte) error {
 	c, err := s.decodeState(b)
 	if err != nil {
@@ -186,8 +199,8 @@ func (s *Static) decodeState(b []byte) (corpus, error) {
 	if binary.LittleEndian.Uint32(b[len(b)-4:]) != crc32.Checksum(body, castagnoli) {
 		return c, fmt.Errorf("%w: checksum mismatch", ErrState)
 	}
-	if t := binary.LittleEndian.Uint32(b[4:]); t != s.tab.checksum {
-		return c, fmt.Errorf("%w: made with table %08x, this is %08x", ErrState, t, s.tab.checksum)
+	if t := binary.LittleEndian.Uint32(b[4:]); t != s.checksum {
+		return c, fmt.Errorf("%w: made with table %08x, this is %08x", ErrState, t, s.checksum)
 	}
 	r := &tableReader{b: body, off: 8}
 	c.total = r.uvarint()

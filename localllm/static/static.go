@@ -110,45 +110,102 @@ type Options struct {
 // Observe, Forget and UnmarshalState; a call to Embed sees one consistent
 // state for all its texts.
 type Static struct {
-	tab     *wordTable
-	opts    Options
-	limit   int       // vocabulary size in use
-	common  []float64 // unit direction removed from every vector, nil for none
-	empty   []float32 // the vector of a text without usable words
-	name    string
-	scratch sync.Pool // *scanner
+	opts     Options
+	limit    int    // vocabulary size in use
+	dims     int    // vector length
+	checksum uint32 // CRC-32C of the uncompressed table
+	name     string
+	scratch  sync.Pool // *scanner
+
+	// ready is closed once the table is decoded; tab, common, empty and
+	// err are written before and only read after.
+	ready  chan struct{}
+	tab    *wordTable
+	common []float64 // unit direction removed from every vector, nil for none
+	empty  []float32 // the vector of a text without usable words
+	err    error     // why the table did not decode, wrapping ErrTable
 
 	mu     sync.RWMutex // guards corpus
 	corpus corpus
 }
 
 // New returns a Static embedder with an empty corpus. A nil opts
-// gives the defaults. The first New of a process that uses the
-// embedded table decodes it (about 60 ms and 14 MB of heap, kept for the
-// life of the process); later ones share it.
+// gives the defaults.
+//
+// With the embedded table, New returns at once: the table's identity
+// (checksum, vocabulary, dimensions) is compiled in, so Name, Dims and
+// UnmarshalState answer without it, and a goroutine decodes it (the
+// first time in a process: about 40 ms of CPU and 14 MB of heap, kept
+// for the life of the process; later embedders share it). Embed,
+// Observe, Forget and MarshalState wait for it; Close waits for the
+// goroutine. A supplied Options.Table is decoded before New returns, and
+// a bad one is an error wrapping ErrTable.
 func New(opts *Options) (*Static, error) {
 	o, err := fillStaticOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	var tab *wordTable
+	s := &Static{ready: make(chan struct{})}
 	if o.Table == nil {
-		tab, err = loadEmbedded()
-	} else {
-		tab, err = decodeTable(o.Table)
+		s.setIdentity(o, embeddedChecksum, embeddedWords, embeddedDims)
+		go func() { s.setTable(loadEmbedded()) }()
+		return s, nil
 	}
+	tab, err := decodeTable(o.Table)
 	if err != nil {
 		return nil, err
 	}
 	o.Table = nil // decoded: do not keep the caller's bytes alive
-	s := &Static{tab: tab, opts: o, limit: len(tab.ends)}
+	s.setIdentity(o, tab.checksum, len(tab.ends), tab.dims)
+	s.setTable(tab, nil)
+	return s, nil
+}
+
+// setIdentity sets what Name, Dims and the state encoding need: the
+// options and the table's checksum, size and vector length.
+func (s *Static) setIdentity(o Options, checksum uint32, words, dims int) {
+	s.opts, s.checksum, s.dims, s.limit = o, checksum, dims, words
 	if o.MaxWords > 0 && o.MaxWords < s.limit {
 		s.limit = o.MaxWords
 	}
+	s.name = s.makeName()
+}
+
+// setTable installs the decoded table, or the error that replaced it,
+// and releases the waiters.
+func (s *Static) setTable(tab *wordTable, err error) {
+	defer close(s.ready)
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.tab = tab
 	s.scratch.New = func() any { return &scanner{tab: tab, limit: s.limit} }
 	s.initCommon()
-	s.name = s.makeName()
-	return s, nil
+}
+
+// wait blocks until the table is decoded and returns the error that
+// replaced it, if any, or ctx's error if ctx ends first.
+func (s *Static) wait(ctx context.Context) error {
+	select {
+	case <-s.ready:
+		return s.err
+	default:
+	}
+	select {
+	case <-s.ready:
+		return s.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close waits for the decoding of the table to end, so that no goroutine
+// of s outlives it. It does not release the shared table; s stays
+// usable. It always returns nil.
+func (s *Static) Close() error {
+	<-s.ready
+	return nil
 }
 
 func fillStaticOptions(opts *Options) (Options, error) {
@@ -191,7 +248,7 @@ func (s *Static) makeName() string {
 	prob := [...]string{ProbBlend: fmt.Sprintf("blend%g", o.PriorTokens), ProbPrior: "prior", ProbStore: "store"}[o.Probabilities]
 	cc := [...]string{CommonPrior: "cc", CommonNone: "nocc"}[o.CommonComponent]
 	unk := [...]string{UnknownHash: fmt.Sprintf("hash%g", o.UnknownNorm), UnknownSkip: "skip"}[o.Unknown]
-	return fmt.Sprintf("static:wink-sg-100d/v1/%08x/n%d,a%g,%s,%s,%s", s.tab.checksum, s.limit, o.A, prob, cc, unk)
+	return fmt.Sprintf("static:wink-sg-100d/v1/%08x/n%d,a%g,%s,%s,%s", s.checksum, s.limit, o.A, prob, cc, unk)
 }
 
 // Name identifies the table and every option that changes the vectors,
@@ -199,18 +256,23 @@ func (s *Static) makeName() string {
 func (s *Static) Name() string { return s.name }
 
 // Dims is the vector length, 100.
-func (s *Static) Dims() int { return s.tab.dims }
+func (s *Static) Dims() int { return s.dims }
 
 // Embed returns one unit vector per text. A text with no usable word
 // (empty, only punctuation or symbols, or only unknown words under
 // UnknownSkip) gets a fixed unit vector documented in the package doc.
+// It waits for the table; a table that did not decode is an error
+// wrapping ErrTable.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
 	sc := s.scratch.Get().(*scanner)
 	defer s.scratch.Put(sc)
-	acc := make([]float64, s.tab.dims)
+	acc := make([]float64, s.dims)
 	out := make([][]float32, len(texts))
 	s.mu.RLock()
 	defer s.mu.RUnlock()

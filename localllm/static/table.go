@@ -28,9 +28,30 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // loadEmbedded decodes the embedded table once per process; the result is
-// immutable and shared by every Static that uses it.
+// immutable and shared by every Static that uses it. The table must have
+// the identity compiled with it (identity_gen.go), which also gives the
+// Zipf normaliser and the default common component without computing
+// them.
 var loadEmbedded = sync.OnceValues(func() (*wordTable, error) {
-	return decodeTable(embeddedTable)
+	raw, err := decompressTable(embeddedTable)
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTable(raw)
+	if err != nil {
+		return nil, err
+	}
+	if t.checksum != embeddedChecksum || len(t.ends) != embeddedWords || t.dims != embeddedDims || t.sourceSize != embeddedSourceSize {
+		return nil, fmt.Errorf("%w: the embedded table (%08x, %d words of %d dimensions from %d) is not the one identity_gen.go describes (%08x, %d of %d from %d); regenerate identity_gen.go",
+			ErrTable, t.checksum, len(t.ends), t.dims, t.sourceSize, embeddedChecksum, embeddedWords, embeddedDims, embeddedSourceSize)
+	}
+	t.zipfH = math.Float64frombits(embeddedZipfH)
+	common := make([]float64, len(embeddedCommon))
+	for j, b := range embeddedCommon {
+		common[j] = math.Float64frombits(b)
+	}
+	t.commons.Store(commonKey{DefaultStaticA, embeddedWords}, common)
+	return t, nil
 })
 
 // wordTable is a decoded table. It is immutable after decodeTable returns,
@@ -53,6 +74,29 @@ type wordTable struct {
 
 // decodeTable decompresses and validates a table.
 func decodeTable(packed []byte) (*wordTable, error) {
+	raw, err := decompressTable(packed)
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTable(raw)
+	if err != nil {
+		return nil, err
+	}
+	t.zipfH = harmonic(t.sourceSize)
+	return t, nil
+}
+
+// harmonic is the harmonic number H(n) = 1 + 1/2 + ... + 1/n.
+func harmonic(n int) float64 {
+	var h float64
+	for r := 1; r <= n; r++ {
+		h += 1 / float64(r)
+	}
+	return h
+}
+
+// decompressTable undoes the zstd compression of a table.
+func decompressTable(packed []byte) ([]byte, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(tableMaxBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTable, err)
@@ -62,11 +106,11 @@ func decodeTable(packed []byte) (*wordTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: decompress: %v", ErrTable, err)
 	}
-	return parseTable(raw)
+	return raw, nil
 }
 
 // parseTable validates an uncompressed table. The returned table keeps
-// references into raw.
+// references into raw; its Zipf normaliser zipfH is left to the caller.
 func parseTable(raw []byte) (*wordTable, error) {
 	const fixed = 8 + 2 + 2 + 4 + 4 + 4 + 2
 	if len(raw) < fixed+4 || string(raw[:8]) != tableMagic {
@@ -120,9 +164,6 @@ func parseTable(raw []byte) (*wordTable, error) {
 	}
 	if err := t.buildIndex(); err != nil {
 		return nil, err
-	}
-	for r := 1; r <= t.sourceSize; r++ {
-		t.zipfH += 1 / float64(r)
 	}
 	return t, nil
 }

