@@ -176,7 +176,7 @@ func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 		if en, ok := e.tiers.mgr.Entry(id); ok {
 			r.Header = headerOf(en)
 		}
-		v, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		v, err := e.storedVectors(tx).get(id)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
@@ -315,7 +315,7 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+	vec, err := e.storedVectors(tx).get(id)
 	if err != nil {
 		return err
 	}
