@@ -93,11 +93,12 @@ type FilteredVectorIndex interface {
 }
 
 // VectorReader is implemented by a VectorIndex that can return the
-// vectors it holds, bit for bit as Apply was given them when they are of
-// unit length (an embedder's output; others come back normalised). The engine reads the relevance null sample through it when
-// the index is open, keeps vectors and has applied the whole change log,
-// instead of seeking 256 scattered records in bbolt. Vectors of indexes
-// that do not implement it are read from bbolt.
+// vectors it holds: as Apply was given them, normalised to unit length
+// (an embedder's unit vector may come back differing in the last bit of
+// a component). The engine reads the relevance null sample through it
+// when the index is open, keeps vectors exactly and has applied the whole
+// change log, instead of seeking 256 scattered records in bbolt. Vectors
+// of indexes that do not implement it are read from bbolt.
 //
 // Implementations must be safe for concurrent use with Apply and Search.
 type VectorReader interface {

@@ -107,9 +107,10 @@ func (e *Engine) sampleVectors() [][]float32 {
 }
 
 // sampleIndex is sampleVectors read from the vector index's rows: the
-// same ids and, normalised vectors being kept as they are, the same
-// vectors, without faulting in a bbolt page (and its cached neighbours)
-// per sampled vector. It uses the index only if it is open (a flat
+// same ids and the same vectors, but for the last bit of a component
+// where normalising again changed it (the index keeps each vector divided
+// by its norm), without faulting in a bbolt page (and its cached
+// neighbours) per sampled vector. It uses the index only if it is open (a flat
 // store's query opens it first, a tiered one's archive search). It
 // reports false, and bbolt is read, when the index is not open, cannot
 // return its vectors, has not applied the whole change log, or fails.

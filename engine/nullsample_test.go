@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestNullSampleFromVectorFile(t *testing.T) {
 					}
 					for i := range a {
 						x, y := a[i], b[i]
-						if x.Record.ID != y.Record.ID || x.Score != y.Score || x.Relevance != y.Relevance || x.VectorZ != y.VectorZ {
+						if x.Record.ID != y.Record.ID || x.Score != y.Score || !near(x.Relevance, y.Relevance) || !near(x.VectorZ, y.VectorZ) {
 							t.Errorf("%s %q #%d: vector file %d score %v relevance %v z %v; bbolt %d %v %v %v", label, q, i,
 								x.Record.ID, x.Score, x.Relevance, x.VectorZ, y.Record.ID, y.Score, y.Relevance, y.VectorZ)
 						}
@@ -115,3 +116,6 @@ func TestNullSampleFromVectorFile(t *testing.T) {
 		})
 	}
 }
+
+// near reports whether a and b agree to 1e-6 of the larger.
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*max(math.Abs(a), math.Abs(b), 1) }

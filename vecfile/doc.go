@@ -31,10 +31,10 @@
 //
 // A Float32 index returns its rows by id (Vector, NextVector: the
 // engine.VectorReader the engine's relevance null sample reads): one row,
-// its checksum checked on the read whatever Open verified. A vector whose
-// norm is within 1e-5 of 1 (an embedder's unit vector) is stored bit for
-// bit as given, so a row is the very vector the engine keeps in bbolt;
-// others are normalised.
+// its checksum checked on the read whatever Open verified. A row is the
+// vector Apply was given divided by its norm: for an embedder's unit
+// vector that is the vector itself or differs in the last bit of some
+// components.
 //
 // The header records the row count, the watermark (the last change-log
 // sequence applied) and the matrix file's identity. Open verifies the

@@ -333,14 +333,6 @@ func writeAt(f *os.File, mapping []byte, b []byte, off int) error {
 	return nil
 }
 
-// unitSlack is how far from 1 the norm of a vector may be for a Float32
-// row to keep it as given rather than normalise it again. An embedder's
-// unit vectors, normalised in float32, are within about 1e-6 of 1 (4,096
-// dims); dividing them by that norm once more would change their last bits,
-// and the row would no longer be the vector the engine stored. A cosine
-// scored against such a row is off by at most this much.
-const unitSlack = 1e-5
-
 // encoded is one vector ready to be written.
 type encoded struct {
 	s   slot
@@ -369,12 +361,8 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 			e.row[i] = byte(int8(math.Round(float64(v) * inv / m * 127)))
 		}
 	default:
-		keep := math.Abs(norm-1) <= unitSlack
 		for i, v := range d.Vector {
-			if !keep {
-				v = float32(float64(v) * inv)
-			}
-			binary.LittleEndian.PutUint32(e.row[4*i:], math.Float32bits(v))
+			binary.LittleEndian.PutUint32(e.row[4*i:], math.Float32bits(float32(float64(v)*inv)))
 		}
 		if x.opts.wantComp() {
 			e.q = make([]byte, compStride(x.opts.Dims))
@@ -388,8 +376,7 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 // change-log sequence applied. Adding an id that is present replaces its
 // vector and labels; an id both added and deleted in one call ends
 // deleted; deleting an absent id does nothing. Vectors are normalised to
-// unit length (Float32 rows keep a vector whose norm is within unitSlack
-// of 1 bit for bit, as given). If any vector is invalid (ErrDimension, ErrNotFinite,
+// unit length. If any vector is invalid (ErrDimension, ErrNotFinite,
 // ErrZeroVector) nothing changes. A deleted row's vector is overwritten
 // with zeros at once; Compact (or Apply, past Options.CompactRatio dead
 // rows) reclaims its space.

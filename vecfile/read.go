@@ -15,8 +15,8 @@ var _ engine.VectorReader = (*Index)(nil)
 // (Float32 format), not an approximation (Int8).
 func (x *Index) KeepsVectors() bool { return x.opts.Format == Float32 }
 
-// Vector returns a copy of the live vector of id, as Apply stored it (a
-// unit vector as given, any other normalised), and false when the index holds none or
+// Vector returns a copy of the live vector of id, as Apply stored it
+// (normalised to unit length), and false when the index holds none or
 // keeps only an approximation of it (Int8 format). It reads the one row
 // and checks that row's checksum, whatever Options.SkipVerify says: a
 // mismatch is an error wrapping ErrCorrupt.

@@ -2,7 +2,6 @@ package vecfile_test
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,47 +132,5 @@ func TestVectorClosed(t *testing.T) {
 	}
 	if _, _, _, err := x.NextVector(1); !errors.Is(err, vecfile.ErrClosed) {
 		t.Errorf("NextVector: %v, want ErrClosed", err)
-	}
-}
-
-// TestVectorKeepsUnitVectors checks that a vector of unit length
-// (normalised in float32, as embedders do) is stored bit for bit rather
-// than normalised once more, which would change its last bits: the row
-// is then the very vector the engine stored. Other vectors are
-// normalised.
-func TestVectorKeepsUnitVectors(t *testing.T) {
-	x := open(t, t.TempDir(), nil)
-	defer x.Close()
-	var in []engine.VectorDoc
-	changed := 0
-	for i, d := range docs(3, 50) {
-		v := make([]float32, dims)
-		var ss float32
-		for _, c := range d.Vector {
-			ss += c * c
-		}
-		n := float32(math.Sqrt(float64(ss)))
-		for j, c := range d.Vector {
-			v[j] = c / n
-		}
-		if !slices.Equal(v, unit(v)) {
-			changed++ // normalising it again changes its bits
-		}
-		in = append(in, engine.VectorDoc{ID: uint64(i + 1), Vector: v})
-	}
-	if changed == 0 {
-		t.Fatal("no test vector whose normalisation changes its bits")
-	}
-	far := engine.VectorDoc{ID: 51, Vector: docs(4, 1)[0].Vector}
-	if err := x.Apply(append(in, far), nil, 1); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range in {
-		if v, ok, err := x.Vector(d.ID); !ok || err != nil || !slices.Equal(v, d.Vector) {
-			t.Errorf("Vector(%d) = %v, %v, %v; want %v as given", d.ID, v, ok, err, d.Vector)
-		}
-	}
-	if v, _, _ := x.Vector(51); !slices.Equal(v, unit(far.Vector)) {
-		t.Errorf("Vector(51) = %v, want it normalised %v", v, unit(far.Vector))
 	}
 }
