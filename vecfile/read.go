@@ -18,7 +18,7 @@ func (x *Index) KeepsVectors() bool { return x.opts.Format == Float32 }
 // Vector returns a copy of the live vector of id, as Apply stored it
 // (normalised to unit length), and false when the index holds none or
 // keeps only an approximation of it (Int8 format). It reads the one row
-// and checks that row's checksum, whatever Options.SkipVerify says: a
+// (pread) and checks that row's checksum, whatever Options.SkipVerify says: a
 // mismatch is an error wrapping ErrCorrupt.
 func (x *Index) Vector(id uint64) (v []float32, ok bool, err error) {
 	defer recoverTo("vector", &err)
@@ -74,10 +74,18 @@ func (x *Index) NextVector(from uint64) (id uint64, v []float32, ok bool, err er
 	return id, v, err == nil, err
 }
 
-// readRow decodes the float32 row r after checking its checksum. The
-// caller holds mu for reading.
+// readRow reads the float32 row r and checks its checksum. The row is
+// read with pread, not through the mapping: a fault on the mapping would
+// map the row's neighbours too (64 KiB of fault-around each), which a
+// scan of the int8 companion never reads. The caller holds mu for
+// reading.
 func (x *Index) readRow(r int) ([]float32, error) {
-	s, row := x.slotAt(r), x.rowAt(r)
+	rb := x.rowBytes()
+	row := make([]byte, rb)
+	if _, err := x.matF.ReadAt(row, int64(pageSize+r*rb)); err != nil {
+		return nil, fmt.Errorf("%w: row %d: %v", ErrCorrupt, r, err)
+	}
+	s := x.slotAt(r)
 	if !rowOK(s, row) {
 		return nil, fmt.Errorf("%w: row %d (id %d) checksum", ErrCorrupt, r, slotID(s))
 	}
