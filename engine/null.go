@@ -106,14 +106,15 @@ func (e *Engine) sampleVectors() [][]float32 {
 	return out
 }
 
-// sampleIndex is sampleVectors read from the vector index's rows: the
-// same ids and the same vectors, but for the last bit of a component
-// where normalising again changed it (the index keeps each vector divided
-// by its norm), without faulting in a bbolt page (and its cached
-// neighbours) per sampled vector. It uses the index only if it is open (a flat
-// store's query opens it first, a tiered one's archive search). It
-// reports false, and bbolt is read, when the index is not open, cannot
-// return its vectors, has not applied the whole change log, or fails.
+// sampleIndex is sampleVectors read from the vector index's rows, without
+// faulting in a bbolt page (and its cached neighbours) per sampled
+// vector: the same ids and the same vectors, but for the last bit of a
+// component where normalising again changed it (the index keeps each
+// vector divided by its norm). It uses the index only if it is open (a
+// flat query opens it first, a tiered one's archive search). It reports
+// false, and bbolt is read, when the index is not open, cannot return its
+// vectors, has not applied the whole change log, or fails to read a row
+// (a damaged row is reported when the index is next opened and verified).
 func (e *Engine) sampleIndex() ([][]float32, bool) {
 	e.vecMu.RLock()
 	vec := e.vec
