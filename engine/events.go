@@ -89,11 +89,11 @@ func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64) error {
 		return ub.Delete(unitKey(seg))
 	}
 	u := event.Unit{Turns: turns}
-	vb := tx.Bucket(bucketVectors)
+	vs := e.storedVectors(tx)
 	vecs := make([][]float32, len(turns))
 	recs := make([]*Record, len(turns))
 	for i, id := range turns {
-		if v, err := decodeVector(vb.Get(u64key(id)), e.dims); err == nil {
+		if v, err := vs.get(id); err == nil {
 			vecs[i] = v
 		}
 		if keyU64(ub.Get(turnKey(id))) == seg {

@@ -185,7 +185,7 @@ func (e *Engine) reembed(ctx context.Context, tx *bolt.Tx, ids []uint64) error {
 		return fmt.Errorf("hmo: embed: %w", err)
 	}
 	for i, id := range live {
-		old, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+		old, err := e.storedVectors(tx).get(id)
 		if err == nil && len(vecs[i]) == e.dims {
 			if err := e.treeMove(tx, id, old, vecs[i]); err != nil {
 				return err

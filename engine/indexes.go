@@ -345,9 +345,9 @@ func (e *Engine) rebuildSide(tx *bolt.Tx, s indexSide, last uint64) error {
 
 func (e *Engine) loadVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) (func() error, error) {
 	docs := make([]VectorDoc, 0, len(adds))
-	vb := tx.Bucket(bucketVectors)
+	vs := e.storedVectors(tx)
 	for _, id := range adds {
-		v, err := decodeVector(vb.Get(u64key(id)), e.dims)
+		v, err := vs.get(id)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", id, err)
 		}

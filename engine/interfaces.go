@@ -92,6 +92,27 @@ type FilteredVectorIndex interface {
 	SearchFilter(q []float32, k int, f VectorFilter) ([]VectorHit, error)
 }
 
+// VectorReader is implemented by a VectorIndex that can return the
+// vectors it holds: as Apply was given them, normalised to unit length
+// (an embedder's unit vector may come back differing in the last bit of
+// a component). The engine reads the relevance null sample through it
+// when the index is open, keeps vectors exactly and has applied the whole
+// change log, instead of seeking 256 scattered records in bbolt. Vectors
+// of indexes that do not implement it are read from bbolt.
+//
+// Implementations must be safe for concurrent use with Apply and Search.
+type VectorReader interface {
+	// KeepsVectors reports whether the index holds its vectors exactly;
+	// when false (a quantised index) Vector and NextVector report none.
+	KeepsVectors() bool
+	// Vector returns a copy of the live vector of id, and false when the
+	// index holds none. A damaged row is an error.
+	Vector(id uint64) ([]float32, bool, error)
+	// NextVector returns the lowest live id at or above from and a copy
+	// of its vector, and false when there is none.
+	NextVector(from uint64) (uint64, []float32, bool, error)
+}
+
 // TextDoc is one document for the full-text index. Its three text
 // fields are scored as fields of one document (BM25F): the record's own
 // text, the context turns indexed with it, and its speaker.

@@ -63,6 +63,12 @@ func (e *Engine) vectorNull(qv []float32) nullStats {
 
 // nullVectors returns the cached sample, resampling it when stale.
 func (e *Engine) nullVectors() [][]float32 {
+	if e.tiers == nil {
+		// The archive search that follows opens the vector index: open
+		// it first, so that the sample reads its rows (sampleIndex). Not
+		// under c.mu: writers hold wmu when they invalidate the cache.
+		_, _ = e.vectorIndex()
+	}
 	c := &e.null
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,29 +91,85 @@ func abs64(v int64) int64 {
 }
 
 // sampleVectors reads up to nullSample vectors at ids spread evenly over
-// the id space.
+// the id space: for each of the ids 1, 1+step, ... the first id at or
+// above it that has a vector. The vector index's rows are read when it
+// can return them (sampleIndex), bbolt's copies otherwise.
 func (e *Engine) sampleVectors() [][]float32 {
+	if out, ok := e.sampleIndex(); ok {
+		return out
+	}
 	var out [][]float32
 	_ = e.db.View(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bucketVectors)
-		last := tx.Bucket(bucketRecords).Sequence()
-		step := max(last/nullSample, 1)
-		c := vb.Cursor()
-		var prev []byte
-		for id := uint64(1); id <= last && len(out) < nullSample; id += step {
-			k, v := c.Seek(u64key(id))
-			if k == nil {
-				break
-			}
-			if prev != nil && string(k) == string(prev) {
-				continue
-			}
-			prev = k
-			if vec, err := decodeVector(v, e.dims); err == nil {
-				out = append(out, vec)
-			}
-		}
+		out = sampleIDs(tx.Bucket(bucketRecords).Sequence(), e.storedVectors(tx).next)
 		return nil
 	})
+	return out
+}
+
+// sampleIndex is sampleVectors read from the vector index's rows, without
+// faulting in a bbolt page (and its cached neighbours) per sampled
+// vector: the same ids and the same vectors, but for the last bit of a
+// component where normalising again changed it (the index keeps each
+// vector divided by its norm). It uses the index only if it is open (a
+// flat query opens it first, a tiered one's archive search). It reports
+// false, and bbolt is read, when the index is not open, cannot return its
+// vectors, has not applied the whole change log, or fails to read a row
+// (a damaged row is reported when the index is next opened and verified).
+func (e *Engine) sampleIndex() ([][]float32, bool) {
+	e.vecMu.RLock()
+	vec := e.vec
+	e.vecMu.RUnlock()
+	r, ok := vec.(VectorReader)
+	if !ok || !r.KeepsVectors() {
+		return nil, false
+	}
+	var last, logged uint64
+	_ = e.db.View(func(tx *bolt.Tx) error {
+		last = tx.Bucket(bucketRecords).Sequence()
+		logged = tx.Bucket(bucketChanges).Sequence()
+		return nil
+	})
+	if vec.Watermark() < logged {
+		return nil, false
+	}
+	var failed error
+	out := sampleIDs(last, func(from uint64) (uint64, []float32, bool) {
+		id, v, ok, err := r.NextVector(from)
+		if err != nil {
+			failed = err
+			return 0, nil, false
+		}
+		if len(v) != e.dims {
+			v = nil
+		}
+		return id, v, ok
+	})
+	if failed != nil {
+		return nil, false
+	}
+	return out, true
+}
+
+// sampleIDs returns the vectors next finds at or above the ids 1,
+// 1+step, ... up to last, step spreading nullSample of them over the id
+// space; an id found twice counts once. next returns the id it found,
+// its vector (nil when unusable: skipped) and false when there is none.
+func sampleIDs(last uint64, next func(from uint64) (uint64, []float32, bool)) [][]float32 {
+	var out [][]float32
+	step := max(last/nullSample, 1)
+	var prev uint64
+	for id := uint64(1); id <= last && len(out) < nullSample; id += step {
+		found, vec, ok := next(id)
+		if !ok {
+			break
+		}
+		if found == prev {
+			continue
+		}
+		prev = found
+		if vec != nil {
+			out = append(out, vec)
+		}
+	}
 	return out
 }

@@ -327,13 +327,13 @@ func (e *Engine) keepMatching(hits []scored, q *Query, c int) ([]scored, error) 
 func (e *Engine) exactVector(qv []float32, q *Query, c int) ([]scored, error) {
 	top := newTopK(c)
 	err := e.db.View(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bucketVectors)
+		vs := e.storedVectors(tx)
 		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 			r, err := decodeRecord(v)
 			if err != nil || !q.match(&r) {
 				return nil
 			}
-			vec, err := decodeVector(vb.Get(k), e.dims)
+			vec, err := vs.getKey(k)
 			if err != nil {
 				return nil
 			}

@@ -212,7 +212,7 @@ func (s *treeStore) readLeaf(id uint64) treeLeaf {
 	if err != nil {
 		return treeLeaf{} // gone
 	}
-	v, err := decodeVector(s.tx.Bucket(bucketVectors).Get(u64key(id)), s.dims)
+	v, err := s.e.storedVectors(s.tx).get(id)
 	if err != nil {
 		return treeLeaf{}
 	}
@@ -298,7 +298,7 @@ func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error
 // treeRemove takes a record out of its scope's tree; call it before the
 // record and its vector are deleted.
 func (e *Engine) treeRemove(tx *bolt.Tx, r *Record) error {
-	vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(r.ID)), e.dims)
+	vec, err := e.storedVectors(tx).get(r.ID)
 	if err != nil {
 		vec = make([]float32, e.dims)
 	}
@@ -338,9 +338,9 @@ func (e *Engine) rebuildSegTree(tx *bolt.Tx, layout string) error {
 	if _, err := freshBucket(tx, bucketSegTree); err != nil {
 		return err
 	}
-	vb := tx.Bucket(bucketVectors)
+	vs := e.storedVectors(tx)
 	err := eachRecord(tx, func(k []byte, r *Record) error {
-		vec, err := decodeVector(vb.Get(k), e.dims)
+		vec, err := vs.getKey(k)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", r.ID, err)
 		}

@@ -169,7 +169,7 @@ func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 // viewRows is viewDocs without the indexed documents.
 func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
-	vb := tx.Bucket(bucketVectors)
+	sv := e.storedVectors(tx)
 	for _, id := range ids {
 		r, err := e.record(tx, id)
 		if err != nil {
@@ -178,7 +178,7 @@ func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 		if en, ok := e.tiers.mgr.Entry(id); ok {
 			r.Header = headerOf(en)
 		}
-		v, err := decodeVector(vb.Get(u64key(id)), e.dims)
+		v, err := sv.get(id)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", id, err)
 		}
@@ -317,7 +317,7 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	vec, err := decodeVector(tx.Bucket(bucketVectors).Get(u64key(id)), e.dims)
+	vec, err := e.storedVectors(tx).get(id)
 	if err != nil {
 		return err
 	}

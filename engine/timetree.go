@@ -78,13 +78,13 @@ func (e *Engine) needHTree() (*timetree.Tree, error) {
 func (e *Engine) buildHTree() error {
 	t := timetree.New(nil)
 	err := e.db.View(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bucketVectors)
+		vs := e.storedVectors(tx)
 		return tx.Bucket(bucketRecords).ForEach(func(k, v []byte) error {
 			r, err := decodeRecord(v)
 			if err != nil {
 				return err
 			}
-			vec, err := decodeVector(vb.Get(k), e.dims)
+			vec, err := vs.getKey(k)
 			if err != nil {
 				return nil // no vector yet: left out, as the vector index does
 			}

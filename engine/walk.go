@@ -337,13 +337,13 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
 	en, ok := ts.mgr.Entry(id)
 	if !ok {
 		r := &res.Record
-		raw := tx.Bucket(bucketVectors).Get(u64key(id))
-		if raw == nil {
+		vs := e.storedVectors(tx)
+		if !vs.has(id) {
 			// A history version, or forgotten since the caller saw it:
 			// it has no vector and nothing to count.
 			return nil
 		}
-		vec, err := decodeVector(raw, e.dims)
+		vec, err := vs.get(id)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", id, err)
 		}

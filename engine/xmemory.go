@@ -107,7 +107,7 @@ func (e *Engine) loadThemes(tx *bolt.Tx, scope string) (*scopeThemes, error) {
 	}
 	var themes []xmemory.Theme
 	vecs := map[uint64][]float32{}
-	vb := tx.Bucket(bucketVectors)
+	vs := e.storedVectors(tx)
 	pre := themePrefix(scope)
 	cur := xb.Cursor()
 	for k, v := cur.Seek(pre); k != nil && bytes.HasPrefix(k, pre); k, v = cur.Next() {
@@ -116,7 +116,7 @@ func (e *Engine) loadThemes(tx *bolt.Tx, scope string) (*scopeThemes, error) {
 			return nil, bad(err.Error())
 		}
 		for _, f := range t.Facts {
-			vec, err := decodeVector(vb.Get(u64key(f)), e.dims)
+			vec, err := vs.get(f)
 			if err != nil {
 				return nil, bad(fmt.Sprintf("fact %d has no vector", f))
 			}
@@ -313,9 +313,9 @@ func (e *Engine) rebuildThemes(tx *bolt.Tx, layout string) error {
 	if _, err := freshBucket(tx, bucketXMemory); err != nil {
 		return err
 	}
-	vb := tx.Bucket(bucketVectors)
+	vs := e.storedVectors(tx)
 	err := eachRecord(tx, func(k []byte, r *Record) error {
-		vec, err := decodeVector(vb.Get(k), e.dims)
+		vec, err := vs.getKey(k)
 		if err != nil || r.SupersededBy != 0 {
 			return nil // no vector (being re-embedded): no fact
 		}
@@ -393,9 +393,9 @@ func (e *Engine) Vectors(ids []uint64) ([][]float32, error) {
 	defer e.swapMu.RUnlock()
 	out := make([][]float32, len(ids))
 	err := e.db.View(func(tx *bolt.Tx) error {
-		vb := tx.Bucket(bucketVectors)
+		vs := e.storedVectors(tx)
 		for i, id := range ids {
-			if v, err := decodeVector(vb.Get(u64key(id)), e.dims); err == nil {
+			if v, err := vs.get(id); err == nil {
 				out[i] = v
 			}
 		}

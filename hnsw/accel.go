@@ -89,6 +89,7 @@ type Accelerated struct {
 var (
 	_ engine.FilteredVectorIndex = (*Accelerated)(nil)
 	_ engine.Compacter           = (*Accelerated)(nil)
+	_ engine.VectorReader        = (*Accelerated)(nil)
 )
 
 // Accelerate puts a graph kept in dir in front of exact, and starts the
@@ -350,4 +351,27 @@ func (a *Accelerated) catchUp() error {
 		return ann.Save()
 	}
 	return nil
+}
+
+// KeepsVectors is the exact index's, false when it cannot return its
+// vectors (engine.VectorReader).
+func (a *Accelerated) KeepsVectors() bool {
+	r, ok := a.exact.(engine.VectorReader)
+	return ok && r.KeepsVectors()
+}
+
+// Vector is the exact index's (engine.VectorReader).
+func (a *Accelerated) Vector(id uint64) ([]float32, bool, error) {
+	if r, ok := a.exact.(engine.VectorReader); ok {
+		return r.Vector(id)
+	}
+	return nil, false, nil
+}
+
+// NextVector is the exact index's (engine.VectorReader).
+func (a *Accelerated) NextVector(from uint64) (uint64, []float32, bool, error) {
+	if r, ok := a.exact.(engine.VectorReader); ok {
+		return r.NextVector(from)
+	}
+	return 0, nil, false, nil
 }

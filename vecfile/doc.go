@@ -29,6 +29,13 @@
 //	        derived data, regenerated from the matrix at Open when it is
 //	        missing, stale or damaged (see companion.go)
 //
+// A Float32 index returns its rows by id (Vector, NextVector: the
+// engine.VectorReader the engine's relevance null sample reads): one row,
+// its checksum checked on the read whatever Open verified. A row is the
+// vector Apply was given divided by its norm: for an embedder's unit
+// vector that is the vector itself or differs in the last bit of some
+// components.
+//
 // The header records the row count, the watermark (the last change-log
 // sequence applied) and the matrix file's identity. Open verifies the
 // header and every row's checksum (Options.SkipVerify skips the rows);
