@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	bucketActive  = []byte("active")  // id -> tiers.Entry (JSON) of records in tiers 1 and 2
+	bucketActive  = []byte("active")  // id -> tiers.Entry (encodeEntry; JSON in older stores) of records in tiers 1 and 2
 	bucketSessSeq = []byte("sessseq") // scope\x00session -> session ordinal
 	metaPersona   = []byte("persona")
 	metaTierStats = []byte("tierstats") // TierStats counters (JSON), so hit rates span processes
@@ -471,31 +471,32 @@ func (e *Engine) flushTiers() error {
 // its header written back into the record.
 func (e *Engine) persistEntry(tx *bolt.Tx, id uint64) error {
 	en, active := e.tiers.mgr.Entry(id)
-	ab := tx.Bucket(bucketActive)
-	if tx.Bucket(bucketRecords).Get(u64key(id)) == nil {
+	ab, rb, key := tx.Bucket(bucketActive), tx.Bucket(bucketRecords), u64key(id)
+	stored := rb.Get(key)
+	if stored == nil {
 		e.tiers.mgr.Forget(id)
-		return ab.Delete(u64key(id))
+		return ab.Delete(key)
 	}
 	if active {
-		b, err := json.Marshal(en)
-		if err != nil {
+		return ab.Put(key, encodeEntry(&en))
+	}
+	h, ok := e.tiers.archived(id)
+	if !ok {
+		// No header kept in memory: the stored one, in the archive.
+		var err error
+		if h, err = recordHeader(stored); err != nil {
 			return err
 		}
-		return ab.Put(u64key(id), b)
+		h.Tier = TierArchive
 	}
-	r, err := getRecord(tx, id)
+	b, err := withHeader(stored, h, e.opts.CompressAbove)
 	if err != nil {
 		return err
 	}
-	if err := ab.Delete(u64key(id)); err != nil {
+	if err := ab.Delete(key); err != nil {
 		return err
 	}
-	if h, ok := e.tiers.archived(id); ok {
-		r.Header = h
-	} else {
-		r.Header.Tier = TierArchive
-	}
-	return putRecord(tx, &r, e.opts.CompressAbove)
+	return rb.Put(key, b)
 }
 
 // flushAccesses writes the access headers kept in memory, so that what
