@@ -200,9 +200,16 @@ func sessionSeq(tx *bolt.Tx, r *Record) (uint64, error) {
 	return seq, putU64(b, k, seq)
 }
 
+// bulkFlushRecords is how many dirty tier entries and headers the bulk
+// path (RememberBatches) keeps in memory before writing them: about eight
+// batches of 2,000.
+const bulkFlushRecords = 16384
+
 // admit places newly committed records in the tiers and feeds the persona.
-// The caller holds wmu.
-func (e *Engine) admit(ids []uint64) error {
+// The tier entries and headers are written before it returns unless bulk
+// is set and fewer than bulkFlushRecords are dirty; the caller then
+// flushes them (flushAccesses). The caller holds wmu.
+func (e *Engine) admit(ids []uint64, bulk bool) error {
 	ts := e.tiers
 	if ts == nil || len(ids) == 0 {
 		return nil
@@ -231,6 +238,9 @@ func (e *Engine) admit(ids []uint64) error {
 	// commit frees (RememberBatches).
 	if err := load(); err != nil {
 		return err
+	}
+	if bulk && len(ts.dirty)+len(ts.accessed) < bulkFlushRecords {
+		return nil
 	}
 	return e.flushTiers()
 }
