@@ -16,7 +16,12 @@ import (
 // read and committed, a goroutine owned by the call places batch i in the
 // tiers and brings the indexes up to date with it, so the transaction and
 // the index update run on two cores instead of one. Every update is done
-// when it returns. Other writers wait until it returns.
+// when it returns. Other writers wait until it returns. The tier entries
+// and headers (in memory, current for Get and Recall all along) are
+// written to bbolt once bulkFlushRecords records are dirty, and when it
+// returns: a record placed in the tiers and evicted a few batches later
+// has its entry written and deleted no more, and the next batch's commit
+// does not wait for a tier write.
 //
 // done, when not nil, is called from the calling goroutine with each
 // batch's position and outcome once the batch is committed; it must not
@@ -27,7 +32,7 @@ import (
 // with RememberBatch, a committed batch whose tier or index update failed
 // stays committed (the error says so) and is indexed at the next write or
 // open, from the change log.
-func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], done func(i int, out []Stored)) (int, error) {
+func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], done func(i int, out []Stored)) (n int, err error) {
 	if err := e.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -52,8 +57,12 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 	defer func() {
 		_ = wait() // the goroutine never outlives the call
 		e.fresh.Store(nil)
+		// What the batches' admissions left unwritten, whatever the
+		// outcome: the tiers in memory are those of every admission run.
+		if ferr := e.flushAccesses(); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("hmo: records stored, tier update: %w", ferr))
+		}
 	}()
-	n := 0
 	for b := range batches {
 		c, err := e.commitOne(ctx, &b)
 		perr := wait()
@@ -71,11 +80,11 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 		if perr != nil {
 			// The previous batch's update failed: this batch's is tried
 			// here, and the call stops.
-			return n, errors.Join(perr, e.afterCommit(c))
+			return n, errors.Join(perr, e.afterCommit(c, true))
 		}
 		if len(c.ids) > 0 {
 			after = make(chan error, 1)
-			go func(c commit, ch chan<- error) { ch <- e.afterCommit(c) }(c, after)
+			go func(c commit, ch chan<- error) { ch <- e.afterCommit(c, true) }(c, after)
 		}
 	}
 	return n, wait()
@@ -116,14 +125,15 @@ func (e *Engine) committed(ids []uint64) {
 
 // afterCommit places a commit's records in the tiers, brings the indexes
 // up to date with the change log as it stood after the commit, and
-// checkpoints when due: a write's work after its transaction. The caller
+// checkpoints when due: a write's work after its transaction. bulk
+// defers the writing of the tier entries (RememberBatches). The caller
 // holds wmu.
-func (e *Engine) afterCommit(c commit) error {
+func (e *Engine) afterCommit(c commit, bulk bool) error {
 	// Tiers first: a concurrent Recall can then find a new record in the
 	// archive indexes only once it is placed in the tiers. The update
 	// stops at c.seq: a commit running meanwhile (RememberBatches) has
 	// records not placed yet.
-	if err := e.admit(c.ids); err != nil {
+	if err := e.admit(c.ids, bulk); err != nil {
 		return fmt.Errorf("hmo: records stored, tier update: %w", err)
 	}
 	if err := e.syncUpTo(c.seq); err != nil {

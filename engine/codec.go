@@ -75,11 +75,16 @@ func encodeFields(b []byte, r *Record) []byte {
 	b = binary.AppendUvarint(b, r.Prev)
 	b = binary.AppendUvarint(b, r.Supersedes)
 	b = binary.AppendUvarint(b, r.SupersededBy)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Header.I0))
-	b = binary.AppendUvarint(b, uint64(r.Header.N))
-	b = appendTime(b, r.Header.LastUsed)
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Header.P))
-	return append(b, r.Header.Tier)
+	return appendHeader(b, &r.Header)
+}
+
+// appendHeader appends the header fields of encodeFields, its last ones.
+func appendHeader(b []byte, h *Header) []byte {
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(h.I0))
+	b = binary.AppendUvarint(b, uint64(h.N))
+	b = appendTime(b, h.LastUsed)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(h.P))
+	return append(b, h.Tier)
 }
 
 func appendString(b []byte, s string) []byte {
@@ -162,6 +167,13 @@ func (f *fieldReader) byte1(what string) byte {
 // decodeFields reverses encodeFields and returns the bytes after them.
 func decodeFields(b []byte, r *Record) ([]byte, error) {
 	f := fieldReader{b: b}
+	decodeBody(&f, r)
+	decodeHeader(&f, &r.Header)
+	return f.b, f.err
+}
+
+// decodeBody reads the fields of encodeFields before the header.
+func decodeBody(f *fieldReader, r *Record) {
 	r.ID = f.uvarint("id")
 	r.Scope, r.Session, r.Role = f.str("scope"), f.str("session"), f.str("role")
 	r.Time, r.Created = f.time("time"), f.time("created")
@@ -175,16 +187,19 @@ func decodeFields(b []byte, r *Record) ([]byte, error) {
 		}
 	}
 	r.Prev, r.Supersedes, r.SupersededBy = f.uvarint("prev"), f.uvarint("supersedes"), f.uvarint("superseded by")
-	r.Header.I0 = f.f64("i0")
+}
+
+// decodeHeader reads the header fields of encodeFields (appendHeader).
+func decodeHeader(f *fieldReader, h *Header) {
+	h.I0 = f.f64("i0")
 	if n := f.uvarint("n"); n > math.MaxUint32 {
 		f.fail("n")
 	} else {
-		r.Header.N = uint32(n)
+		h.N = uint32(n)
 	}
-	r.Header.LastUsed = f.time("t_last")
-	r.Header.P = f.f64("p")
-	r.Header.Tier = f.byte1("tier")
-	return f.b, f.err
+	h.LastUsed = f.time("t_last")
+	h.P = f.f64("p")
+	h.Tier = f.byte1("tier")
 }
 
 // decodeRecord reverses encodeRecord, and reads the JSON layout of

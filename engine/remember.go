@@ -63,7 +63,7 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	e.committed(c.ids)
 	e.fresh.Store(&c.fresh)
 	defer e.fresh.Store(nil)
-	return c.out, e.afterCommit(c)
+	return c.out, e.afterCommit(c, false)
 }
 
 func validateKey(k string) error {

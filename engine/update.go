@@ -74,7 +74,7 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 	if err := e.evict([]uint64{id}, touched, []string{old.Text}); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}
-	if err := e.admit([]uint64{newID}); err != nil {
+	if err := e.admit([]uint64{newID}, false); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}
 	if err := e.syncIndexes(); err != nil {

@@ -154,9 +154,14 @@ func (m *Manager) fix(c1o, ko int) {
 func (m *Manager) insert(e *entry) {
 	m.byID[e.ID] = e
 	m.sessAdd(e.SessionSeq)
-	if m.window() {
+	if oldThr, had := m.thr, m.hasRecent; m.window() {
 		m.place(e)
-		m.repartition()
+		if had && m.hasRecent && m.thr > oldThr {
+			// A new session entered the window and the oldest left it.
+			m.leaveWindow()
+		} else {
+			m.repartition()
+		}
 		return
 	}
 	c1o, ko := m.bounds()
@@ -241,6 +246,52 @@ func (m *Manager) repartition() {
 		}
 	}
 	m.split(buf)
+}
+
+// leaveWindow moves the entries of the sessions that left the recent
+// window (moved forward) from rec to oth, and re-assigns the tiers that
+// can change: what repartition does, without touching every entry. Each
+// leaving entry is placed by binary search (rec and the leaving entries
+// are ranked, so their places in oth ascend) and oth is shifted by
+// pointer copies. Before, oth's tier-1 entries were its first k <=
+// pivotal; after, they are its first k' <= pivotal; the n entries moved
+// in shift the old ones by at most n. So the first pivotal+n entries of
+// oth and the moved entries are all that can change tier.
+func (m *Manager) leaveWindow() {
+	m.stats.Repartitions++
+	moved := m.scratch[:0]
+	keep := m.rec[:0]
+	for _, e := range m.rec {
+		if m.isRecent(e.SessionSeq) {
+			keep = append(keep, e)
+		} else {
+			e.inRec = false
+			moved = append(moved, e)
+		}
+	}
+	clear(m.rec[len(keep):])
+	m.rec = keep
+	n, old := len(moved), len(m.oth)
+	pos := make([]int, n)
+	for j, e := range moved {
+		pos[j] = search(m.oth, e)
+	}
+	m.oth = slices.Grow(m.oth, n)[:old+n]
+	hi := old // the original entries at pos[j] and after, up to hi, shift by j+1
+	for j := n - 1; j >= 0; j-- {
+		p := pos[j]
+		copy(m.oth[p+j+1:hi+j+1], m.oth[p:hi])
+		m.oth[p+j] = moved[j]
+		hi = p
+	}
+	for _, e := range moved {
+		m.setTier(e, Tier2) // tier 1 again below if within the first k
+	}
+	clear(moved)
+	m.scratch = moved[:0]
+	c1, k := m.bounds()
+	m.assign(m.rec, 0, len(m.rec), c1)
+	m.assign(m.oth, 0, m.lim.pivotal+n, k)
 }
 
 // rebuild sorts every active entry afresh, O(A log A): after Rescore or
