@@ -225,7 +225,10 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor floa
 }
 
 // textDocs are the full-text documents of the records ids that exist,
-// as the text index was given them.
+// as the text index was given them. The pool they are read for is the
+// first pass's lexical candidates, whose pipeline metadata the priors
+// read next: the records read here fill the doc cache, so that the
+// priors do not read them again.
 func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
 	out := make([]TextDoc, 0, len(ids))
 	err := e.db.View(func(tx *bolt.Tx) error {
@@ -236,6 +239,9 @@ func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
 			}
 			if err != nil {
 				return err
+			}
+			if _, ok := e.docCache.get(id); !ok {
+				e.cacheDoc(&r)
 			}
 			out = append(out, e.textDoc(tx, &r))
 		}
