@@ -166,6 +166,10 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 
 func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
 
+// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher);
+// an error is left for Docs to report.
+func (s *archiveSource) Prefetch(ids []uint64) { _, _ = s.e.docs(ids) }
+
 func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
 	return s.e.wordVectors(words)
 }

@@ -170,6 +170,15 @@ type Source interface {
 	Docs(ids []uint64) ([]Doc, error)
 }
 
+// Prefetcher is implemented by a Source that can read ahead the metadata
+// Docs will be asked for (into a cache): the pipeline hands it the vector
+// candidates as soon as it has them, while the lexical search may still
+// run, so that reading them uses a core the search leaves idle. Prefetch
+// may run concurrently with Text; it reports no error (Docs does).
+type Prefetcher interface {
+	Prefetch(ids []uint64)
+}
+
 // Candidate is a record under consideration with the scores stages gave
 // it.
 type Candidate struct {
