@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/hmo-dev/hmo/internal/testembed"
@@ -12,10 +13,13 @@ import (
 // first pass's lexical candidates) fills the pipeline's doc cache, so
 // that the priors that read those candidates next find them there; a
 // forgotten record is neither returned nor cached, and the cached docs
-// are what the priors would read from the store.
+// are what the priors would read from the store. Read again, from the
+// cache, the pool's documents are the ones read from the store (own
+// text, context turns stepping over a derived record, role, labels).
 func TestPoolDocsFillDocCache(t *testing.T) {
 	o := &Options{
 		Mode:            ModeFlat,
+		IndexContext:    2,
 		Embedder:        testembed.Hash{ID: "test:hash/16", Size: 16},
 		OpenVectorIndex: func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
 		OpenTextIndex:   func(string) (TextIndex, error) { return &mapText{docs: map[uint64]TextDoc{}}, nil },
@@ -27,7 +31,8 @@ func TestPoolDocsFillDocCache(t *testing.T) {
 	defer e.Close()
 	var in []Input
 	for i := range 6 {
-		in = append(in, Input{Scope: "s", Session: "1", Role: "user", Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
+		role := []string{"user", "assistant", "fact"}[i%3]
+		in = append(in, Input{Scope: "s", Session: "1", Role: role, Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
 	}
 	ids, err := e.Remember(context.Background(), in...)
 	if err != nil {
@@ -40,6 +45,16 @@ func TestPoolDocsFillDocCache(t *testing.T) {
 	docs, err := e.textDocs(ids)
 	if err != nil {
 		t.Fatal(err)
+	}
+	again, err := e.textDocs(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, docs) {
+		t.Errorf("pool docs from the cache:\n%+v\nfrom the store:\n%+v", again, docs)
+	}
+	if docs[4].Context == "" || docs[4].Role != "assistant" {
+		t.Errorf("record 5's document %+v: want its context turns and role", docs[4])
 	}
 	if len(docs) != 5 {
 		t.Fatalf("%d pool docs, want 5 (one forgotten)", len(docs))
