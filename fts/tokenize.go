@@ -70,66 +70,65 @@ func (t asciiTokenizer) Tokenize(input []byte) analysis.TokenStream {
 			return t.inner.Tokenize(input)
 		}
 	}
-	n := 0 // tokens, counted first so that they take one allocation
-	for i := 0; i < len(input); {
-		if j := wordEnd(input, i); j > i {
-			n++
-			i = j
-		} else {
-			i++
-		}
+	// The words' bounds and types first, so that the tokens take one
+	// allocation.
+	type word struct {
+		start, end int
+		typ        analysis.TokenType
 	}
-	if n == 0 {
-		return analysis.TokenStream{}
-	}
-	toks := make([]analysis.Token, n)
-	out := make(analysis.TokenStream, n)
-	k := 0
+	var buf [64]word
+	words := buf[:0]
 	for i := 0; i < len(input); {
-		j := wordEnd(input, i)
+		j, letter, digit := wordEnd(input, i)
 		if j == i {
 			i++
 			continue
 		}
 		typ := analysis.AlphaNumeric
-		digit, letter := false, false
-		for _, c := range input[i:j] {
-			switch wbClass[c] {
-			case wbDigit:
-				digit = true
-			case wbLetter:
-				letter = true
-			}
-		}
 		if digit && !letter {
 			typ = analysis.Numeric
 		}
-		toks[k] = analysis.Token{Term: input[i:j], Start: i, End: j, Position: k + 1, Type: typ}
-		out[k] = &toks[k]
-		k++
+		words = append(words, word{i, j, typ})
 		i = j
+	}
+	toks := make([]analysis.Token, len(words))
+	out := make(analysis.TokenStream, len(words))
+	for k, w := range words {
+		toks[k] = analysis.Token{Term: input[w.start:w.end], Start: w.start, End: w.end, Position: k + 1, Type: w.typ}
+		out[k] = &toks[k]
 	}
 	return out
 }
 
 // wordEnd returns the end of the word that starts at input[i], or i when
-// none does. input is ASCII.
-func wordEnd(input []byte, i int) int {
+// none does, and whether the word holds a letter and a digit. input is
+// ASCII.
+func wordEnd(input []byte, i int) (end int, letter, digit bool) {
 	j := i
 	for j < len(input) {
 		switch wbClass[input[j]] {
-		case wbLetter, wbDigit, wbExtend:
+		case wbLetter:
+			letter = true
+			j++
+			continue
+		case wbDigit:
+			digit = true
+			j++
+			continue
+		case wbExtend:
 			j++
 			continue
 		case wbMidLetter, wbMidNum, wbMidBoth:
+			// The character after a joining one is a letter or a
+			// digit, counted on the next turn.
 			if j > i && j+1 < len(input) && joins(input[j], input[j-1], input[j+1]) {
-				j += 2
+				j++
 				continue
 			}
 		}
 		break
 	}
-	return j
+	return j, letter, digit
 }
 
 // joins reports whether the middle character m joins prev and next into
