@@ -376,8 +376,13 @@ func (e *Engine) loadText(tx *bolt.Tx, adds, dels []uint64, wm uint64) (func() e
 // of its previous turns in the same session (IndexContext of them) and
 // its role unless NoIndexRole, each in a field of its own.
 func (e *Engine) textDoc(tx *bolt.Tx, r *Record) TextDoc {
+	return e.textDocVia(tx, r, e.record)
+}
+
+// textDocVia is textDoc reading r's context turns through get.
+func (e *Engine) textDocVia(tx *bolt.Tx, r *Record, get func(*bolt.Tx, uint64) (Record, error)) TextDoc {
 	var ctx []string
-	for _, p := range e.contextOf(tx, r) {
+	for _, p := range e.contextVia(tx, r, get) {
 		ctx = append(ctx, p.Text)
 	}
 	d := TextDoc{ID: r.ID, Text: r.Text, Context: strings.Join(ctx, "\n"), Scope: r.Scope, Session: r.Session, Time: r.Time}
@@ -402,12 +407,17 @@ func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {
 // first: its IndexContext previous turns in the session. Derived records
 // (StandaloneRoles) have no context and are nobody's context.
 func (e *Engine) contextOf(tx *bolt.Tx, r *Record) []Record {
+	return e.contextVia(tx, r, e.record)
+}
+
+// contextVia is contextOf reading the records through get.
+func (e *Engine) contextVia(tx *bolt.Tx, r *Record, get func(*bolt.Tx, uint64) (Record, error)) []Record {
 	if e.opts.standalone(r) {
 		return nil
 	}
 	var out []Record
 	for prev, n, hops := r.Prev, e.opts.contextTurns(), 0; prev != 0 && len(out) < n && hops < maxContextHops; hops++ {
-		p, err := e.record(tx, prev)
+		p, err := get(tx, prev)
 		if err != nil {
 			break
 		}

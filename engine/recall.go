@@ -166,6 +166,10 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 
 func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
 
+// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher);
+// an error is left for Docs to report.
+func (s *archiveSource) Prefetch(ids []uint64) { _, _ = s.e.docs(ids) }
+
 func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
 	return s.e.wordVectors(words)
 }
@@ -225,23 +229,50 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor floa
 }
 
 // textDocs are the full-text documents of the records ids that exist,
-// as the text index was given them.
+// as the text index was given them. The pool they are read for is the
+// first pass's lexical candidates, whose pipeline metadata the priors
+// read next: the records and context turns are read from the doc cache
+// when it holds them, and the records read from the store fill it, so
+// that the priors do not read them again.
 func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
 	out := make([]TextDoc, 0, len(ids))
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, id := range ids {
-			r, err := getRecord(tx, id)
-			if errors.Is(err, ErrNotFound) {
-				continue
+			var r Record
+			if d, ok := e.docCache.get(id); ok {
+				r = docRecord(&d)
+			} else {
+				var err error
+				r, err = getRecord(tx, id)
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				e.cacheDoc(&r)
 			}
-			if err != nil {
-				return err
-			}
-			out = append(out, e.textDoc(tx, &r))
+			out = append(out, e.textDocVia(tx, &r, e.cachedRecord))
 		}
 		return nil
 	})
 	return out, err
+}
+
+// cachedRecord is record with what a text document reads of it (its
+// text, role, labels, time and previous turn) from the doc cache when
+// the cache holds it.
+func (e *Engine) cachedRecord(tx *bolt.Tx, id uint64) (Record, error) {
+	if d, ok := e.docCache.get(id); ok {
+		return docRecord(&d), nil
+	}
+	return e.record(tx, id)
+}
+
+// docRecord is the part of a record its pipeline doc (docOf) holds: what
+// the text index's document of it reads.
+func docRecord(d *retrieve.Doc) Record {
+	return Record{ID: d.ID, Prev: d.Prev, Scope: d.Scope, Session: d.Session, Role: d.Speaker, Time: d.Time, Text: d.Text}
 }
 
 func (e *Engine) vectorCandidates(qv []float32, q *Query, c int) ([]scored, error) {

@@ -103,6 +103,7 @@ func newAnalyzers(a Analyzer) (analyzers, error) {
 	if err != nil {
 		return an, fmt.Errorf("%w: analyzer %q: %w", ErrInvalidOption, a, err)
 	}
+	an.text = fastTokens(an.text) // bleve's tokens, ASCII without the segmenter
 	if an.keyword, err = c.AnalyzerNamed(keyword.Name); err != nil {
 		return an, fmt.Errorf("fts: keyword analyzer: %w", err)
 	}

@@ -1,6 +1,7 @@
 package retrieve_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -56,18 +57,33 @@ func TestAnalysedDocsRankAlike(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := run(&retrieve.Options{Stages: stages}, query, &fakeSource{text: text, vec: vec, docs: analysed})
-			if err != nil {
-				t.Fatal(err)
+			// Copies of the analysed docs derive their lazy parts
+			// concurrently, as a cache's docs do under concurrent
+			// queries (go test -race).
+			var wg sync.WaitGroup
+			res := make([][]retrieve.Candidate, 4)
+			errs := make([]error, len(res))
+			for g := range res {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res[g], errs[g] = run(&retrieve.Options{Stages: stages}, query, &fakeSource{text: text, vec: vec, docs: analysed})
+				}()
 			}
-			if len(got) != len(want) {
-				t.Fatalf("%q (%v): %d candidates analysed, %d raw", q, stages, len(got), len(want))
-			}
-			for i := range want {
-				g, w := got[i], want[i]
-				if g.ID != w.ID || g.Score != w.Score || g.Relevance != w.Relevance || g.OwnCoverage != w.OwnCoverage {
-					t.Errorf("%q (%v) rank %d: analysed %d score %v relevance %v own %v, raw %d score %v relevance %v own %v",
-						q, stages, i, g.ID, g.Score, g.Relevance, g.OwnCoverage, w.ID, w.Score, w.Relevance, w.OwnCoverage)
+			wg.Wait()
+			for g, got := range res {
+				if errs[g] != nil {
+					t.Fatal(errs[g])
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%q (%v): %d candidates analysed, %d raw", q, stages, len(got), len(want))
+				}
+				for i := range want {
+					g, w := got[i], want[i]
+					if g.ID != w.ID || g.Score != w.Score || g.Relevance != w.Relevance || g.OwnCoverage != w.OwnCoverage {
+						t.Errorf("%q (%v) rank %d: analysed %d score %v relevance %v own %v, raw %d score %v relevance %v own %v",
+							q, stages, i, g.ID, g.Score, g.Relevance, g.OwnCoverage, w.ID, w.Score, w.Relevance, w.OwnCoverage)
+					}
 				}
 			}
 		}

@@ -277,11 +277,14 @@ func (p *Pipeline) run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 	return cands, nil
 }
 
+// priorStages are the stages rank reads every candidate's Doc for.
+const priorStages = StageSpeaker | StageTime | StageSession | StageWordSim | StageSpeechAct | StageContext
+
 // rank fuses the generators' lists and applies the priors, each a share
 // of the best fused score.
 func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, error) {
 	cands := fuse(&p.o.Fusion, text, vec, p.o.Stages.Has(StageText), p.o.Stages.Has(StageVector) && q.Vector != nil)
-	if p.o.Stages&(StageSpeaker|StageTime|StageSession|StageWordSim|StageSpeechAct|StageContext) == 0 {
+	if p.o.Stages&priorStages == 0 {
 		return cands, nil
 	}
 	if err := loadDocs(cands, src); err != nil {
@@ -331,6 +334,15 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 	}
 	if p.o.Stages.Has(StageVector) && q.Vector != nil {
 		vec, vecErr = src.Vector(ctx, q, c)
+		// Every vector candidate is a candidate of the priors: read
+		// their metadata while the lexical search runs.
+		if pf, ok := src.(Prefetcher); ok && vecErr == nil && len(vec) > 0 && p.o.Stages&priorStages != 0 {
+			ids := make([]uint64, len(vec))
+			for i, h := range vec {
+				ids[i] = h.ID
+			}
+			pf.Prefetch(ids)
+		}
 	}
 	wg.Wait()
 	if err := errors.Join(textErr, vecErr); err != nil {

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -68,28 +69,39 @@ type Doc struct {
 	Speaker string // the record's own role or speaker
 	Time    time.Time
 	Text    string // the record's own text, without context
-	// What Analyse derives from Text, when analysed is set: its time
-	// expressions resolved against Time (TimeMentions), the termKey of
-	// each of its distinct content terms (ContentTerms; nil when one of
-	// them has no key) and whether it is mainly a question (IsQuestion).
+	// What Analyse derives from Text, when analysed is set: the termKey
+	// of each of its distinct content terms (ContentTerms; nil when one
+	// of them has no key) and whether it is mainly a question
+	// (IsQuestion), which the default stages read for every candidate,
+	// and lazy, what fewer stages read, derived at their first use.
 	// Otherwise the stages compute them from Text.
-	spans    []Span
 	keys     []uint64
 	question bool
 	analysed bool
-	// words are its content words (contentWords) joined by spaces, for
-	// the soft match: one string, about half the size of Text.
-	words string
+	lazy     *lazyDerived
+}
+
+// lazyDerived is what an analysed Doc derives from its text when a stage
+// first asks: its time expressions, read only for questions that name a
+// time, and its content words, read only for the results' soft match.
+// Copies of the Doc share it, so a source's cached Doc derives each once.
+// Safe for concurrent use.
+type lazyDerived struct {
+	spansOnce sync.Once
+	spans     []Span // TimeMentions of the text, resolved against Time
+	wordsOnce sync.Once
+	words     string // contentWords of the text joined by spaces: one string, about half the size of Text
 }
 
 // Analyse computes once what the stages derive from d.Text on every
-// query (its time mentions, content terms and speech act), so that a
-// source that caches documents pays for it once per record. The stages
-// give the same results with or without it.
+// query (its content terms and speech act), and prepares what some
+// derive (its time mentions, its content words) to be computed once at
+// their first use, so that a source that caches documents pays for each
+// once per record. The stages give the same results with or without it.
+// d's Text and Time must not change afterwards.
 func (d *Doc) Analyse() {
-	d.spans = TimeMentions(d.Text, d.Time)
 	d.question, d.analysed = IsQuestion(d.Text), true
-	d.words = strings.Join(contentWords(d.Text), " ")
+	d.lazy = &lazyDerived{}
 	terms := ContentTerms(d.Text)
 	d.keys = make([]uint64, len(terms))
 	for i, t := range terms {
@@ -109,7 +121,9 @@ func (d *Doc) eachContentWord(f func(string)) {
 		}
 		return
 	}
-	for rest := d.words; rest != ""; {
+	l := d.lazy
+	l.wordsOnce.Do(func() { l.words = strings.Join(contentWords(d.Text), " ") })
+	for rest := l.words; rest != ""; {
 		w, tail, _ := strings.Cut(rest, " ")
 		f(w)
 		rest = tail
@@ -118,10 +132,12 @@ func (d *Doc) eachContentWord(f func(string)) {
 
 // mentions are d's time expressions (TimeMentions of its text).
 func (d *Doc) mentions() []Span {
-	if d.analysed {
-		return d.spans
+	if !d.analysed {
+		return TimeMentions(d.Text, d.Time)
 	}
-	return TimeMentions(d.Text, d.Time)
+	l := d.lazy
+	l.spansOnce.Do(func() { l.spans = TimeMentions(d.Text, d.Time) })
+	return l.spans
 }
 
 // isQuestion is IsQuestion of d's text.
@@ -152,6 +168,15 @@ type Source interface {
 	// Docs returns the metadata of ids, in order; a record that is gone
 	// has a zero Doc.
 	Docs(ids []uint64) ([]Doc, error)
+}
+
+// Prefetcher is implemented by a Source that can read ahead the metadata
+// Docs will be asked for (into a cache): the pipeline hands it the vector
+// candidates as soon as it has them, while the lexical search may still
+// run, so that reading them uses a core the search leaves idle. Prefetch
+// may run concurrently with Text; it reports no error (Docs does).
+type Prefetcher interface {
+	Prefetch(ids []uint64)
 }
 
 // Candidate is a record under consideration with the scores stages gave
