@@ -461,7 +461,11 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 		total += len(fl[f].docs)
 	}
 	p := &postings{}
-	docs, encs := make([]uint32, 0, total), make([]uint16, 0, total)
+	// The merged list, in scratch arrays encodeDocs and encodeEncs copy.
+	sc := mergeScratch.Get().(*mergeBufs)
+	defer mergeScratch.Put(sc)
+	docs, encs := slices.Grow(sc.docs[:0], total), slices.Grow(sc.encs[:0], total)
+	defer func() { sc.docs, sc.encs = docs, encs }()
 	var at [nFields]int
 	var front [nFields][]fieldPosting
 	head := func(f int) uint32 {
@@ -508,6 +512,14 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 	p.encodeEncs(encs)
 	return p, nil
 }
+
+// mergeBufs are mergeFields's scratch arrays.
+type mergeBufs struct {
+	docs []uint32
+	encs []uint16
+}
+
+var mergeScratch = sync.Pool{New: func() any { return new(mergeBufs) }}
 
 // encodeDocs sets p's documents (ascending).
 func (p *postings) encodeDocs(docs []uint32) {
