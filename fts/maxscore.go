@@ -43,40 +43,30 @@ const noDoc = math.MaxUint32
 
 // wordCursor is one query word's postings in the segment searched.
 type wordCursor struct {
-	pos   int // the word's place in the query
-	idf   float64
-	bound float64 // above the word's contribution to any document of the segment
-	memo  *scoreMemo
-	p     *postings
-	i     int    // the current posting
-	doc   uint32 // p.docs[i], noDoc when exhausted
+	pos    int // the word's place in the query
+	idf    float64
+	bound  float64 // above the word's contribution to any document of the segment
+	memo   *scoreMemo
+	p      *postings
+	cursor // the current posting; doc is noDoc when exhausted
 	// part is the word's contribution to document scored, and said
 	// whether that document says it.
 	part   float64
 	said   bool
 	scored uint32
+	// kv is the word's contribution by the posting's code in p (its
+	// enc's place in p.dict), 0 until worked out.
+	kv [code8Escape]float64
 }
 
-func (w *wordCursor) set() {
-	if w.i < w.p.n {
-		w.doc = w.p.doc(w.i)
-	} else {
-		w.doc = noDoc
-	}
-}
-
-func (w *wordCursor) next() {
-	w.i++
-	w.set()
-}
+func (w *wordCursor) next() { w.p.next(&w.cursor) }
 
 // advance moves w to the first document at or after doc.
 func (w *wordCursor) advance(doc uint32) {
 	if w.doc >= doc {
 		return
 	}
-	w.i = w.p.seek(w.i, doc)
-	w.set()
+	w.p.seek(&w.cursor, doc)
 }
 
 // score is the word's contribution to the document w stands on, and
@@ -84,7 +74,24 @@ func (w *wordCursor) advance(doc uint32) {
 // field order, operation for operation as Scoring.termScore: the same
 // score to the last bit.
 func (w *wordCursor) score(s *queryScorer) (float64, bool) {
-	e := w.p.enc[w.i]
+	if code := w.p.code; code != nil {
+		c := code[w.i]
+		if c == code8Escape {
+			return w.scoreSlow(s, encEscape)
+		}
+		e := w.p.dict[c]
+		if v := w.kv[c]; v != 0 {
+			return v, int(e>>encField) == fText
+		}
+		v, said := w.scoreEnc(s, e)
+		w.kv[c] = v
+		return v, said
+	}
+	return w.scoreEnc(s, w.p.enc[w.i])
+}
+
+// scoreEnc is score for a posting of enc e.
+func (w *wordCursor) scoreEnc(s *queryScorer, e uint16) (float64, bool) {
 	if dl := e & encMaxDL; dl < memoDL {
 		// An escaped posting's slots stay 0.
 		if v := w.memo[e>>encTF][dl]; v != 0 {
@@ -363,8 +370,9 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				memo[pos] = memos.Get().(*scoreMemo)
 			}
 			w := &cursors[pos]
-			*w = wordCursor{pos: pos, idf: idfs[pos], memo: memo[pos], p: l.p, scored: noDoc}
-			w.set()
+			w.pos, w.idf, w.memo, w.p, w.cursor, w.scored = pos, idfs[pos], memo[pos], l.p, l.p.start(), noDoc
+			w.part, w.said = 0, false
+			clear(w.kv[:len(l.p.dict)])
 			w.setBound(qs)
 			words = append(words, w)
 		}
@@ -372,10 +380,12 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			continue
 		}
 		inQuery = append(inQuery[:0], words...) // the words in the query's order
-		del := seg.Deleted()
-		if del != nil && del.IsEmpty() {
-			del = nil
+		// The segment's deleted documents, sorted, and the first not
+		// below the document at hand.
+		if !listed[si] {
+			delDocs[si], listed[si] = deletedDocs(seg), true
 		}
+		dels, dp := delDocs[si], 0
 		// Lowest bound first: the words that leave candidate generation first.
 		slices.SortStableFunc(words, func(a, b *wordCursor) int {
 			switch {
@@ -419,7 +429,10 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				}
 			}
 			cur, next := doc, uint32(noDoc)
-			if del != nil && del.Contains(cur) {
+			if dp < len(dels) && dels[dp] <= cur {
+				dp = gallop(dels, dp, cur)
+			}
+			if dp < len(dels) && dels[dp] == cur {
 				// Deleted in this snapshot: a posting of no document.
 				for _, w := range words[essential:] {
 					if w.doc == cur {

@@ -34,12 +34,12 @@ const (
 	// release the index before it fails with ErrLocked.
 	DefaultLockTimeout = time.Second
 	// DefaultPostingsCache is the memory, in bytes, the text search keeps
-	// decoded postings in: 32 MiB, about six million postings (5.2 bytes
-	// each on the synthetic stream), those of the words searched most
-	// often. Lists of 8 KiB or more are kept outside the Go heap, so the
-	// process's anonymous memory grows by about the cache's size: 32 MiB
-	// holds every list the scale workload searches at 100K records
-	// (3.7 MB) and at 1M (34 MB).
+	// decoded postings in: 32 MiB, about ten million postings (3.1 bytes
+	// each on the synthetic stream, page rounding included), those of
+	// the words searched most often. Lists of 8 KiB or more are kept
+	// outside the Go heap, so the process's anonymous memory grows by
+	// what the cache holds, up to its size: every list the scale
+	// workload searches at 1M records takes 22 MB (2,368 lists).
 	DefaultPostingsCache = 32 << 20
 )
 
@@ -74,7 +74,7 @@ type Options struct {
 	ReadOnly bool
 	// PostingsCache bounds, in bytes, the memory in which the text search
 	// keeps the postings it decoded (a word's documents, frequencies and
-	// field lengths in one segment, about 5 bytes a posting), so that
+	// field lengths in one segment, about 3 bytes a posting), so that
 	// searching the same words again reads arrays instead of bleve's
 	// encoding. The lists kept are those asked for most often. Default
 	// DefaultPostingsCache; negative keeps none (every search decodes

@@ -2,6 +2,7 @@ package fts
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
+	zap "github.com/blevesearch/zapx/v17"
 )
 
 // The text search reads a word's postings in one scorch segment as
@@ -20,8 +22,12 @@ import (
 // (Options.PostingsCache). Bleve's own iterator decodes a posting's
 // frequency and norm at every visit and has no skip data for them, so a
 // seek reads every posting up to its target, and a word is three lists
-// (one per field) to merge; over one array a seek is a galloping search,
-// and a visit two loads.
+// (one per field) to merge. The arrays are compact, so that more lists
+// fit in the cache's bytes: the documents as gaps of a byte or more,
+// with the first document of every blockLen kept whole, over which a
+// seek gallops before it walks the block; a posting's field, frequency
+// and length as a byte, its place among the few distinct ones of the
+// list.
 //
 // A segment never changes once it is in a snapshot: documents deleted
 // or replaced later are marked in the snapshot's deleted set of the
@@ -34,17 +40,22 @@ import (
 // postings are one word's postings in the scored fields of one segment.
 type postings struct {
 	n int // documents
-	// The documents, segment-local numbers, ascending: document i is
-	// base[i>>blockShift] + lo[i], or docs32[i] in a list where the
-	// documents of some block of blockLen span more than lo holds.
-	base   []uint32
-	lo     []uint16
-	docs32 []uint32
-	// enc is each document's posting: the field, frequency and field
-	// length when the document holds the word in one field with values
-	// that fit (the layout below), and otherwise encEscape: the document
-	// is then listed in esc (ascending), and its fields are the same
-	// place of multi.
+	// The documents, segment-local numbers, ascending: each is the one
+	// before (0 for the first) plus a gap, a uvarint in gaps. In blocks
+	// of blockLen, block b's first document is base[b], and the gap of
+	// its second starts at gaps[off[b]], for the seeks.
+	base []uint32
+	off  []uint32
+	gaps []byte
+	// Each document's posting: the field, frequency and field length
+	// when the document holds the word in one field with values that fit
+	// (the layout of an enc below), and otherwise encEscape: the
+	// document is then listed in esc (ascending), and its fields are the
+	// same place of multi. The encs are code[i]'s place in dict when the
+	// list has fewer than code8Escape of them (a byte each; code8Escape
+	// stands for encEscape), and enc[i] otherwise (code is then nil).
+	code  []uint8
+	dict  []uint16
 	enc   []uint16
 	esc   []uint32
 	multi []multiPosting
@@ -86,11 +97,13 @@ func (p *postings) offHeap() *postings {
 	q.mem, q.refs, q.gone = mem, 0, false
 	off := 0
 	q.base = carve(mem, &off, p.base)
-	q.docs32 = carve(mem, &off, p.docs32)
+	q.off = carve(mem, &off, p.off)
 	q.esc = carve(mem, &off, p.esc)
 	q.multi = carve(mem, &off, p.multi)
-	q.lo = carve(mem, &off, p.lo)
+	q.dict = carve(mem, &off, p.dict)
 	q.enc = carve(mem, &off, p.enc)
+	q.code = carve(mem, &off, p.code)
+	q.gaps = carve(mem, &off, p.gaps)
 	return &q
 }
 
@@ -130,46 +143,88 @@ const (
 	encEscape = 3 << encField // field 3: see esc
 )
 
+// code8Escape is the code of an escaped posting in code, and the most
+// encs dict holds.
+const code8Escape = math.MaxUint8
+
 // blockLen documents share a base; blockShift is its log2.
 const (
-	blockShift = 7
+	blockShift = 6
 	blockLen   = 1 << blockShift
 )
 
-// doc is document i's number.
-func (p *postings) doc(i int) uint32 {
-	if p.docs32 != nil {
-		return p.docs32[i]
-	}
-	return p.base[i>>blockShift] + uint32(p.lo[i])
+// cursor is a place in a list: posting i, of document doc (noDoc past
+// the end), whose gap ends before gaps[gpos].
+type cursor struct {
+	i    int
+	doc  uint32
+	gpos int
 }
 
-// seek returns the first index i >= from of a document numbered v or
-// more, p.n if none: a galloping search.
-func (p *postings) seek(from int, v uint32) int {
-	if p.docs32 != nil {
-		return gallop(p.docs32, from, v)
+// start returns a cursor on p's first posting.
+func (p *postings) start() cursor {
+	if p.n == 0 {
+		return cursor{doc: noDoc}
 	}
-	if from >= p.n || p.doc(from) >= v {
-		return from
-	}
-	// The last block from from's on whose base is v or less: the
-	// documents after it are above v.
-	b := gallop(p.base, from>>blockShift+1, v+1) - 1
-	lo, hi := max(from, b<<blockShift), min(p.n, (b+1)<<blockShift)
-	if v-p.base[b] > math.MaxUint16 {
-		return hi
-	}
-	t := uint16(v - p.base[b])
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if p.lo[m] < t {
-			lo = m + 1
-		} else {
-			hi = m
+	return cursor{doc: p.base[0], gpos: int(p.off[0])}
+}
+
+// next moves c to the next posting.
+func (p *postings) next(c *cursor) {
+	c.i++
+	var gap uint32
+	for shift := 0; c.gpos < len(p.gaps); shift += 7 {
+		b := p.gaps[c.gpos]
+		c.gpos++
+		if gap |= uint32(b&0x7f) << shift; b < 0x80 {
+			c.doc += gap
+			return
 		}
 	}
-	return lo
+	c.i, c.doc = p.n, noDoc
+}
+
+// seek moves c to the first posting at or after it of a document
+// numbered v or more (the end if none): a galloping search over the
+// blocks' bases, then a walk in the block.
+func (p *postings) seek(c *cursor, v uint32) {
+	if c.doc >= v {
+		return
+	}
+	// The last block from c's on whose base is v or less: the documents
+	// after it are above v.
+	cb := c.i >> blockShift
+	if b := gallop(p.base, cb+1, v+1) - 1; b > cb {
+		c.i, c.doc, c.gpos = b<<blockShift, p.base[b], int(p.off[b])
+		if c.doc >= v {
+			return
+		}
+	}
+	for c.doc < v {
+		p.next(c)
+	}
+}
+
+// encAt is posting i's enc.
+func (p *postings) encAt(i int) uint16 {
+	if p.code == nil {
+		return p.enc[i]
+	}
+	if c := p.code[i]; c != code8Escape {
+		return p.dict[c]
+	}
+	return encEscape
+}
+
+// doc is document i's number (a walk from its block's first: for the
+// tests).
+func (p *postings) doc(i int) uint32 {
+	b := i >> blockShift
+	c := cursor{i: b << blockShift, doc: p.base[b], gpos: int(p.off[b])}
+	for c.i < i {
+		p.next(&c)
+	}
+	return c.doc
 }
 
 // multiAt is the fields of document i, which enc escapes.
@@ -181,7 +236,7 @@ func (p *postings) multiAt(i int) *multiPosting {
 // at returns the word's frequency and length of field f in document i
 // of p, 0 frequency when it is not there.
 func (p *postings) at(i, f int) fieldPosting {
-	e := p.enc[i]
+	e := p.encAt(i)
 	if e&encEscape == encEscape {
 		return p.multiAt(i).f[f]
 	}
@@ -194,7 +249,7 @@ func (p *postings) at(i, f int) fieldPosting {
 // inField reports whether document i holds the word in field f (with a
 // frequency that may be 0).
 func (p *postings) inField(i, f int) bool {
-	e := p.enc[i]
+	e := p.encAt(i)
 	if e&encEscape == encEscape {
 		return p.multiAt(i).in&(1<<f) != 0
 	}
@@ -206,7 +261,7 @@ func (p *postings) bytes() int64 {
 	if p.mem != nil {
 		return roundPages(len(p.mem)) + p.frontBytes() + postingsOverhead
 	}
-	n := 4*(cap(p.base)+cap(p.docs32)+cap(p.esc)) + 2*(cap(p.lo)+cap(p.enc)) + 28*cap(p.multi)
+	n := 4*(cap(p.base)+cap(p.off)+cap(p.esc)) + 2*(cap(p.dict)+cap(p.enc)) + cap(p.code) + cap(p.gaps) + 28*cap(p.multi)
 	return int64(n) + p.frontBytes() + postingsOverhead
 }
 
@@ -220,7 +275,7 @@ func (p *postings) frontBytes() int64 {
 
 // arrayBytes is the size of p's arrays, as offHeap maps them.
 func (p *postings) arrayBytes() int {
-	return 4*(len(p.base)+len(p.docs32)+len(p.esc)) + int(unsafe.Sizeof(multiPosting{}))*len(p.multi) + 2*(len(p.lo)+len(p.enc)) + 8 // alignment
+	return 4*(len(p.base)+len(p.off)+len(p.esc)) + int(unsafe.Sizeof(multiPosting{}))*len(p.multi) + 2*(len(p.dict)+len(p.enc)) + len(p.code) + len(p.gaps) + 8 // alignment
 }
 
 // cachedBytes is what p will take in the cache: its mapping's pages, or
@@ -240,20 +295,20 @@ var pageSize = int64(os.Getpagesize())
 
 // postingsOverhead is what the cache counts for an entry besides its
 // arrays: the postings and entry structs, the key and the map slot.
-const postingsOverhead = 320
+const postingsOverhead = 360
 
 // liveCount returns the postings of each field that are not in del
 // (sorted segment-local numbers).
 func (p *postings) liveCount(del []uint32) [nFields]uint32 {
 	c := p.count
-	i := 0
+	cur := p.start()
 	for _, d := range del {
-		if i = p.seek(i, d); i == p.n {
+		if p.seek(&cur, d); cur.doc == noDoc {
 			break
 		}
-		if p.doc(i) == d {
+		if cur.doc == d {
 			for f := range nFields {
-				if p.inField(i, f) {
+				if p.inField(cur.i, f) {
 					c[f]--
 				}
 			}
@@ -294,71 +349,86 @@ type fieldList struct {
 	post []fieldPosting
 }
 
-// fieldSource gives one field's postings of a word in a segment, in
-// document order: doc is noDoc once they are all given.
-type fieldSource interface {
-	next() (doc uint32, fp fieldPosting, err error)
-}
+// fieldLists are reused by decodePostings.
+var fieldLists = sync.Pool{New: func() any { return new([nFields]fieldList) }}
 
-// listSource gives the postings of a fieldList.
-type listSource struct {
-	l *fieldList
-	i int
-}
-
-func (s *listSource) next() (uint32, fieldPosting, error) {
-	if s.i == len(s.l.docs) {
-		return noDoc, fieldPosting{}, nil
-	}
-	s.i++
-	return s.l.docs[s.i-1], s.l.post[s.i-1], nil
-}
-
-// iterSource gives the postings of one field of a segment, read by
+// readField appends to l the postings of one field of a segment, read by
 // bleve's iterator. Damaged postings (numbers out of order or range, a
-// norm that is no length) fail with ErrCorrupt.
-type iterSource struct {
-	ctx          context.Context
-	it           segment.PostingsIterator
-	field, term  string
-	count, total uint64 // the segment's documents; the list's postings
-	n            uint64 // postings given
-	prev         int64
+// norm that is no length) fail with ErrCorrupt. count is the segment's
+// documents, total the list's postings.
+func readField(ctx context.Context, it segment.PostingsIterator, l *fieldList, field, term string, count, total uint64) error {
+	lens := normLengths.Get().(*normLengthMemo)
+	defer normLengths.Put(lens)
+	// Local slices, assigned to l on return: no write barrier a posting.
+	docs, post := l.docs, l.post
+	defer func() { l.docs, l.post = docs, post }()
+	prev := int64(-1)
+	for n := uint64(0); ; n++ {
+		if n%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		d, err := it.Next()
+		if err != nil || d == nil {
+			return err
+		}
+		var num, freq uint64
+		var dl float64
+		if z, ok := d.(*zap.Posting); ok {
+			// The length from the norm's bits, of which Norm is a
+			// function: worked out once per value.
+			num, freq = z.Number(), z.Frequency()
+			if bits := z.NormUint64(); bits < uint64(len(lens)) {
+				if lens[bits] == 0 {
+					lens[bits] = normLength(z.Norm()) + 1
+				}
+				dl = lens[bits] - 1
+			} else {
+				dl = normLength(z.Norm())
+			}
+		} else {
+			num, freq, dl = d.Number(), d.Frequency(), normLength(d.Norm())
+		}
+		if int64(num) <= prev || num >= count || n >= total {
+			return fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", field, term, ErrCorrupt, num, prev, count)
+		}
+		prev = int64(num)
+		if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 || freq > math.MaxUint32 {
+			return fmt.Errorf("fts: %s postings of %q: %w (frequency %d, length %v)", field, term, ErrCorrupt, freq, dl)
+		}
+		docs = append(docs, uint32(num))
+		post = append(post, fieldPosting{uint32(freq), uint32(dl)})
+	}
 }
 
-func (s *iterSource) next() (uint32, fieldPosting, error) {
-	if s.n%4096 == 4095 {
-		if err := s.ctx.Err(); err != nil {
-			return 0, fieldPosting{}, err
-		}
-	}
-	d, err := s.it.Next()
-	if err != nil || d == nil {
-		return noDoc, fieldPosting{}, err
-	}
-	num, freq, norm := d.Number(), d.Frequency(), d.Norm()
-	if int64(num) <= s.prev || num >= s.count || s.n >= s.total {
-		return 0, fieldPosting{}, fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", s.field, s.term, ErrCorrupt, num, s.prev, s.count)
-	}
-	s.prev = int64(num)
-	s.n++
-	var dl float64
+// normLength is the field length a posting's norm stands for.
+func normLength(norm float64) float64 {
 	if norm > 0 {
-		dl = math.Round(1 / (norm * norm))
+		return math.Round(1 / (norm * norm))
 	}
-	if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 || freq > math.MaxUint32 {
-		return 0, fieldPosting{}, fmt.Errorf("fts: %s postings of %q: %w (frequency %d, norm %v)", s.field, s.term, ErrCorrupt, freq, norm)
-	}
-	return uint32(num), fieldPosting{uint32(freq), uint32(dl)}, nil
+	return 0
 }
+
+// normLengthMemo holds, by a zap posting's norm bits, normLength of its
+// Norm plus 1 (0: not worked out yet). Norm is a function of the bits,
+// so a memo serves every list.
+type normLengthMemo [4096]float64
+
+var normLengths = sync.Pool{New: func() any { return new(normLengthMemo) }}
 
 // decodePostings reads term's postings in the scored fields of seg and
 // merges them into one list.
 func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term string) (*postings, error) {
-	var src [nFields]fieldSource
+	fl := fieldLists.Get().(*[nFields]fieldList)
+	defer func() {
+		for f := range fl {
+			fl[f].docs, fl[f].post = fl[f].docs[:0], fl[f].post[:0]
+		}
+		fieldLists.Put(fl)
+	}()
 	s := seg.Segment()
 	count := min(s.Count(), noDoc) // noDoc itself is no document
-	total := 0
 	for f, field := range bm25Fields {
 		dict, err := s.Dictionary(field)
 		if err != nil {
@@ -372,10 +442,11 @@ func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term strin
 		if n > count {
 			return nil, fmt.Errorf("fts: %s postings of %q: %w (%d of %d documents)", field, term, ErrCorrupt, n, count)
 		}
-		total += int(n)
-		src[f] = &iterSource{ctx: ctx, it: pl.Iterator(true, true, false, nil), field: field, term: term, count: count, total: n, prev: -1}
+		if err := readField(ctx, pl.Iterator(true, true, false, nil), &fl[f], field, term, count, n); err != nil {
+			return nil, err
+		}
 	}
-	p, err := mergeSources(&src, total)
+	p, err := mergeFields(fl)
 	if err != nil {
 		return nil, fmt.Errorf("fts: postings of %q: %w", term, err)
 	}
@@ -383,92 +454,129 @@ func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term strin
 }
 
 // mergeFields merges a word's postings in each field (each ascending)
-// into one list.
+// into one list. The arrays kept are no larger than the list.
 func mergeFields(fl *[nFields]fieldList) (*postings, error) {
-	var src [nFields]fieldSource
 	total := 0
 	for f := range fl {
-		src[f] = &listSource{l: &fl[f]}
 		total += len(fl[f].docs)
 	}
-	return mergeSources(&src, total)
-}
-
-// mergeSources merges the postings of each field into one list; total
-// is their number. The arrays kept are no larger than the list.
-func mergeSources(src *[nFields]fieldSource, total int) (*postings, error) {
-	p := &postings{enc: make([]uint16, 0, total)}
-	docs := make([]uint32, 0, total)
-	var head [nFields]uint32
-	var fps [nFields]fieldPosting
-	for f := range nFields {
-		d, fp, err := src[f].next()
-		if err != nil {
-			return nil, err
+	p := &postings{}
+	// The merged list, in scratch arrays encodeDocs and encodeEncs copy.
+	sc := mergeScratch.Get().(*mergeBufs)
+	defer mergeScratch.Put(sc)
+	docs, encs := slices.Grow(sc.docs[:0], total), slices.Grow(sc.encs[:0], total)
+	defer func() { sc.docs, sc.encs = docs, encs }()
+	var at [nFields]int
+	var front [nFields][]fieldPosting
+	head := func(f int) uint32 {
+		if at[f] < len(fl[f].docs) {
+			return fl[f].docs[at[f]]
 		}
-		head[f], fps[f] = d, fp
+		return noDoc
 	}
 	for {
-		d := min(head[0], head[1], head[2])
+		d := min(head(0), head(1), head(2))
 		if d == noDoc {
 			break
 		}
 		var m multiPosting
 		fields, last := 0, 0
 		for f := range nFields {
-			if head[f] != d {
+			if head(f) != d {
 				continue
 			}
-			m.f[f] = fps[f]
+			fp := fl[f].post[at[f]]
+			m.f[f] = fp
 			m.in |= 1 << f
 			p.count[f]++
-			p.front[f] = addFront(p.front[f], fps[f])
+			front[f] = addFront(front[f], fp)
 			fields++
 			last = f
-			nd, fp, err := src[f].next()
-			if err != nil {
-				return nil, err
+			if at[f]++; head(f) <= d {
+				return nil, fmt.Errorf("%w (document %d after %d)", ErrCorrupt, head(f), d)
 			}
-			if nd <= d && nd != noDoc {
-				return nil, fmt.Errorf("%w (document %d after %d)", ErrCorrupt, nd, d)
-			}
-			head[f], fps[f] = nd, fp
 		}
 		if fp := m.f[last]; fields == 1 && fp.tf <= encMaxTF && fp.dl <= encMaxDL && fp.tf > 0 {
-			p.enc = append(p.enc, uint16(last)<<encField|uint16(fp.tf)<<encTF|uint16(fp.dl))
+			encs = append(encs, uint16(last)<<encField|uint16(fp.tf)<<encTF|uint16(fp.dl))
 		} else {
-			p.enc = append(p.enc, encEscape)
+			encs = append(encs, encEscape)
 			p.esc = append(p.esc, uint32(len(docs)))
 			p.multi = append(p.multi, m)
 		}
 		docs = append(docs, d)
 	}
+	p.front = front
 	p.n = len(docs)
-	p.enc = slices.Clip(p.enc)
-	if len(p.enc) < cap(p.enc)*7/8 {
-		// Documents holding the word in several fields left room.
-		p.enc = slices.Clone(p.enc)
-	}
 	p.esc, p.multi = slices.Clip(p.esc), slices.Clip(p.multi)
-	// Blocks of blockLen documents under one base, when each spans
-	// less than lo holds.
-	narrow := true
-	for b := 0; b < len(docs) && narrow; b += blockLen {
-		narrow = docs[min(b+blockLen, len(docs))-1]-docs[b] <= math.MaxUint16
-	}
-	if !narrow {
-		p.docs32 = slices.Clone(docs)
-		return p, nil
-	}
-	p.base, p.lo = make([]uint32, 0, (len(docs)+blockLen-1)/blockLen), make([]uint16, len(docs))
-	for i, d := range docs {
-		if i%blockLen == 0 {
-			p.base = append(p.base, d)
-		}
-		p.lo[i] = uint16(d - p.base[len(p.base)-1])
-	}
+	p.encodeDocs(docs)
+	p.encodeEncs(encs)
 	return p, nil
 }
+
+// mergeBufs are mergeFields's scratch arrays.
+type mergeBufs struct {
+	docs []uint32
+	encs []uint16
+}
+
+var mergeScratch = sync.Pool{New: func() any { return new(mergeBufs) }}
+
+// encodeDocs sets p's documents (ascending).
+func (p *postings) encodeDocs(docs []uint32) {
+	nb := (len(docs) + blockLen - 1) / blockLen
+	base, off := make([]uint32, 0, nb), make([]uint32, 0, nb)
+	buf := gapBufs.Get().(*[]byte)
+	gaps, prev := (*buf)[:0], uint32(0)
+	for i, d := range docs {
+		gaps = binary.AppendUvarint(gaps, uint64(d-prev))
+		prev = d
+		if i%blockLen == 0 {
+			base, off = append(base, d), append(off, uint32(len(gaps)))
+		}
+	}
+	p.base, p.off, p.gaps = base, off, slices.Clone(gaps)
+	*buf = gaps
+	gapBufs.Put(buf)
+}
+
+var gapBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// encodeEncs sets p's postings' encs: a byte each, the place of the enc
+// in dict, when there are fewer than code8Escape of them.
+func (p *postings) encodeEncs(encs []uint16) {
+	pl := encPlaces.Get().(*[1 << 16]uint8) // an enc's place in dict plus 1, 0 for none
+	defer func() {
+		for _, e := range p.dict {
+			pl[e] = 0
+		}
+		encPlaces.Put(pl)
+	}()
+	for _, e := range encs {
+		if pl[e] != 0 || e == encEscape {
+			continue
+		}
+		if len(p.dict) == code8Escape {
+			for _, d := range p.dict {
+				pl[d] = 0
+			}
+			p.dict, p.enc = nil, slices.Clone(encs)
+			return
+		}
+		p.dict = append(p.dict, e)
+		pl[e] = uint8(len(p.dict))
+	}
+	p.dict = slices.Clip(p.dict)
+	p.code = make([]uint8, len(encs))
+	for i, e := range encs {
+		if e == encEscape {
+			p.code[i] = code8Escape
+		} else {
+			p.code[i] = pl[e] - 1
+		}
+	}
+}
+
+var encPlaces = sync.Pool{New: func() any { return new([1 << 16]uint8) }}
 
 // addFront adds q to the postings of a field no other beats (higher
 // frequency, lower length), dropping those q beats.
@@ -580,7 +688,7 @@ func (c *postingsCache) free(p *postings) {
 		return
 	}
 	mem := p.mem
-	p.mem, p.base, p.docs32, p.esc, p.multi, p.lo, p.enc, p.n = nil, nil, nil, nil, nil, nil, nil, 0
+	p.mem, p.base, p.off, p.gaps, p.code, p.dict, p.enc, p.esc, p.multi, p.n = nil, nil, nil, nil, nil, nil, nil, nil, nil, 0
 	_ = unmapAnon(mem)
 }
 

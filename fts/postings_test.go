@@ -206,12 +206,16 @@ func TestPostingsCacheConcurrent(t *testing.T) {
 func TestPostingsLists(t *testing.T) {
 	// Documents close together (numbered in blocks under a base) and
 	// far apart (numbered in full).
+	// Lengths of few values (the postings' encs coded in a byte, under
+	// a dictionary) and of many (the encs kept whole).
 	for _, gap := range []uint32{1, 600} {
-		t.Run(fmt.Sprintf("gap=%d", gap), func(t *testing.T) { testPostingsList(t, gap) })
+		for _, lengths := range []uint32{40, 400} {
+			t.Run(fmt.Sprintf("gap=%d/lengths=%d", gap, lengths), func(t *testing.T) { testPostingsList(t, gap, lengths) })
+		}
 	}
 }
 
-func testPostingsList(t *testing.T, gap uint32) {
+func testPostingsList(t *testing.T, gap, lengths uint32) {
 	var fl [nFields]fieldList
 	add := func(f int, doc, tf, dl uint32) {
 		fl[f].docs = append(fl[f].docs, doc*gap)
@@ -220,7 +224,7 @@ func testPostingsList(t *testing.T, gap uint32) {
 	for d := uint32(0); d < 3000; d++ {
 		switch {
 		case d%3 == 0:
-			add(fText, d, 1+d%5, 1+d%40)
+			add(fText, d, 1+d%5, 1+d%lengths)
 		case d%7 == 1:
 			add(fText, d, 2, 9)
 			add(fContext, d, 1, 30)
@@ -264,19 +268,41 @@ func testPostingsList(t *testing.T, gap uint32) {
 			}
 		}
 	}
-	if wide := p.docs32 != nil; wide != (gap > 1) {
-		t.Errorf("documents numbered in full: %t", wide)
+	if wide := len(p.gaps) > p.n; wide != (gap > 1) {
+		t.Errorf("gaps of more than a byte: %t", wide)
 	}
-	// seek finds the first document at or after any number, from any
-	// place before it.
-	for _, from := range []int{0, 1, 127, 128, 129, 1000, p.n - 1, p.n} {
+	if coded := p.code != nil; coded != (lengths < 100) {
+		t.Errorf("encs coded in a byte: %t", coded)
+	}
+	// A walk by next meets every document; seek finds the first document
+	// at or after any number, from any place before it.
+	c := p.start()
+	for i := range p.n {
+		if c.i != i || c.doc != p.doc(i) {
+			t.Fatalf("next: posting %d of document %d, want %d of %d", c.i, c.doc, i, p.doc(i))
+		}
+		p.next(&c)
+	}
+	if c.i != p.n || c.doc != noDoc {
+		t.Fatalf("next past the end: posting %d of document %d", c.i, c.doc)
+	}
+	for _, from := range []int{0, 1, blockLen - 1, blockLen, blockLen + 1, 1000, p.n - 1, p.n} {
 		for v := uint32(0); v <= 3001*gap; v += 1 + gap*7/3 {
 			want := from
 			for want < p.n && p.doc(want) < v {
 				want++
 			}
-			if got := p.seek(from, v); got != want {
-				t.Fatalf("seek(%d, %d) = %d, want %d", from, v, got, want)
+			c := p.start()
+			for c.i < from {
+				p.next(&c)
+			}
+			p.seek(&c, v)
+			wantDoc := uint32(noDoc)
+			if want < p.n {
+				wantDoc = p.doc(want)
+			}
+			if c.i != want || c.doc != wantDoc {
+				t.Fatalf("seek from %d to %d: posting %d of document %d, want %d of %d", from, v, c.i, c.doc, want, wantDoc)
 			}
 		}
 	}
