@@ -196,10 +196,19 @@ type scoredDoc struct {
 	cov   float64 // coverage (engine.TextHit), for Index's top k
 }
 
-// below reports whether a document doc scoring score goes before t:
-// worse(scoredDoc{score, doc}, t).
-func below(score float64, doc uint64, t scoredDoc) bool {
-	return score < t.score || score == t.score && doc > t.doc
+// below reports whether a document scoring score cannot enter a top k
+// whose k-th place is t. One that ties with t still may: equal scores
+// are ordered by record id, which bleve's document numbers do not follow
+// (see topK).
+func below(score float64, t scoredDoc) bool { return score < t.score }
+
+// keepTies drops from ties the documents scoring below kth, once there
+// are enough of them to be worth a pass: they can no longer enter.
+func keepTies(ties []scoredDoc, kth float64, k int) []scoredDoc {
+	if len(ties) < 2*k+64 {
+		return ties
+	}
+	return slices.DeleteFunc(ties, func(t scoredDoc) bool { return t.score < kth })
 }
 
 // worse orders the top k's heap: its root is the document that goes
@@ -228,6 +237,7 @@ func (h *topHeap) Pop() any {
 // restricted by f, with their scores and coverage, best first. A
 // document enters the top k only once every word has been looked up for
 // it, so its score is complete; it is summed in the query's order.
+// Equal scores go by record id, lowest first, as in sortHits.
 //
 // With a positive budget, when the words have more postings than it in
 // the scored fields together, topK searches nothing and returns the
@@ -348,6 +358,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 	}()
 	top := make(topHeap, 0, k)
+	var ties []scoredDoc // documents that tied with the k-th place when they came
 	// floor stands for the k-th place until k documents are held: at
 	// least k documents reach it (f.Floor), so none below it can enter.
 	floor := scoredDoc{score: max(f.Floor, 0), doc: docEnd}
@@ -458,7 +469,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			// The words that only score, highest bound first, while the
 			// document can still reach the k-th place.
 			for i := essential - 1; i >= 0; i-- {
-				if full && below(score+prefix[i+1], gdoc, theta) {
+				if full && below(score+prefix[i+1], theta) {
 					break
 				}
 				w := words[i]
@@ -468,7 +479,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 					score += w.part
 				}
 			}
-			if score == 0 || full && below(score, gdoc, theta) {
+			if score == 0 || full && below(score, theta) {
 				continue
 			}
 			// Every word was looked up: the score, summed in the query's
@@ -482,13 +493,18 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 					}
 				}
 			}
-			if full && !worse(theta, cand) {
+			if full && below(cand.score, theta) {
 				continue
 			}
 			if pass != nil && !pass(gdoc) {
 				continue
 			}
 			if len(top) == k {
+				if cand.score == top[0].score {
+					ties = keepTies(append(ties, cand), cand.score, k)
+					continue
+				}
+				ties = keepTies(append(ties, top[0]), top[0].score, k)
 				top[0] = cand
 				heap.Fix(&top, 0)
 			} else {
@@ -508,15 +524,18 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}
-	slices.SortFunc(top, func(a, b scoredDoc) int {
-		if worse(b, a) {
-			return -1
+	if len(top) == k {
+		// The documents tied with the k-th place compete: equal scores
+		// go by record id (sortHits), and k are kept below.
+		// Bleve numbers a batch's documents in the order its analysis
+		// finished, so choosing by number would depend on timing.
+		kth := top[0].score
+		for _, t := range ties {
+			if t.score == kth {
+				top = append(top, t)
+			}
 		}
-		if worse(a, b) {
-			return 1
-		}
-		return 0
-	})
+	}
 	hits = make([]engine.TextHit, 0, len(top))
 	var iid [8]byte
 	for _, t := range top {
@@ -534,5 +553,6 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 		hits = append(hits, h)
 	}
-	return hits, nil, nil
+	sortHits(hits)
+	return hits[:min(k, len(hits))], nil, nil
 }
