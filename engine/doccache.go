@@ -20,11 +20,16 @@ const docCacheCap = 1 << 14
 
 // docCache keeps the pipeline's view of recently ranked records, so the
 // priors do not decode the same records from bbolt on every query.
-// Records never change in place; Forget and Update drop their entries.
+// Records never change in place; Forget and Update drop their entries
+// after their commit. A reader whose transaction began before that commit
+// may still read the old record: it takes the cache's generation before
+// its transaction, and put keeps the record only if no drop came since,
+// so that a forgotten record's text never comes back into the cache.
 // Safe for concurrent use.
 type docCache struct {
-	mu sync.Mutex // guards m
-	m  map[uint64]retrieve.Doc
+	mu  sync.Mutex // guards m and gen
+	m   map[uint64]retrieve.Doc
+	gen uint64 // drops so far
 }
 
 func (c *docCache) get(id uint64) (retrieve.Doc, bool) {
@@ -34,9 +39,22 @@ func (c *docCache) get(id uint64) (retrieve.Doc, bool) {
 	return d, ok
 }
 
-func (c *docCache) put(d retrieve.Doc) {
+// generation is the number of drops so far; take it before opening the
+// transaction that reads the records to put.
+func (c *docCache) generation() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.gen
+}
+
+// put caches d, read in a transaction begun at generation gen, unless a
+// drop came since.
+func (c *docCache) put(d retrieve.Doc, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
 	if c.m == nil || len(c.m) >= docCacheCap {
 		c.m = make(map[uint64]retrieve.Doc, 1024) // start over: cheaper than tracking recency
 	}
@@ -46,6 +64,7 @@ func (c *docCache) put(d retrieve.Doc) {
 func (c *docCache) drop(ids ...uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.gen++
 	for _, id := range ids {
 		delete(c.m, id)
 	}
@@ -66,10 +85,11 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	if len(missing) == 0 {
 		return out, nil
 	}
+	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, i := range missing {
 			if r, err := getRecord(tx, ids[i]); err == nil {
-				out[i] = e.cacheDoc(&r)
+				out[i] = e.cacheDoc(&r, gen)
 			}
 		}
 		return nil
@@ -79,10 +99,11 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 
 // cacheDoc builds the pipeline's metadata of r, with what the stages
 // derive from its text analysed once (retrieve.Doc.Analyse), and caches
-// it.
-func (e *Engine) cacheDoc(r *Record) retrieve.Doc {
+// it unless a record was dropped since generation gen, taken before r
+// was read (docCache.put).
+func (e *Engine) cacheDoc(r *Record, gen uint64) retrieve.Doc {
 	d := e.docOf(r)
 	d.Analyse()
-	e.docCache.put(d)
+	e.docCache.put(d, gen)
 	return d
 }

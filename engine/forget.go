@@ -61,6 +61,9 @@ func (e *Engine) Forget(ctx context.Context, ids ...uint64) error {
 	if err := e.evict(heads, touched, texts); err != nil {
 		return err
 	}
+	// A tier walk may have cached a view's copy before the eviction.
+	e.docCache.drop(heads...)
+	e.docCache.drop(touched...)
 	return e.maybeCheckpoint()
 }
 

@@ -236,6 +236,7 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor floa
 // that the priors do not read them again.
 func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
 	out := make([]TextDoc, 0, len(ids))
+	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		for _, id := range ids {
 			var r Record
@@ -250,7 +251,7 @@ func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
 				if err != nil {
 					return err
 				}
-				e.cacheDoc(&r)
+				e.cacheDoc(&r, gen)
 			}
 			out = append(out, e.textDocVia(tx, &r, e.cachedRecord))
 		}

@@ -74,6 +74,9 @@ func (e *Engine) Update(ctx context.Context, id uint64, text string) (uint64, er
 	if err := e.evict([]uint64{id}, touched, []string{old.Text}); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}
+	// A tier walk may have cached a view's copy before the eviction.
+	e.docCache.drop(id)
+	e.docCache.drop(touched...)
 	if err := e.admit([]uint64{newID}, false); err != nil {
 		return newID, fmt.Errorf("hmo: record updated, tier update: %w", err)
 	}

@@ -263,6 +263,7 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 	out := make([]retrieve.Doc, len(ids))
+	gen := s.e.docCache.generation()
 	for i, id := range ids {
 		if d, ok := s.e.docCache.get(id); ok {
 			out[i] = d
@@ -270,7 +271,7 @@ func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 		}
 		for _, v := range s.views {
 			if r, ok := v.recs[id]; ok {
-				out[i] = s.e.cacheDoc(r)
+				out[i] = s.e.cacheDoc(r, gen)
 				break
 			}
 		}
