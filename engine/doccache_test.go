@@ -1,10 +1,85 @@
 package engine
 
 import (
+	"context"
+	"fmt"
+	"reflect"
 	"testing"
 
+	"github.com/hmo-dev/hmo/internal/testembed"
 	"github.com/hmo-dev/hmo/retrieve"
 )
+
+// TestPoolDocsFillDocCache: reading the feedback pool's records (the
+// first pass's lexical candidates) fills the pipeline's doc cache, so
+// that the priors that read those candidates next find them there; a
+// forgotten record is neither returned nor cached, and the cached docs
+// are what the priors would read from the store. Read again, from the
+// cache, the pool's documents are the ones read from the store (own
+// text, context turns stepping over a derived record, role, labels).
+func TestPoolDocsFillDocCache(t *testing.T) {
+	o := &Options{
+		Mode:            ModeFlat,
+		IndexContext:    2,
+		Embedder:        testembed.Hash{ID: "test:hash/16", Size: 16},
+		OpenVectorIndex: func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
+		OpenTextIndex:   func(string) (TextIndex, error) { return &mapText{docs: map[uint64]TextDoc{}}, nil },
+	}
+	e, err := Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var in []Input
+	for i := range 6 {
+		role := []string{"user", "assistant", "fact"}[i%3]
+		in = append(in, Input{Scope: "s", Session: "1", Role: role, Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
+	}
+	ids, err := e.Remember(context.Background(), in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Forget(context.Background(), ids[5]); err != nil {
+		t.Fatal(err)
+	}
+	e.docCache.drop(ids...)
+	docs, err := e.textDocs(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.textDocs(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, docs) {
+		t.Errorf("pool docs from the cache:\n%+v\nfrom the store:\n%+v", again, docs)
+	}
+	if docs[4].Context == "" || docs[4].Role != "assistant" {
+		t.Errorf("record 5's document %+v: want its context turns and role", docs[4])
+	}
+	if len(docs) != 5 {
+		t.Fatalf("%d pool docs, want 5 (one forgotten)", len(docs))
+	}
+	if _, ok := e.docCache.get(ids[5]); ok {
+		t.Error("the forgotten record was cached")
+	}
+	for _, id := range ids[:5] {
+		got, ok := e.docCache.get(id)
+		if !ok {
+			t.Fatalf("record %d not cached by the pool's read", id)
+		}
+		e.docCache.drop(id)
+		want, err := e.docs([]uint64{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want[0]
+		if got.ID != w.ID || got.Prev != w.Prev || got.Text != w.Text || got.Session != w.Session || got.Speaker != w.Speaker ||
+			!got.Time.Equal(w.Time) || got.Context != w.Context || got.Derived != w.Derived {
+			t.Errorf("record %d: cached %+v, read %+v", id, got, w)
+		}
+	}
+}
 
 // TestDocCacheGeneration: a record read in a transaction that began
 // before a Forget's commit is not cached once the Forget dropped it, so
