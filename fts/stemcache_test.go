@@ -1,8 +1,6 @@
 package fts
 
 import (
-	"encoding/json"
-	"os"
 	"reflect"
 	"testing"
 
@@ -20,26 +18,7 @@ func TestStemCacheAnalysesAsBleve(t *testing.T) {
 		"2024-05-01 at 10:30, 42 times", "the the THE a an", "skies sky's skiing skied", "agreed agreement agreeing",
 		"emoji 😀 and tabs\tand\nnewlines", "Melanie\nMel\nmelanies",
 	}
-	if b, err := os.ReadFile("../../shared/data/locomo-dev.json"); err == nil {
-		var convs []struct {
-			Conversation map[string]json.RawMessage `json:"conversation"`
-		}
-		if err := json.Unmarshal(b, &convs); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range convs {
-			for _, raw := range c.Conversation {
-				var turns []struct {
-					Text string `json:"text"`
-				}
-				if json.Unmarshal(raw, &turns) == nil {
-					for _, tu := range turns {
-						texts = append(texts, tu.Text)
-					}
-				}
-			}
-		}
-	}
+	texts = append(texts, locomoTexts(t)...)
 	for _, a := range []Analyzer{AnalyzerEnglish, AnalyzerEnglishKeepStop, AnalyzerPlain, AnalyzerStandard} {
 		plain, err := newAnalyzers(a)
 		if err != nil {

@@ -1,9 +1,7 @@
 package fts
 
 import (
-	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"testing"
 
@@ -32,26 +30,7 @@ func tokenizerTexts(t *testing.T) []string {
 	for _, in := range synth.New(synth.Options{Seed: 7, Records: 2000}).Next(2000) {
 		texts = append(texts, in.Text)
 	}
-	if b, err := os.ReadFile("../../shared/data/locomo-dev.json"); err == nil {
-		var convs []struct {
-			Conversation map[string]json.RawMessage `json:"conversation"`
-		}
-		if err := json.Unmarshal(b, &convs); err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range convs {
-			for _, raw := range c.Conversation {
-				var turns []struct {
-					Text string `json:"text"`
-				}
-				if json.Unmarshal(raw, &turns) == nil {
-					for _, tu := range turns {
-						texts = append(texts, tu.Text)
-					}
-				}
-			}
-		}
-	}
+	texts = append(texts, locomoTexts(t)...)
 	// Random ASCII, weighted towards the characters the rules are about.
 	r := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "aZq09_:.',;\" -\n\r!?"
