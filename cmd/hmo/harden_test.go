@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -274,9 +275,14 @@ func TestDamageMatrix(t *testing.T) {
 }
 
 // livePageAt returns the offset of the first page at or after share at
-// of the bbolt file at path that holds a branch or leaf of the store, or
-// of the last such page before it when every page from there on is free
-// (an import's last transactions may reuse the file's early pages).
+// of the bbolt file at path that holds a leaf of the store, or of the
+// last such page before it when every page from there on is free (an
+// import's last transactions may reuse the file's early pages). It is
+// never the page that lists the buckets (the root bucket's leaf, named by
+// the current meta page): with that one damaged, salvage cannot find the
+// records bucket and copies nothing, which the matrix would misread as a
+// salvage that copies nothing readable (it picked that page in two runs
+// of ten once the import's layout moved it mid-file).
 func livePageAt(t *testing.T, path string, at float64) int {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -284,7 +290,7 @@ func livePageAt(t *testing.T, path string, at float64) int {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	off := -1
+	off, root := -1, rootPage(t, path)
 	err = db.View(func(tx *bolt.Tx) error {
 		ps := db.Info().PageSize
 		from := int(float64(tx.Size())*at) / ps
@@ -304,7 +310,7 @@ func livePageAt(t *testing.T, path string, at float64) int {
 				off = last * ps
 				return nil
 			}
-			if info.Type == "leaf" || info.Type == "branch" {
+			if (info.Type == "leaf" || info.Type == "branch") && id != root {
 				if id >= from {
 					off = id * ps
 					return nil
@@ -491,4 +497,29 @@ func TestRelativeDirDaemon(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "stopped") {
 		t.Fatalf("serve --stop from another directory: %v %s", err, out)
 	}
+}
+
+// rootPage is the id of the root bucket's page (the list of buckets) in
+// the bbolt file at path: the root field of the meta page (0 or 1) with
+// the higher transaction id.
+func rootPage(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Page header 16 bytes; meta: magic, version, page size, flags (4
+	// each), root bucket {root pgid, sequence}, freelist pgid, pgid, txid.
+	const metaAt, rootAt, txidAt = 16, 16 + 16, 16 + 16 + 16 + 8 + 8
+	ps := int(binary.LittleEndian.Uint32(b[metaAt+8:]))
+	best, root := uint64(0), -1
+	for _, off := range []int{0, ps} {
+		if off+txidAt+8 > len(b) {
+			continue
+		}
+		if tx := binary.LittleEndian.Uint64(b[off+txidAt:]); root < 0 || tx > best {
+			best, root = tx, int(binary.LittleEndian.Uint64(b[off+rootAt:]))
+		}
+	}
+	return root
 }
