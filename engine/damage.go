@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -249,6 +251,10 @@ type SalvageReport struct {
 	Copied     int // current records copied into the new store
 	History    int // older versions (replaced by Update) left out
 	Unreadable int // records that could not be read
+	// Recovered counts the copied records that the store's index pages
+	// could not lead to (a damaged bucket list or branch page) and that
+	// were read from their own pages instead.
+	Recovered int
 	// Problems name what could not be read, a few lines.
 	Problems []string
 }
@@ -256,14 +262,21 @@ type SalvageReport struct {
 // Salvage copies every readable current record of the store in src,
 // which may be damaged, into dst (a newly opened store), in id order so
 // sessions keep their order. Older versions replaced by Update are not
-// copied. The indexes of dst are built from the copies; src is only
-// read.
+// copied. A record whose lookup fails, or every record when the records
+// bucket cannot be reached, is read from the file's live leaf pages
+// directly (rawRecords) when its own page is intact. The indexes of dst
+// are built from the copies; src is only read.
 func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (rep SalvageReport, err error) {
 	d, err := openReadOnly(src, opts)
 	if err != nil {
 		return rep, err
 	}
 	defer d.Close()
+	raw, err := openRawRecords(filepath.Join(src, DBFile))
+	if err != nil {
+		rep.Problems = append(rep.Problems, "reading the records' pages directly: "+err.Error())
+	}
+	defer raw.close()
 	var batch []Input
 	flush := func() error {
 		if len(batch) == 0 {
@@ -277,9 +290,15 @@ func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (
 		return nil
 	}
 	var werr error
-	serr := scanRecords(d, func(id uint64, r *Record, rerr error) {
+	add := func(id uint64, r *Record, rerr error) {
 		if werr != nil {
 			return
+		}
+		if rerr != nil {
+			if got, ok := raw.get(id); ok {
+				r, rerr = got, nil
+				rep.Recovered++
+			}
 		}
 		if rerr == nil {
 			rerr = dst.Validate(&Input{Scope: r.Scope, Session: r.Session, Role: r.Role, Time: r.Time, Text: r.Text, Sources: r.Sources})
@@ -298,18 +317,78 @@ func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (
 				werr = flush()
 			}
 		}
-	}, &rep.Problems)
+	}
+	serr := scanRecords(d, add, &rep.Problems)
+	if serr != nil {
+		// The records bucket cannot be reached: every record on a live
+		// leaf page, in id order.
+		if raw == nil {
+			rep.Unreadable++
+		}
+		for _, rr := range raw.all() {
+			add(rr.id, nil, ErrDamaged)
+		}
+	}
 	if werr != nil {
 		return rep, werr
 	}
 	if err := flush(); err != nil {
 		return rep, err
 	}
-	if serr != nil {
-		// The key pages themselves are damaged: what was reached is copied.
-		rep.Unreadable++
-	}
 	return rep, nil
+}
+
+// rawSource reads records found by rawRecords. A nil *rawSource has none.
+type rawSource struct {
+	f    *os.File
+	recs []rawRecord
+}
+
+// openRawRecords finds the records on the live leaf pages of the bbolt
+// file at path.
+func openRawRecords(path string) (*rawSource, error) {
+	recs, err := rawRecords(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &rawSource{f: f, recs: recs}, nil
+}
+
+func (s *rawSource) all() []rawRecord {
+	if s == nil {
+		return nil
+	}
+	return s.recs
+}
+
+// get reads and decodes the record with the id, if one was found.
+func (s *rawSource) get(id uint64) (*Record, bool) {
+	if s == nil {
+		return nil, false
+	}
+	i, ok := slices.BinarySearchFunc(s.recs, id, func(r rawRecord, id uint64) int { return cmp.Compare(r.id, id) })
+	if !ok {
+		return nil, false
+	}
+	b := make([]byte, s.recs[i].n)
+	if _, err := s.f.ReadAt(b, s.recs[i].off); err != nil {
+		return nil, false
+	}
+	r, err := decodeRecord(b)
+	if err != nil || r.ID != id {
+		return nil, false
+	}
+	return &r, true
+}
+
+func (s *rawSource) close() {
+	if s != nil {
+		s.f.Close()
+	}
 }
 
 // openBoltSafe opens the store file of dir like openBolt; a panic of

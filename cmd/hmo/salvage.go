@@ -60,5 +60,8 @@ func runSalvage(ctx context.Context, env *env, sf *storeFlags, dst string) (err 
 		return err
 	}
 	fmt.Fprintf(env.stdout, "salvaged %d record(s) into %s; %d unreadable, %d older version(s) left out\n", rep.Copied, dst, rep.Unreadable, rep.History)
+	if rep.Recovered > 0 {
+		fmt.Fprintf(env.stdout, "%d of them read from their own pages: the pages that index them are damaged\n", rep.Recovered)
+	}
 	return nil
 }
