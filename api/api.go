@@ -25,6 +25,14 @@ type Service interface {
 	Stats(ctx context.Context) (StatsResponse, error)
 }
 
+// MemoryReleaser is a Service that can give back memory it holds only as
+// a cache, for a server to call when it goes idle. Local implements it.
+type MemoryReleaser interface {
+	// ReleaseMemory gives back what the service can read again later.
+	// It is safe to call at any time, concurrently with requests.
+	ReleaseMemory() error
+}
+
 // Memory is one record as agents see it.
 type Memory struct {
 	ID           uint64    `json:"id"`

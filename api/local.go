@@ -19,7 +19,10 @@ type Local struct {
 	noAccess bool     // context blocks are not counted as recalls
 }
 
-var _ Service = (*Local)(nil)
+var (
+	_ Service        = (*Local)(nil)
+	_ MemoryReleaser = (*Local)(nil)
+)
 
 // NewLocal returns the Service over e.
 func NewLocal(e *engine.Engine) *Local { return &Local{e: e, assembly: DefaultAssembly} }
@@ -313,6 +316,10 @@ func (l *Local) Stats(context.Context) (StatsResponse, error) {
 	}
 	return StatsResponse{Stats: s, Tiers: l.e.TierStats()}, nil
 }
+
+// ReleaseMemory gives back the store pages the process has mapped
+// (engine.Engine.ReleaseMemory).
+func (l *Local) ReleaseMemory() error { return l.e.ReleaseMemory() }
 
 func fromRecord(r *engine.Record) Memory {
 	return Memory{

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,9 @@ const (
 	DefaultAddr         = "127.0.0.1:0" // loopback, any free port
 	DefaultMaxBodyBytes = 8 << 20       // 8 MiB: MaxAddMemories texts of 64 KiB, with room
 	DefaultIdleCheck    = time.Second   // how often idleness is checked
+	// DefaultRelease is how long the server waits without a request
+	// before it gives back the memory the service holds only as a cache.
+	DefaultRelease = 30 * time.Second
 	// DefaultReadTimeout bounds reading a whole request, body included:
 	// a client that stops sending mid-request loses its connection.
 	DefaultReadTimeout       = 30 * time.Second
@@ -47,6 +51,12 @@ type Options struct {
 	MaxBodyBytes int64
 	// Clock gives the current time, for idleness. Default time.Now.
 	Clock func() time.Time
+	// Release is how long without a request after which the server asks
+	// the service to give back the memory it can read again later (the
+	// store pages it mapped, api.MemoryReleaser) and returns the Go
+	// heap's free pages to the system, once per idle spell. Default
+	// DefaultRelease; negative: never.
+	Release time.Duration
 	// IdleCheck is how often idleness is checked. Default DefaultIdleCheck.
 	IdleCheck time.Duration
 	// Logger receives the server's log: each request at Debug (Warn when
@@ -113,6 +123,9 @@ func (o *Options) withDefaults() (*Options, error) {
 	}
 	if c.IdleCheck == 0 {
 		c.IdleCheck = DefaultIdleCheck
+	}
+	if c.Release == 0 {
+		c.Release = DefaultRelease
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -227,7 +240,7 @@ func (s *Server) Start() (Info, error) {
 			s.http.Serve(l)
 		}()
 	}
-	if s.opts.Idle > 0 {
+	if s.opts.Idle > 0 || s.opts.Release > 0 {
 		s.wg.Add(1)
 		go s.watchIdle()
 	}
@@ -321,24 +334,47 @@ func (w *statusWriter) WriteHeader(status int) {
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// watchIdle closes Done once no request has been served for Idle.
+// watchIdle closes Done once no request has been served for Idle, and
+// releases memory once per idle spell of Release.
 func (s *Server) watchIdle() {
 	defer s.wg.Done()
 	t := time.NewTicker(s.opts.IdleCheck)
 	defer t.Stop()
+	var released int64 // s.last at the last release
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			idle := s.opts.Clock().Sub(time.Unix(0, s.last.Load()))
-			if s.inflight.Load() == 0 && idle >= s.opts.Idle {
+			if s.inflight.Load() != 0 {
+				continue
+			}
+			last := s.last.Load()
+			idle := s.opts.Clock().Sub(time.Unix(0, last))
+			if s.opts.Idle > 0 && idle >= s.opts.Idle {
 				s.opts.Logger.Info("idle", "for", s.opts.Idle)
 				s.doneOnce.Do(func() { close(s.done) })
 				return
 			}
+			if s.opts.Release > 0 && idle >= s.opts.Release && last != released {
+				released = last
+				s.release()
+			}
 		}
 	}
+}
+
+// release gives back the service's cached memory and the Go heap's free
+// pages.
+func (s *Server) release() {
+	if r, ok := s.svc.(api.MemoryReleaser); ok {
+		if err := r.ReleaseMemory(); err != nil {
+			s.opts.Logger.Warn("release memory", "err", err)
+			return
+		}
+	}
+	debug.FreeOSMemory()
+	s.opts.Logger.Debug("released memory", "idle", s.opts.Release)
 }
 
 // Done is closed when the server has been idle for Options.Idle. The

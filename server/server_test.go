@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -362,4 +363,59 @@ func TestUILogin(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/" {
 		t.Errorf("GET /ui: %d to %q, want 303 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
 	}
+}
+
+// releasing is a Service that counts the memory releases asked of it.
+type releasing struct {
+	*api.Local
+	n atomic.Int64
+}
+
+func (r *releasing) ReleaseMemory() error { r.n.Add(1); return r.Local.ReleaseMemory() }
+
+// TestReleaseWhenIdle: after Release without a request the server asks
+// the service to give back its cached memory, once per idle spell, and
+// never while requests keep coming.
+func TestReleaseWhenIdle(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	svc := &releasing{Local: api.NewLocal(teststore.Open(t))}
+	s, err := server.New(svc, &server.Options{Dir: t.TempDir(), Addr: "-", Release: time.Minute, Clock: clock, IdleCheck: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for svc.n.Load() < want && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // and no more than that
+		if got := svc.n.Load(); got != want {
+			t.Fatalf("%d releases, want %d", got, want)
+		}
+	}
+	add := func() {
+		if code, _ := call(t, s.Handler(), s.Token(), "POST", "/v1/add", `{"memories":[{"text":"the tide gauge"}]}`); code != 200 {
+			t.Fatalf("add: %d", code)
+		}
+	}
+	add()
+	advance(30 * time.Second)
+	waitFor(0)
+	advance(31 * time.Second)
+	waitFor(1)
+	advance(time.Hour) // still the same idle spell
+	waitFor(1)
+	add()
+	advance(59 * time.Second)
+	waitFor(1)
+	advance(2 * time.Second)
+	waitFor(2)
 }

@@ -30,6 +30,7 @@ type serveFlags struct {
 	store        storeFlags
 	addr         string
 	idle         time.Duration
+	release      time.Duration
 	detach, stop bool
 	asJSON       bool
 	logLevel     string
@@ -54,6 +55,7 @@ hmo mcp and hmo hook start it on demand.`,
 	f.store.register(fs, withMode|withChat)
 	fs.StringVar(&f.addr, "addr", server.DefaultAddr, "loopback TCP address (port 0: any free port; '-': none)")
 	fs.DurationVar(&f.idle, "idle", 0, "stop after this long without a request (0: never)")
+	fs.DurationVar(&f.release, "release-after", server.DefaultRelease, "after this long without a request, give back the store pages the daemon mapped and its free heap (negative: never)")
 	fs.BoolVar(&f.detach, "detach", false, "start the daemon in the background, logging to serve.log in the store, and return")
 	fs.BoolVar(&f.asJSON, "json", false, "with --detach or --stop: print the result as JSON")
 	fs.StringVar(&f.logLevel, "log-level", "", "log level: debug (every request), info, warn or error (default warn on a terminal, else info)")
@@ -95,7 +97,7 @@ func runServe(ctx context.Context, env *env, cmd *cobra.Command, f *serveFlags) 
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(svc, &server.Options{Dir: dir, Addr: *addr, Idle: *idle, UI: browser, Logger: log})
+	srv, err := server.New(svc, &server.Options{Dir: dir, Addr: *addr, Idle: *idle, Release: releaseAfter(f.release), UI: browser, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -280,4 +282,13 @@ func stopServe(ctx context.Context, env *env, f *serveFlags) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("daemon pid %d still running after %s", pid, stopWait)
+}
+
+// releaseAfter maps the --release-after flag to server.Options.Release,
+// where 0 means the default: a flag of 0 releases at once when idle.
+func releaseAfter(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Nanosecond
+	}
+	return d
 }

@@ -1,0 +1,82 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// mappedKB is the resident size of this process's mappings of path, in
+// KiB (/proc/self/smaps).
+func mappedKB(t *testing.T, path string) int {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no smaps: %v", err)
+	}
+	kb, in := 0, false
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case !strings.HasSuffix(f[0], ":"):
+			in = len(f) >= 6 && f[5] == path
+		case in && f[0] == "Rss:" && len(f) >= 2:
+			n, _ := strconv.Atoi(f[1])
+			kb += n
+		}
+	}
+	return kb
+}
+
+// TestReleaseMemory: the store pages a query mapped leave the process's
+// resident set, and the next query answers the same.
+func TestReleaseMemory(t *testing.T) {
+	dir := buildStore(t, 3000)
+	e := openAt(t, dir, &fakeClock{t: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
+	defer e.Close()
+	path, err := filepath.Abs(filepath.Join(dir, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := engine.Query{Text: "tide station 42 heights", K: 10}
+	before, err := e.Recall(context.Background(), q)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("recall: %v, %v", before, err)
+	}
+	if kb := mappedKB(t, path); kb == 0 {
+		t.Fatal("a recall mapped no page of the store: the test cannot see a release")
+	}
+	if err := e.ReleaseMemory(); err != nil {
+		t.Fatal(err)
+	}
+	if kb := mappedKB(t, path); kb != 0 {
+		t.Fatalf("%d KiB of the store still mapped after ReleaseMemory", kb)
+	}
+	after, err := e.Recall(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(rs []engine.Result) (out []uint64) {
+		for _, r := range rs {
+			out = append(out, r.Record.ID)
+		}
+		return out
+	}
+	if !reflect.DeepEqual(ids(before), ids(after)) {
+		t.Fatalf("recall after the release: %v, before: %v", ids(after), ids(before))
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ReleaseMemory(); err == nil {
+		t.Fatal("ReleaseMemory on a closed engine succeeded")
+	}
+}
