@@ -997,7 +997,8 @@ func recoverTo(op string, err *error) {
 }
 
 // Range calls fn with the id and unit vector of every live row, in row
-// order, until fn returns false. The vector is only valid during the call
+// order, until fn returns false (an Int8 or Int8Rescore index gives its
+// rows' int8 approximations of them). The vector is only valid during the call
 // (it points into the mapping); fn must not call the Index's writers.
 // Apply, Compact and Close wait until Range returns.
 func (x *Index) Range(fn func(id uint64, v []float32) bool) error {
