@@ -87,7 +87,7 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		o.OpenVectorIndex = OpenVectorIndex
 		if o.ReadOnly {
 			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-				return vecfile.Open(dir, &vecfile.Options{Dims: dims, ReadOnly: true})
+				return vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true, ReadOnly: true})
 			}
 		}
 	}
@@ -109,9 +109,13 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 // OpenVectorIndex opens the default vector index of a store in dir: the
 // exact memory-mapped index (vecfile), with an HNSW graph in dir/graph
 // that a background builder adds once the archive passes
-// hnsw.DefaultGraphAbove vectors.
+// hnsw.DefaultGraphAbove vectors. A new index keeps int8 rows only
+// (vecfile.Int8Rescore): bbolt keeps the one float32 copy of each
+// vector, and the engine rescores the int8 scan's candidates from it. An
+// index made by an older hmo keeps its format (float32 rows and their
+// int8 companion).
 func OpenVectorIndex(dir string, dims int) (engine.VectorIndex, error) {
-	x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims})
+	x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true})
 	if err != nil {
 		return nil, err
 	}

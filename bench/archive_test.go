@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 	"github.com/hmo-dev/hmo/jsonl"
 	"github.com/hmo-dev/hmo/localllm/static"
 	"github.com/hmo-dev/hmo/synth"
-	"github.com/hmo-dev/hmo/vecfile"
+	bolt "go.etcd.io/bbolt"
 )
 
 // The archive metrics of issue 11, measured on the scale store: the
@@ -147,77 +148,115 @@ func cliImport(b *testing.B, bin string, n int) (float64, time.Duration, error) 
 	return rate, first, err
 }
 
-// vectorRecall compares the archive's vector index (opened on its own,
-// the store closed) with a brute-force scalar scan of the same vectors,
-// on the embedded embedder's vectors of everyday queries.
+// vectorRecall compares the vector search of a flat recall
+// (Engine.NearestVectors: the archive's vector index, its candidates
+// rescored from bbolt when it keeps int8 rows only) with a brute-force
+// scalar scan of bbolt's vectors, the store's only float32 copy, read
+// after the store is closed, on the embedded embedder's vectors of
+// everyday queries.
 func vectorRecall(dir string) (float64, error) {
-	id, err := engine.ReadIdentity(dir, time.Second)
-	if err != nil {
-		return 0, err
-	}
-	x, err := vecfile.Open(filepath.Join(dir, engine.VectorDir), &vecfile.Options{Dims: id.Dims})
-	if err != nil {
-		return 0, err
-	}
-	defer x.Close()
 	emb, err := static.New(nil)
 	if err != nil {
 		return 0, err
 	}
-	qv, err := emb.Embed(context.Background(), synth.Queries(3, recallQueries))
+	qs, err := emb.Embed(context.Background(), synth.Queries(3, recallQueries))
+	if err != nil {
+		return 0, err
+	}
+	qs = slices.DeleteFunc(qs, func(q []float32) bool { return q == nil }) // no known word
+	if len(qs) == 0 {
+		return 0, fmt.Errorf("no query embedded")
+	}
+	e, err := hmo.Open(dir, &engine.Options{Mode: engine.ModeFlat})
+	if err != nil {
+		return 0, err
+	}
+	got := make([][]engine.VectorHit, len(qs))
+	for i, q := range qs {
+		if got[i], err = e.NearestVectors(q, 10); err != nil {
+			e.Close()
+			return 0, err
+		}
+	}
+	if err := e.Close(); err != nil {
+		return 0, err
+	}
+	want, err := bruteTop(filepath.Join(dir, "hmo.db"), qs, 10)
 	if err != nil {
 		return 0, err
 	}
 	var sum float64
-	used := 0
-	for _, q := range qv {
-		got, err := x.Search(q, 10)
-		if err != nil {
-			continue // a query with no known word embeds to nothing
-		}
-		want := bruteTop(x, q, 10)
+	for i := range qs {
 		hit := 0
-		for _, h := range got {
-			if slices.Contains(want, h.ID) {
+		for _, h := range got[i] {
+			if slices.Contains(want[i], h.ID) {
 				hit++
 			}
 		}
-		sum += float64(hit) / float64(len(want))
-		used++
+		sum += float64(hit) / float64(max(len(want[i]), 1))
 	}
-	if used == 0 {
-		return 0, fmt.Errorf("no query embedded")
-	}
-	return sum / float64(used), nil
+	return sum / float64(len(qs)), nil
 }
 
-// bruteTop is the reference: a scalar dot product with every stored
-// vector, independent of the SIMD kernel.
-func bruteTop(x *vecfile.Index, q []float32, k int) []uint64 {
-	h := &idHeap{}
-	x.Range(func(id uint64, v []float32) bool {
-		var s float32
-		for i := range v {
-			s += v[i] * q[i]
-		}
-		if h.Len() < k {
-			heap.Push(h, idScore{id, s})
-		} else if s > (*h)[0].s {
-			(*h)[0] = idScore{id, s}
-			heap.Fix(h, 0)
-		}
-		return true
-	})
-	out := make([]uint64, h.Len())
-	for i, v := range *h {
-		out[i] = v.id
+// bruteTop is the reference: for each query, the k ids of bbolt's
+// vectors bucket with the highest cosine, a scalar dot product with every
+// stored vector (normalised in float64), independent of the SIMD kernel
+// and of the vector index.
+func bruteTop(db string, qs [][]float32, k int) ([][]uint64, error) {
+	bdb, err := bolt.Open(db, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, err
 	}
-	return out
+	defer bdb.Close()
+	hs := make([]idHeap, len(qs))
+	err = bdb.View(func(tx *bolt.Tx) error {
+		vb := tx.Bucket([]byte("vectors"))
+		if vb == nil {
+			return fmt.Errorf("no vectors bucket")
+		}
+		v := make([]float64, len(qs[0]))
+		return vb.ForEach(func(key, b []byte) error {
+			if len(b) != 4*len(v) || len(key) != 8 {
+				return nil
+			}
+			var norm float64
+			for i := range v {
+				v[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+				norm += v[i] * v[i]
+			}
+			if norm == 0 {
+				return nil
+			}
+			id := binary.BigEndian.Uint64(key)
+			for qi, q := range qs {
+				var s float64
+				for i := range v {
+					s += v[i] * float64(q[i])
+				}
+				s /= math.Sqrt(norm)
+				h := &hs[qi]
+				if h.Len() < k {
+					heap.Push(h, idScore{id, s})
+				} else if s > (*h)[0].s {
+					(*h)[0] = idScore{id, s}
+					heap.Fix(h, 0)
+				}
+			}
+			return nil
+		})
+	})
+	out := make([][]uint64, len(qs))
+	for qi, h := range hs {
+		for _, v := range h {
+			out[qi] = append(out[qi], v.id)
+		}
+	}
+	return out, err
 }
 
 type idScore struct {
 	id uint64
-	s  float32
+	s  float64
 }
 
 type idHeap []idScore

@@ -113,6 +113,21 @@ type VectorReader interface {
 	NextVector(from uint64) (uint64, []float32, bool, error)
 }
 
+// RescoredVectorIndex is implemented by a VectorIndex that keeps only an
+// approximation of its vectors (the vector file's Int8Rescore format:
+// int8 rows, the float32 vectors staying in bbolt alone). Its Search and
+// SearchFilter rank by approximate scores; the engine asks it for
+// RescoreCandidates(k) candidates and scores them exactly from the
+// stored vectors, normalised as the index normalises them
+// (unitVector), then keeps the best k.
+//
+// Implementations must be safe for concurrent use.
+type RescoredVectorIndex interface {
+	// RescoreCandidates is the candidates to ask for to return the k
+	// best exactly; 0 when the index's own scores are final.
+	RescoreCandidates(k int) int
+}
+
 // TextDoc is one document for the full-text index. Its three text
 // fields are scored as fields of one document (BM25F): the record's own
 // text, the context turns indexed with it, and its speaker.

@@ -98,9 +98,23 @@ func (e *Engine) sampleVectors() [][]float32 {
 	if out, ok := e.sampleIndex(); ok {
 		return out
 	}
+	// An index that keeps only approximations rescores from bbolt's
+	// vectors normalised as a float32 index keeps its rows: the sample
+	// is those rows, as sampleIndex reads them from such an index.
+	e.vecMu.RLock()
+	r, unit := e.vec.(RescoredVectorIndex)
+	e.vecMu.RUnlock()
+	unit = unit && r.RescoreCandidates(1) > 0
 	var out [][]float32
 	_ = e.db.View(func(tx *bolt.Tx) error {
-		out = sampleIDs(tx.Bucket(bucketRecords).Sequence(), e.storedVectors(tx).next)
+		next := e.storedVectors(tx).next
+		out = sampleIDs(tx.Bucket(bucketRecords).Sequence(), func(from uint64) (uint64, []float32, bool) {
+			id, v, ok := next(from)
+			if v != nil && unit && !normalize(v) {
+				v = nil
+			}
+			return id, v, ok
+		})
 		return nil
 	})
 	return out

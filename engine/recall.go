@@ -288,7 +288,8 @@ func (e *Engine) vectorCandidates(qv []float32, q *Query, c int) ([]scored, erro
 		// The index filters while it scans: exact, k hits whatever the
 		// filter's selectivity. Labels match by hash there; the records
 		// confirm them.
-		hits, err := fi.SearchFilter(qv, c, VectorFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
+		f := VectorFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To}
+		hits, err := e.searchIndex(vi, qv, c, func(n int) ([]VectorHit, error) { return fi.SearchFilter(qv, n, f) })
 		if err != nil {
 			return nil, fmt.Errorf("hmo: vector search: %w", err)
 		}
@@ -310,7 +311,7 @@ func (e *Engine) searchVector(qv []float32, c int) ([]scored, error) {
 	if err != nil {
 		return nil, err
 	}
-	hits, err := vi.Search(qv, c)
+	hits, err := e.searchIndex(vi, qv, c, func(n int) ([]VectorHit, error) { return vi.Search(qv, n) })
 	if err != nil {
 		return nil, fmt.Errorf("hmo: vector search: %w", err)
 	}

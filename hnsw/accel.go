@@ -375,3 +375,15 @@ func (a *Accelerated) NextVector(from uint64) (uint64, []float32, bool, error) {
 	}
 	return 0, nil, false, nil
 }
+
+var _ engine.RescoredVectorIndex = (*Accelerated)(nil)
+
+// RescoreCandidates is the exact index's, 0 when its scores are final
+// (engine.RescoredVectorIndex). The graph's hits are rescored with the
+// exact scan's: the engine rescores every candidate a search returns.
+func (a *Accelerated) RescoreCandidates(k int) int {
+	if r, ok := a.exact.(engine.RescoredVectorIndex); ok {
+		return r.RescoreCandidates(k)
+	}
+	return 0
+}

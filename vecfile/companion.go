@@ -264,31 +264,7 @@ func quantizeQuery(v []float32, dims int) ([]int16, float32) {
 // returns count from first. The caller holds mu for reading.
 func (x *Index) scanInt8(uq []float32, k, first, n int, keep func(int) bool) ([]vecscan.Hit, error) {
 	dims := x.opts.Dims
-	stride := compStride(dims)
-	q16, _ := quantizeQuery(uq, dims)
-	cands := max(x.opts.Rescore*k, RescoreMin)
-	rows, err := vecscan.ScanFunc(n, cands, keep, func(lo, hi int, h *vecscan.Heap) {
-		out := make([]float32, scanBlock)
-		floor := h.Floor()
-		for b := lo; b < hi; b += scanBlock {
-			base := pageSize + (first+b)*stride
-			// Each row's score: its dot product with the query times
-			// its scale (kept in the row, after the components).
-			m := dot8.DotsScaled(q16, x.comp[base:], stride, dims, out[:min(scanBlock, hi-b)])
-			if m < min(scanBlock, hi-b) {
-				panic("companion shorter than its rows") // turned into ErrFault by ScanFunc
-			}
-			for i, s := range out[:m] {
-				if s < floor {
-					continue
-				}
-				if r := b + i; keep == nil || keep(r) {
-					h.Push(r, s)
-					floor = h.Floor()
-				}
-			}
-		}
-	})
+	rows, err := x.scanQuant(x.comp, uq, max(x.opts.Rescore*k, RescoreMin), first, n, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -310,4 +286,42 @@ func (x *Index) scanInt8(uq []float32, k, first, n int, keep func(int) bool) ([]
 	}
 	slices.SortFunc(rows, vecscan.Compare)
 	return rows[:min(k, len(rows))], nil
+}
+
+// scanQuant ranks the n rows from first of data (companion rows, stride
+// compStride, from the header page on: the companion file, or the
+// matrix of an Int8Rescore index) by their int8 dot product with the
+// unit query uq and returns the best cands, in no order, with scores
+// approximating the cosine. keep and the rows it returns count from
+// first. The caller holds mu for reading.
+func (x *Index) scanQuant(data []byte, uq []float32, cands, first, n int, keep func(int) bool) ([]vecscan.Hit, error) {
+	dims := x.opts.Dims
+	stride := compStride(dims)
+	q16, qscale := quantizeQuery(uq, dims)
+	rows, err := vecscan.ScanFunc(n, cands, keep, func(lo, hi int, h *vecscan.Heap) {
+		out := make([]float32, scanBlock)
+		floor := h.Floor()
+		for b := lo; b < hi; b += scanBlock {
+			base := pageSize + (first+b)*stride
+			// Each row's score: its dot product with the query times
+			// its scale (kept in the row, after the components).
+			m := dot8.DotsScaled(q16, data[base:], stride, dims, out[:min(scanBlock, hi-b)])
+			if m < min(scanBlock, hi-b) {
+				panic("int8 rows shorter than their count") // turned into ErrFault by ScanFunc
+			}
+			for i, s := range out[:m] {
+				if s < floor {
+					continue
+				}
+				if r := b + i; keep == nil || keep(r) {
+					h.Push(r, s)
+					floor = h.Floor()
+				}
+			}
+		}
+	})
+	for i := range rows {
+		rows[i].Score *= qscale
+	}
+	return rows, err
 }

@@ -29,6 +29,17 @@
 //	        derived data, regenerated from the matrix at Open when it is
 //	        missing, stale or damaged (see companion.go)
 //
+// An Int8Rescore index (the format of a store made by this version of
+// hmo) keeps no float32 rows: its matrix holds the rows the int8
+// companion would (quantised from the float32 unit vector, laid out as
+// companion rows, checked by their slots' CRC) and there is no third
+// file. Its searches return the best RescoreCandidates(k) rows by their
+// int8 scores, and the caller, which keeps the float32 vectors (the
+// engine, in bbolt), rescores them: the candidates, and so the final
+// hits, are those of a Float32 index scanned with ScanInt8, at 48 + 112
+// bytes a row on disk instead of 48 + 400 + 112 at 100 dims.
+// Options.KeepFormat opens an index of another format as it was made.
+//
 // A Float32 index returns its rows by id (Vector, NextVector: the
 // engine.VectorReader the engine's relevance null sample reads): one row,
 // its checksum checked on the read whatever Open verified. A row is the

@@ -86,7 +86,7 @@ func Open(dir string, opts *Options) (*Index, error) {
 	return x, nil
 }
 
-func (x *Index) rowBytes() int { return x.opts.Dims * x.opts.Format.elemSize() }
+func (x *Index) rowBytes() int { return x.opts.Format.rowBytes(x.opts.Dims) }
 
 func (x *Index) open() (err error) {
 	defer recoverTo("open", &err)
@@ -121,6 +121,9 @@ func (x *Index) open() (err error) {
 	h, err := newestHeader(page)
 	if err != nil {
 		return err
+	}
+	if x.opts.KeepFormat && h.format.valid() {
+		x.opts.Format = h.format
 	}
 	if h.dims != x.opts.Dims || h.format != x.opts.Format {
 		return fmt.Errorf("%w: index has %d dims %s, options ask for %d dims %s",
@@ -360,6 +363,14 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 		for i, v := range d.Vector {
 			e.row[i] = byte(int8(math.Round(float64(v) * inv / m * 127)))
 		}
+	case Int8Rescore:
+		// The companion row of the Float32 row, with no checksums of its
+		// own (the slot's covers it).
+		f := make([]byte, 4*x.opts.Dims)
+		for i, v := range d.Vector {
+			binary.LittleEndian.PutUint32(f[4*i:], math.Float32bits(float32(float64(v)*inv)))
+		}
+		quantizeRow(f, make([]float32, x.opts.Dims), e.row)
 	default:
 		for i, v := range d.Vector {
 			binary.LittleEndian.PutUint32(e.row[4*i:], math.Float32bits(float32(float64(v)*inv)))
@@ -811,6 +822,14 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 				}
 			}
 		})
+	case Int8Rescore:
+		if n <= 0 {
+			return nil, nil
+		}
+		rows, err = x.scanQuant(x.mat, uq, k, first, n, keep)
+		if err == nil {
+			slices.SortFunc(rows, vecscan.Compare)
+		}
 	default:
 		if n <= 0 {
 			return nil, nil
@@ -978,7 +997,8 @@ func recoverTo(op string, err *error) {
 }
 
 // Range calls fn with the id and unit vector of every live row, in row
-// order, until fn returns false. The vector is only valid during the call
+// order, until fn returns false (an Int8 or Int8Rescore index gives its
+// rows' int8 approximations of them). The vector is only valid during the call
 // (it points into the mapping); fn must not call the Index's writers.
 // Apply, Compact and Close wait until Range returns.
 func (x *Index) Range(fn func(id uint64, v []float32) bool) error {
@@ -1005,16 +1025,21 @@ func (x *Index) RangeAfter(after uint64, fn func(id uint64, v []float32) bool) (
 			continue
 		}
 		var v []float32
-		if x.opts.Format == Int8 {
+		switch x.opts.Format {
+		case Int8, Int8Rescore:
 			if buf == nil {
 				buf = make([]float32, dims)
 			}
+			row := x.rowAt(r)
 			scale := slotScale(s)
-			for i, b := range x.rowAt(r) {
+			if x.opts.Format == Int8Rescore {
+				scale = math.Float32frombits(binary.LittleEndian.Uint32(row[dims:]))
+			}
+			for i, b := range row[:dims] {
 				buf[i] = float32(int8(b)) * scale
 			}
 			v = buf
-		} else {
+		default:
 			v = unsafe.Slice((*float32)(unsafe.Pointer(&x.mat[pageSize+r*dims*4])), dims)
 		}
 		if !fn(slotID(s), v) {

@@ -14,6 +14,15 @@ const (
 	// magnitude: a quarter of the page cache, scores within about 1% (the
 	// recall@10 against Float32 is measured in the tests and BENCHMARKS.md).
 	Int8 Format = 2
+	// Int8Rescore keeps each row only as the int8 companion of its
+	// float32 unit vector (the bytes ScanInt8 scans, see companion.go),
+	// for a caller that keeps the float32 vectors itself: Search ranks
+	// by the int8 scores and returns them, and the caller rescores the
+	// best RescoreCandidates(k) from its own copy (the engine does, from
+	// bbolt). Candidates and order are then those of a Float32 index
+	// scanned with ScanInt8, without the float32 matrix on disk: a
+	// quarter of its bytes. Vector and NextVector report no vectors.
+	Int8Rescore Format = 3
 )
 
 func (f Format) String() string {
@@ -22,17 +31,25 @@ func (f Format) String() string {
 		return "float32"
 	case Int8:
 		return "int8"
+	case Int8Rescore:
+		return "int8-rescore"
 	}
 	return fmt.Sprintf("format(%d)", uint8(f))
 }
 
-// elemSize is the bytes per component.
-func (f Format) elemSize() int {
-	if f == Int8 {
-		return 1
+// rowBytes is the bytes per row of dims components.
+func (f Format) rowBytes(dims int) int {
+	switch f {
+	case Int8:
+		return dims
+	case Int8Rescore:
+		return compStride(dims)
 	}
-	return 4
+	return 4 * dims
 }
+
+// valid reports whether f is a known format.
+func (f Format) valid() bool { return f == Float32 || f == Int8 || f == Int8Rescore }
 
 // Scan is how a Float32 index finds a search's best rows.
 type Scan uint8
@@ -87,13 +104,19 @@ type Options struct {
 	Dims int
 	// Format is the row format of a new index. Default DefaultFormat.
 	Format Format
+	// KeepFormat opens an existing index in the format it was created
+	// with, whatever Format says (Format then applies to a new index
+	// only); without it another format fails with ErrIncompatible.
+	// Default false.
+	KeepFormat bool
 	// Scan is how a Float32 index is scanned; an Int8 index ignores it.
 	// ScanInt8 keeps a third file (about a quarter of the matrix); with
 	// ScanFloat32 a writable Open removes it. Default DefaultScan.
 	Scan Scan
 	// Rescore is the candidates per result, in [1, 1024], that ScanInt8
 	// rescores in float32: a search for k rescores max(Rescore*k,
-	// RescoreMin) rows. Default DefaultRescore.
+	// RescoreMin) rows; an Int8Rescore index's RescoreCandidates asks
+	// its caller to rescore as many. Default DefaultRescore.
 	Rescore int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
 	// which Apply rewrites the files without them. Default
@@ -131,7 +154,7 @@ func (o *Options) withDefaults() (Options, error) {
 	switch {
 	case c.Dims <= 0 || c.Dims > 1<<16:
 		return c, fmt.Errorf("%w: Dims %d outside [1, 65536]", ErrOptions, c.Dims)
-	case c.Format != Float32 && c.Format != Int8:
+	case !c.Format.valid():
 		return c, fmt.Errorf("%w: unknown format %d", ErrOptions, c.Format)
 	case c.Scan != ScanInt8 && c.Scan != ScanFloat32:
 		return c, fmt.Errorf("%w: unknown scan %d", ErrOptions, c.Scan)

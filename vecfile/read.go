@@ -95,3 +95,17 @@ func (x *Index) readRow(r int) ([]float32, error) {
 	}
 	return v, nil
 }
+
+var _ engine.RescoredVectorIndex = (*Index)(nil)
+
+// RescoreCandidates is the candidates a search for k best asks an
+// Int8Rescore index for, to rescore them from the caller's float32
+// vectors: max(Options.Rescore*k, RescoreMin), the rows a Float32 index
+// with ScanInt8 rescores itself. It is 0 for the other formats, whose
+// scores are the ones they return (Int8's approximate, Float32's exact).
+func (x *Index) RescoreCandidates(k int) int {
+	if x.opts.Format != Int8Rescore || k <= 0 {
+		return 0
+	}
+	return max(x.opts.Rescore*k, RescoreMin)
+}

@@ -18,7 +18,7 @@ func Options() *engine.Options {
 	return &engine.Options{
 		Embedder: testembed.Hash{ID: "test:hash/64", Size: 64},
 		OpenVectorIndex: func(dir string, dims int) (engine.VectorIndex, error) {
-			return vecfile.Open(dir, &vecfile.Options{Dims: dims})
+			return vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true})
 		},
 		OpenTextIndex:    func(dir string) (engine.TextIndex, error) { return fts.Open(dir, &fts.Options{AsyncPersist: true}) },
 		NewTierTextIndex: func() (engine.TextIndex, error) { return fts.NewMemory("") },

@@ -1,0 +1,240 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/vecfile"
+)
+
+// TestOneFloat32Copy checks a store whose vector file keeps int8 rows
+// only (vecfile.Int8Rescore, the engine rescoring from bbolt) against one
+// whose file keeps float32 rows and their int8 companion (an older
+// store): the same recall results hit for hit (ids, scores, relevance,
+// z-scores: the null sample is the same) and the same nearest vectors,
+// flat and tiered, with and without filters, after forgets, updates and
+// more records; and that the int8 store's vector file has no float32 rows
+// on disk.
+func TestOneFloat32Copy(t *testing.T) {
+	for _, mode := range []engine.Mode{engine.ModeFlat, engine.ModeTiered} {
+		t.Run(fmt.Sprint(mode), func(t *testing.T) {
+			open := func(format vecfile.Format) (*engine.Engine, string) {
+				o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
+				o.Mode = mode
+				o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+					return vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: format})
+				}
+				dir := t.TempDir()
+				e, err := engine.Open(dir, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { e.Close() })
+				return e, dir
+			}
+			emb := testOptions(&fakeClock{}).Embedder
+			old, _ := open(vecfile.Float32)
+			one, oneDir := open(vecfile.Int8Rescore)
+			ctx := context.Background()
+			step := func(name string, fn func(e *engine.Engine) error) {
+				t.Helper()
+				for _, e := range []*engine.Engine{old, one} {
+					if err := fn(e); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+				}
+			}
+			batch := func(from, n int) func(e *engine.Engine) error {
+				return func(e *engine.Engine) error {
+					var ins []engine.Input
+					for i := from; i < from+n; i++ {
+						ins = append(ins, engine.Input{
+							Scope: fmt.Sprint("scope", i%3), Session: fmt.Sprint("s", i/25),
+							Text: fmt.Sprintf("note %d on topic%d with item%d", i, i%11, i%17),
+							Time: time.Date(2024, 1, 1, 0, i, 0, 0, time.UTC),
+						})
+					}
+					_, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins})
+					return err
+				}
+			}
+			queries := []engine.Query{
+				{Text: "topic3 item5", K: 8}, {Text: "note about topic7", K: 8}, {Text: "item16", K: 20},
+				{Text: "topic3 item5", K: 8, Scope: "scope1"}, {Text: "note topic2", K: 5, Session: "s4"},
+			}
+			compare := func(label string) {
+				t.Helper()
+				for _, q := range queries {
+					a, err := old.Recall(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := one.Recall(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(a) != len(b) || len(a) == 0 {
+						t.Fatalf("%s %+v: %d and %d results", label, q, len(a), len(b))
+					}
+					for i := range a {
+						x, y := a[i], b[i]
+						if x.Record.ID != y.Record.ID || x.Score != y.Score || x.Relevance != y.Relevance || x.VectorZ != y.VectorZ {
+							t.Errorf("%s %+v #%d: float32 rows %d score %v relevance %v z %v; int8 rows %d %v %v %v", label, q, i,
+								x.Record.ID, x.Score, x.Relevance, x.VectorZ, y.Record.ID, y.Score, y.Relevance, y.VectorZ)
+						}
+					}
+				}
+				for _, text := range []string{"topic3 item5", "item16", "note 42"} {
+					qvs, err := emb.Embed(ctx, []string{text})
+					if err != nil {
+						t.Fatal(err)
+					}
+					qv := qvs[0]
+					for _, k := range []int{1, 10, 100} {
+						a, err := old.NearestVectors(qv, k)
+						if err != nil {
+							t.Fatal(err)
+						}
+						b, err := one.NearestVectors(qv, k)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !slices.Equal(a, b) || len(a) != k {
+							t.Fatalf("%s %q k %d: nearest vectors %v, float32 rows %v", label, text, k, b, a)
+						}
+					}
+				}
+			}
+			step("remember", batch(0, 600))
+			compare("first")
+			step("forget", func(e *engine.Engine) error { return e.Forget(ctx, 1, 2, 3, 50, 51, 300) })
+			step("update", func(e *engine.Engine) error { _, err := e.Update(ctx, 100, "a new text about topic3"); return err })
+			step("remember more", batch(600, 100))
+			compare("after changes")
+			if err := one.Close(); err != nil {
+				t.Fatal(err)
+			}
+			vd := filepath.Join(oneDir, engine.VectorDir)
+			if _, err := os.Stat(filepath.Join(vd, "int8")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the int8 store keeps a companion file (%v)", err)
+			}
+			st, err := os.Stat(filepath.Join(vd, "matrix"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dims := emb.Dims(); st.Size() >= int64(4096+700*4*dims) {
+				t.Fatalf("the int8 store's matrix is %d bytes: float32 rows", st.Size())
+			}
+		})
+	}
+}
+
+// staleIndex is a vector index whose searches also return ids it no
+// longer holds, best first: what a search sees when the records are
+// forgotten between its scan and the rescoring.
+type staleIndex struct {
+	*vecfile.Index
+	stale *[]uint64 // set before the searches, read-only during them
+}
+
+func (s staleIndex) Search(q []float32, k int) ([]engine.VectorHit, error) {
+	hits, err := s.Index.Search(q, k)
+	var out []engine.VectorHit
+	for _, id := range *s.stale {
+		out = append(out, engine.VectorHit{ID: id, Score: 1})
+	}
+	return append(out, hits...), err
+}
+
+// TestRescoreSkipsGone checks that candidates whose records are gone
+// when they are rescored (forgotten, or never stored) are dropped: no
+// error, no panic, and the rest ranked as without them; and that
+// searches racing forgets and updates never fail.
+func TestRescoreSkipsGone(t *testing.T) {
+	ctx := context.Background()
+	var stale []uint64
+	o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat
+	o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+		x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore})
+		return staleIndex{x, &stale}, err
+	}
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var ins []engine.Input
+	for i := range 300 {
+		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d", i, i%13)})
+	}
+	if _, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins}); err != nil {
+		t.Fatal(err)
+	}
+	qvs, err := o.Embedder.Embed(ctx, []string{"topic4 note"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qv := qvs[0]
+	want, err := e.NearestVectors(qv, 10)
+	if err != nil || len(want) != 10 {
+		t.Fatalf("nearest: %v %v", want, err)
+	}
+	if err := e.Forget(ctx, want[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	// The index answers the forgotten id and one never stored, first.
+	stale = append(stale, want[0].ID, 1<<40)
+	got, err := e.NearestVectors(qv, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want[1:]) {
+		t.Fatalf("with gone candidates: %v, want %v", got, want[1:])
+	}
+	if _, err := e.Recall(ctx, engine.Query{Text: "topic4 note", K: 5}); err != nil {
+		t.Fatal(err)
+	}
+	// Searches racing writers that forget and replace records.
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := uint64(2); i < 60; i += 3 {
+			if err := e.Forget(ctx, i); err != nil {
+				errs <- err
+			}
+			if _, err := e.Update(ctx, i+1, fmt.Sprint("topic4 replaced ", i)); err != nil {
+				errs <- err
+			}
+		}
+	}()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 40 {
+				if _, err := e.NearestVectors(qv, 10); err != nil {
+					errs <- err
+				}
+				if _, err := e.Recall(ctx, engine.Query{Text: "topic4 note", K: 5}); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
