@@ -63,6 +63,10 @@ type scaleResult struct {
 	StoreMB   map[string]float64 `json:"store_mb"`
 	SourceHit float64            `json:"source_hit"` // share of queries whose source record is in the top 10
 	Served    []bool             `json:"served"`     // per query (first pass): answered without the archive
+	// CPUMedianMs is the median of the process CPU time (user and
+	// system, every thread) each query took: on a shared machine it
+	// moves less with the load than MedianMs does.
+	CPUMedianMs float64 `json:"cpu_median_ms"`
 }
 
 // BenchmarkScale builds (or reuses) stores of HMO_SCALE_SIZES synthetic
@@ -99,6 +103,9 @@ func BenchmarkScale(b *testing.B) {
 			b.ReportMetric(tier.MedianMs, "tiered-median-ms")
 			b.ReportMetric(tier.P99Ms, "tiered-p99-ms")
 			b.ReportMetric(only.MedianMs, "tier-served-median-ms")
+			b.ReportMetric(only.CPUMedianMs, "tier-served-cpu-median-ms")
+			b.ReportMetric(tier.CPUMedianMs, "tiered-cpu-median-ms")
+			b.ReportMetric(exh.CPUMedianMs, "exhaustive-cpu-median-ms")
 			b.ReportMetric(only.P99Ms, "tier-served-p99-ms")
 			b.ReportMetric(exh.MedianMs, "exhaustive-median-ms")
 			b.ReportMetric(exh.P99Ms, "exhaustive-p99-ms")
@@ -140,6 +147,7 @@ func BenchmarkScale(b *testing.B) {
 				r := runChild(b, j)
 				b.ReportMetric(r.MedianMs, "wl-"+side.name+"-median-ms")
 				b.ReportMetric(r.P99Ms, "wl-"+side.name+"-p99-ms")
+				b.ReportMetric(r.CPUMedianMs, "wl-"+side.name+"-cpu-median-ms")
 				if side.name == "hybrid" {
 					b.ReportMetric(r.RSSMB, "wl-hybrid-rss-MB")
 					b.ReportMetric(r.AnonMB, "wl-hybrid-anon-MB")
@@ -323,11 +331,13 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 		defer stop()
 	}
 	lat := make([]time.Duration, 0, scaleQueries)
+	cpu := make([]time.Duration, 0, scaleQueries)
 	for i := range scaleQueries {
 		q := job.Queries[i%len(job.Queries)]
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		hits, err := e.Recall(ctx, engine.Query{Text: q, K: 10})
 		lat = append(lat, time.Since(t0))
+		cpu = append(cpu, cpuTime()-c0)
 		if err != nil {
 			return res, err
 		}
@@ -341,6 +351,8 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 	res.SourceHit /= float64(min(len(job.Queries), scaleQueries))
 	slices.Sort(lat)
 	res.MedianMs, res.P99Ms = ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100])
+	slices.Sort(cpu)
+	res.CPUMedianMs = ms(cpu[len(cpu)/2])
 	after := e.TierStats()
 	if q := float64(after.Queries - before.Queries); q > 0 {
 		res.TierShare = float64(after.Served[1]+after.Served[2]-before.Served[1]-before.Served[2]) / q

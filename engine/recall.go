@@ -28,6 +28,9 @@ type Query struct {
 	NoAccess bool
 
 	null nullStats // the query's similarity to unrelated records, set by Recall
+	// judged caches judges(Text) for the text it was computed for: the
+	// walk asks the score test's bound several times per query.
+	judged *judgement
 }
 
 // Result is one recalled record with its provenance.

@@ -102,7 +102,7 @@ func (s ScoreTest) minCoverage() float64 {
 // judge (a set question, or one with a single topic word) it is
 // neverCovered: no tier's ranking is asked for.
 func (s ScoreTest) NeedsCoverage(q *Query, _ uint8) float64 {
-	if !judges(q.Text) {
+	if !q.judges() {
 		return neverCovered
 	}
 	return s.minCoverage() - coverageSlack
@@ -115,6 +115,21 @@ const neverCovered = 2
 // and has MinSpecificWords topic words besides names.
 func judges(q string) bool {
 	return retrieve.NamelessTopicWords(q) >= MinSpecificWords && !retrieve.AsksForSet(q)
+}
+
+// judgement is judges' answer for one text.
+type judgement struct {
+	text string
+	ok   bool
+}
+
+// judges is judges(q.Text), computed once per text and query.
+func (q *Query) judges() bool {
+	if j := q.judged; j != nil && j.text == q.Text {
+		return j.ok
+	}
+	q.judged = &judgement{text: q.Text, ok: judges(q.Text)}
+	return q.judged.ok
 }
 
 // MinSpecificWords is how many topic words that are no names

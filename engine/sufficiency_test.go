@@ -378,3 +378,28 @@ func resultsOf(res []engine.Result) []string {
 	}
 	return out
 }
+
+// TestNeedsCoverageFollowsText checks that ScoreTest's bound answers for
+// the query's current text when one Query is asked again after its text
+// changed (the walk keeps the answer for the text it was computed for).
+func TestNeedsCoverageFollowsText(t *testing.T) {
+	var s engine.ScoreTest
+	q := &engine.Query{}
+	for _, tc := range []struct {
+		text  string
+		judge bool // the score test judges it: a coverage of about 1
+	}{
+		{"when did Alice paint the fence in Lisbon", true},
+		{"What books has Melanie read?", false}, // a set question
+		{"when did Alice paint the fence in Lisbon", true},
+		{"kayak", false}, // one topic word
+		{"kayak", false},
+		{"the violin lesson on Tuesday", true},
+	} {
+		q.Text = tc.text
+		got := s.NeedsCoverage(q, 1)
+		if judged := got <= 1; judged != tc.judge {
+			t.Errorf("NeedsCoverage(%q) = %v, judged %t, want %t", tc.text, got, judged, tc.judge)
+		}
+	}
+}

@@ -188,28 +188,34 @@ func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, 
 	return true, nil
 }
 
-// search scores every record of the view exactly (cosine) and asks its
-// lexical index, both restricted by q's filters.
-func (v *view) search(ctx context.Context, q *Query, qv []float32, c int) (text, vec []scored, err error) {
+// searchVector scores every record of the view exactly (cosine),
+// restricted by q's filters, and returns the c best.
+func (v *view) searchVector(q *Query, qv []float32, c int) ([]scored, error) {
 	var keep func(int) bool
 	if q.filtered() && !v.allIn(q) {
 		keep = func(r int) bool { return q.match(v.rows[r]) }
 	}
 	rows, err := vecscan.Scan(v.mat, v.dims, qv, c, keep)
 	if err != nil {
-		return nil, nil, fmt.Errorf("hmo: tier vector scan: %w", err)
+		return nil, fmt.Errorf("hmo: tier vector scan: %w", err)
 	}
-	vec = make([]scored, len(rows))
+	vec := make([]scored, len(rows))
 	for i, h := range rows {
 		vec[i] = scored{id: v.rows[h.Row].ID, score: float64(h.Score)}
 	}
+	return vec, nil
+}
+
+// searchText asks the view's lexical index for q's c best, restricted by
+// q's filters.
+func (v *view) searchText(ctx context.Context, q *Query, c int) ([]scored, error) {
 	hits, err := v.text.Search(ctx, q.Text, c, TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	text = make([]scored, len(hits))
+	text := make([]scored, len(hits))
 	for i, h := range hits {
 		text[i] = scored{h.ID, h.Score, h.Coverage}
 	}
-	return text, vec, nil
+	return text, nil
 }

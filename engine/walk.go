@@ -106,8 +106,11 @@ func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int)
 }
 
 // tierSearch accumulates the candidates of the tiers searched so far.
+// The vectors of a tier are scanned only when a ranking needs them
+// (scanned counts the tiers whose vectors are in vec).
 type tierSearch struct {
 	text, vec []scored
+	scanned   uint8
 	scored    int
 }
 
@@ -123,17 +126,29 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if tier == 2 && e.tiersLackTerms(ctx, q) {
 		return nil, false, nil // hopeless, and Tier 2's index left unfilled
 	}
-	t, v, err := ts.views[tier].search(ctx, q, qv, c)
+	if e.tierLacksTerms(ctx, q, tier) {
+		return nil, false, nil // hopeless, and neither searched nor scanned
+	}
+	t, err := ts.views[tier].searchText(ctx, q, c)
 	if err != nil {
 		return nil, false, err
 	}
 	// Tier 2's lexical index also holds Tier 1 (view.also): its ranking
-	// replaces Tier 1's. The cosines are comparable across views: merge.
-	w.text, w.vec = t, topOf(append(w.vec, v...), c)
+	// replaces Tier 1's.
+	w.text = t
 	w.scored += len(ts.views[tier].recs)
 	covered := tier == 2 && e.tiersHoldAll()
 	if !covered && e.hopeless(q, tier, t) {
 		return nil, false, nil
+	}
+	// The ranking needs the vectors of every tier searched so far, in
+	// tier order. The cosines are comparable across views: merge.
+	for ; w.scanned < tier; w.scanned++ {
+		v, err := ts.views[w.scanned+1].searchVector(q, qv, c)
+		if err != nil {
+			return nil, false, err
+		}
+		w.vec = topOf(append(w.vec, v...), c)
 	}
 	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
 	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
@@ -190,6 +205,37 @@ func (e *Engine) tiersLackTerms(ctx context.Context, q *Query) bool {
 		return false // records placed in the tiers may not be in the archive's index yet
 	}
 	held, err := archive.HoldsAll(ctx, q.Text, func(id uint64) bool { return activeTier(e.tiers.mgr.Tier(id)) })
+	return err == nil && !held
+}
+
+// tierLacksTerms reports that searching tier (Tier 1's lexical index, or
+// Tier 2's, which holds both tiers) cannot be sufficient: q needs a hit
+// holding every one of its terms (a coverage of 1, ScoreTest's default)
+// and no document of that index holds them all in its text. hopeless
+// would say so after the search; the search of the tier's index, its
+// vector scan and its ranking are saved. A hit's coverage is the
+// IDF-weighted share of the question's terms its text holds, so a
+// document lacking a term is below 1 (the caveat of tiersLackTerms
+// applies). An index that cannot tell (no TermHolder, Tier 2's not filled
+// yet: tiersLackTerms asks the archive then), a decomposed question, the
+// tiers holding every record or an error say no. ts.mu is held.
+func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) bool {
+	b, ok := e.opts.Sufficiency.(CoverageBound)
+	if !ok || b.NeedsCoverage(q, tier) < 1-coverageSlack || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
+		return false
+	}
+	ix := e.tiers.views[tier].text
+	if lazy, ok := ix.(*lazyText); ok {
+		if !lazy.isFilled() {
+			return false
+		}
+		ix = lazy.ix
+	}
+	h, ok := ix.(TermHolder)
+	if !ok {
+		return false
+	}
+	held, err := h.HoldsAll(ctx, q.Text, func(uint64) bool { return true })
 	return err == nil && !held
 }
 

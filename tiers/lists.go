@@ -1,8 +1,10 @@
 package tiers
 
 import (
+	"math"
 	"slices"
 	"sort"
+	"time"
 )
 
 // entry is an active record (tier 1 or 2) or one being placed.
@@ -173,6 +175,44 @@ func (m *Manager) insert(e *entry) {
 		cut = c1
 	}
 	m.assign(list, search(list, e), search(list, e)+1, cut)
+}
+
+// rerank applies an access (e, at now) to cur, an active entry of the
+// same session, and moves it to its new rank within its list. Its
+// session stays, so its list, the recent window and the lists' lengths
+// (hence the tier-1 boundaries) stay too: what remove and insert would
+// leave, with only the entries between its old and new places shifted
+// by one (O(distance) pointer copies, rather than two O(A) ones, and no
+// repartition when it is its session's only entry), and only those
+// re-assigned.
+func (m *Manager) rerank(cur *entry, e Entry, now time.Time) {
+	list := m.oth
+	if cur.inRec {
+		list = m.rec
+	}
+	i := search(list, cur)
+	tier := cur.Tier
+	cur.Entry = e
+	cur.Tier = tier
+	if cur.N < math.MaxUint32 {
+		cur.N++
+	}
+	cur.LastUsed = now
+	m.score(cur, now)
+	j := search(list[:i], cur) // the entries above its old place that it now passes
+	if j < i {
+		copy(list[j+1:i+1], list[j:i])
+	} else {
+		j = i + search(list[i+1:], cur) // those below that now pass it
+		copy(list[i:j], list[i+1:j+1])
+	}
+	list[j] = cur
+	c1, k := m.bounds()
+	cut := k
+	if cur.inRec {
+		cut = c1
+	}
+	m.assign(list, min(i, j), max(i, j)+1, cut)
 }
 
 // place inserts e into rec or oth by the current window and returns the

@@ -90,6 +90,12 @@ func (m *Manager) Access(e Entry, now time.Time) (Entry, []Move, error) {
 	defer m.mu.Unlock()
 	m.begin()
 	cur, ok := m.byID[e.ID]
+	if ok && cur.SessionSeq == e.SessionSeq {
+		m.rerank(cur, e, now)
+		m.settle()
+		m.stats.Accesses++
+		return cur.Entry, m.end(), nil
+	}
 	if ok {
 		m.remove(cur)
 	} else {
