@@ -274,8 +274,13 @@ func (e *Engine) complex(text string) bool {
 }
 
 // dequeue stores an outcome (nil: the record is gone), removes the id
-// from the queue, and re-ranks the record in the tiers.
+// from the queue, and re-ranks the record in the tiers, all under one
+// hold of wmu: WaitEnriched, which sees the queue empty once the first
+// step commits, takes wmu before it returns, so that a Get after it
+// reads the new importance from the tiers too.
 func (e *Engine) dequeue(id uint64, out *outcome) error {
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
 	stored, err := e.storeOutcome(id, out)
 	if err != nil || !stored || !out.i0OK {
 		return err
@@ -283,9 +288,8 @@ func (e *Engine) dequeue(id uint64, out *outcome) error {
 	return e.reweigh(id, out.i0)
 }
 
+// storeOutcome is dequeue's first step. wmu is held.
 func (e *Engine) storeOutcome(id uint64, out *outcome) (bool, error) {
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
 	if err := e.checkOpen(); err != nil {
 		return false, err
 	}
@@ -398,8 +402,16 @@ func (e *Engine) WaitEnriched(ctx context.Context) error {
 			return err
 		}
 		n, err := e.enrichPending()
-		if err != nil || n == 0 {
+		if err != nil {
 			return err
+		}
+		if n == 0 {
+			// The last outcome may be committed and its tier entry not
+			// yet re-ranked (dequeue): wait for dequeue to let go.
+			e.wmu.Lock()
+			//lint:ignore SA2001 a barrier: dequeue holds wmu through both steps
+			e.wmu.Unlock()
+			return nil
 		}
 		select {
 		case <-ctx.Done():

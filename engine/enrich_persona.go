@@ -77,13 +77,12 @@ func (e *Engine) refreshProfile(ctx context.Context) error {
 
 // reweigh gives an active record the I0 the Enricher scored, re-ranking it
 // in the tiers. Records in the archive only keep the I0 stored with them.
+// wmu is held (dequeue).
 func (e *Engine) reweigh(id uint64, i0 float64) error {
 	ts := e.tiers
 	if ts == nil {
 		return nil
 	}
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if h, ok := ts.accessed[id]; ok {
