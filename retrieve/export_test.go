@@ -14,3 +14,12 @@ func SoftMatch(q *Query, docs []*Doc, lex Lexicon) ([]float64, error) {
 
 // ContentWords is contentWords; NameWords is nameWords.
 var ContentWords, NameWords = contentWords, nameWords
+
+// TimeTokens is timeTokens as (lower-cased word, capital) pairs.
+func TimeTokens(text string) (words []string, capital []bool) {
+	for _, t := range timeTokens(text) {
+		words = append(words, t.lower)
+		capital = append(capital, t.capital)
+	}
+	return words, capital
+}

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -102,14 +103,30 @@ type lazyDerived struct {
 func (d *Doc) Analyse() {
 	d.question, d.analysed = IsQuestion(d.Text), true
 	d.lazy = &lazyDerived{}
-	terms := ContentTerms(d.Text)
-	d.keys = make([]uint64, len(terms))
-	for i, t := range terms {
-		if d.keys[i] = termKey(t); d.keys[i] == 0 {
-			d.keys = nil // a long term: coverage reads the text
-			break
+	d.keys = contentKeys(d.Text)
+}
+
+// contentKeys is the termKey of each distinct content term of text
+// (ContentTerms, in its order), nil when one of them has no key (a long
+// term: coverage then reads the text).
+func contentKeys(text string) []uint64 {
+	var buf [32]uint64
+	keys, long := buf[:0], false
+	eachTerm(text, func(t string) {
+		k := termKey(t)
+		if k == 0 {
+			long = true
 		}
+		// termKey is distinct for distinct terms: a key seen is its
+		// term seen.
+		if !long && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	})
+	if long {
+		return nil
 	}
+	return append(make([]uint64, 0, len(keys)), keys...)
 }
 
 // eachContentWord calls f with each of d's content words
