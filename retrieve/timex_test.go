@@ -78,3 +78,53 @@ func TestTimeMentionsAllocations(t *testing.T) {
 		t.Errorf("%v allocations, want at most 2", n)
 	}
 }
+
+// refIsQuestion is IsQuestion as it counted words before: with
+// strings.Fields.
+func refIsQuestion(text string) bool {
+	var qw, sw int
+	start := 0
+	for i, r := range text {
+		if r != '?' && r != '.' && r != '!' && r != '\n' {
+			continue
+		}
+		n := len(strings.Fields(text[start:i]))
+		if r == '?' {
+			qw += n
+		} else {
+			sw += n
+		}
+		start = i + 1
+	}
+	sw += len(strings.Fields(text[start:]))
+	return qw > 0 && qw >= sw
+}
+
+func TestIsQuestionAsFields(t *testing.T) {
+	texts := []string{"", "?", "a b?", "a b? c d e.", "what\u00a0is\u2003it? no", "x\x85y? z", "a\xffb? c", "\t\v\f\r ?"}
+	for _, in := range synth.New(synth.Options{Seed: 12, Records: 500}).Next(500) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	alphabet := []string{"a", "b", " ", "?", ".", "!", "\n", "\t", "\u00a0", "\u2003", "\u0085", "\xff", "é"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(16) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		if got, want := retrieve.IsQuestion(text), refIsQuestion(text); got != want {
+			t.Fatalf("%q: IsQuestion %t, want %t", text, got, want)
+		}
+	}
+}
+
+// IsQuestion counts words without allocating.
+func TestIsQuestionAllocations(t *testing.T) {
+	text := "Did you go? We went to the lake. Was it cold? It was, very."
+	if n := testing.AllocsPerRun(100, func() { retrieve.IsQuestion(text) }); n != 0 {
+		t.Errorf("%v allocations, want none", n)
+	}
+}
