@@ -1,5 +1,7 @@
 package retrieve
 
+import "time"
+
 // What the black-box tests reach of the package's internals.
 
 // SoftMatch is softMatch over candidates 1..n holding docs (a nil doc
@@ -22,4 +24,12 @@ func TimeTokens(text string) (words []string, capital []bool) {
 		capital = append(capital, t.capital)
 	}
 	return words, capital
+}
+
+// TimeMentionsEveryWord is TimeMentions with every word put through its
+// cases, none passed over.
+func TimeMentionsEveryWord(text string, ref time.Time) []Span {
+	skipWords = false
+	defer func() { skipWords = true }()
+	return TimeMentions(text, ref)
 }

@@ -47,6 +47,30 @@ var counts = map[string]int{
 	"eight": 8, "nine": 9, "ten": 10, "few": 3, "couple": 2, "several": 3,
 }
 
+// mayStartMention holds the words TimeMentions can start an expression
+// with, besides numbers: the words its cases compare the current word
+// with, and the keys of the maps they look it up in.
+var mayStartMention = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{"yesterday", "today", "tonight", "tomorrow", "last", "next", "this", "past", "ago", "recently", "weekend"} {
+		m[w] = true
+	}
+	for w := range counts {
+		m[w] = true
+	}
+	for w := range months {
+		m[w] = true
+	}
+	for w := range weekdays {
+		m[w] = true
+	}
+	return m
+}()
+
+// skipWords lets TimeMentions pass over the words mayStartMention does
+// not hold; tests turn it off to check that the cases take none of them.
+var skipWords = true
+
 // IsWhenQuestion reports whether a question asks for a time: "when ...",
 // "what year/month/date/day ...", "how long ago ...".
 func IsWhenQuestion(q string) bool {
@@ -83,6 +107,9 @@ func TimeMentions(text string, ref time.Time) []Span {
 	var out []Span
 	for i := 0; i < len(toks); i++ {
 		w := toks[i].lower
+		if skipWords && !mayStartMention[w] && !isNumber(w) {
+			continue // no case below takes it
+		}
 		next := func(k int) string {
 			if i+k < len(toks) {
 				return toks[i+k].lower

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/synth"
@@ -126,5 +127,35 @@ func TestIsQuestionAllocations(t *testing.T) {
 	text := "Did you go? We went to the lake. Was it cold? It was, very."
 	if n := testing.AllocsPerRun(100, func() { retrieve.IsQuestion(text) }); n != 0 {
 		t.Errorf("%v allocations, want none", n)
+	}
+}
+
+// TimeMentions passes over the words that start no expression: with
+// every word put through its cases, it finds the same mentions.
+func TestTimeMentionsSkipNoWord(t *testing.T) {
+	vocab := []string{"yesterday", "Today", "tonight", "tomorrow", "last", "next", "this", "past", "ago", "recently", "weekend",
+		"a", "an", "one", "two", "ten", "few", "couple", "of", "several", "3", "12", "2023", "1999", "7th", "31st", "May", "may",
+		"june", "Jan", "mar", "Sept", "friday", "Monday", "day", "days", "week", "weeks", "month", "years", "summer", "fall",
+		"night", "the", "lake", "went", "we", "and", "on"}
+	texts := []string{"two weeks ago", "a couple of days ago", "May 7th 2023", "last Friday and next summer"}
+	for _, in := range synth.New(synth.Options{Seed: 13, Records: 2000}).Next(2000) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(vocab[r.IntN(len(vocab))])
+			b.WriteString(" ")
+		}
+		texts = append(texts, b.String())
+	}
+	for _, ref := range []time.Time{{}, day(2023, 5, 10)} {
+		for _, text := range texts {
+			got, want := retrieve.TimeMentions(text, ref), retrieve.TimeMentionsEveryWord(text, ref)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q: mentions %v, want %v", text, got, want)
+			}
+		}
 	}
 }
