@@ -33,3 +33,6 @@ func TimeMentionsEveryWord(text string, ref time.Time) []Span {
 	defer func() { skipWords = true }()
 	return TimeMentions(text, ref)
 }
+
+// ContentKeys is contentKeys; TermKey is termKey.
+var ContentKeys, TermKey = contentKeys, termKey

@@ -249,6 +249,18 @@ func termKey(t string) uint64 {
 	return k
 }
 
+// termKeyBytes is termKey of string(t).
+func termKeyBytes(t []byte) uint64 {
+	if len(t) == 0 || len(t) > 7 {
+		return 0
+	}
+	k := uint64(len(t)) << 56
+	for i := range t {
+		k |= uint64(t[i]) << (8 * i)
+	}
+	return k
+}
+
 // termBits has bit i set where terms[i] is w (the first 64 terms count).
 func termBits(terms []string, w string) uint64 {
 	var b uint64

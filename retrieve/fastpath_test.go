@@ -159,3 +159,35 @@ func TestTimeMentionsSkipNoWord(t *testing.T) {
 		}
 	}
 }
+
+// A Doc's content keys are the termKey of each of ContentTerms, nil when
+// one has none.
+func TestContentKeysAreContentTerms(t *testing.T) {
+	texts := []string{"", "I'm allergic to Shellfish", "The DOGS dogs dog's class classes", "Ünïcode WÖRDS straße ÉCOLE",
+		"a\xffb Supercalifragilistic supercalifragilisticexpialidocious 12345678 x1", "naïve café ΣΟΦΙΑ ΣΟΦΟΣ İstanbul"}
+	for _, in := range synth.New(synth.Options{Seed: 14, Records: 2000}).Next(2000) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	alphabet := []string{"a", "B", "s", "S", "z", "é", "É", "İ", "Σ", " ", ".", "'", "7", "\xff", "ß"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(24) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		terms := retrieve.ContentTerms(text)
+		want := make([]uint64, len(terms))
+		for i, term := range terms {
+			if want[i] = retrieve.TermKey(term); want[i] == 0 {
+				want = nil
+				break
+			}
+		}
+		if got := retrieve.ContentKeys(text); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%q: keys %v, want %v", text, got, want)
+		}
+	}
+}
