@@ -17,7 +17,15 @@ import (
 // are what the priors would read from the store. Read again, from the
 // cache, the pool's documents are the ones read from the store (own
 // text, context turns stepping over a derived record, role, labels).
+// The pool's records are read in two halves from parallelTextDocs ids
+// on: both sizes are checked, with a forgotten record in each half.
 func TestPoolDocsFillDocCache(t *testing.T) {
+	for _, n := range []int{6, 3 * parallelTextDocs} {
+		t.Run(fmt.Sprint(n, " records"), func(t *testing.T) { testPoolDocs(t, n) })
+	}
+}
+
+func testPoolDocs(t *testing.T, n int) {
 	o := &Options{
 		Mode:            ModeFlat,
 		IndexContext:    2,
@@ -31,7 +39,7 @@ func TestPoolDocsFillDocCache(t *testing.T) {
 	}
 	defer e.Close()
 	var in []Input
-	for i := range 6 {
+	for i := range n {
 		role := []string{"user", "assistant", "fact"}[i%3]
 		in = append(in, Input{Scope: "s", Session: "1", Role: role, Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
 	}
@@ -39,13 +47,24 @@ func TestPoolDocsFillDocCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Forget(context.Background(), ids[5]); err != nil {
-		t.Fatal(err)
+	gone := map[uint64]bool{ids[n-1]: true, ids[1]: true}
+	for id := range gone {
+		if err := e.Forget(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.docCache.drop(ids...)
 	docs, err := e.textDocs(ids)
 	if err != nil {
 		t.Fatal(err)
+	}
+	e.docCache.drop(ids...)
+	one, err := e.readTextDocs(ids) // one transaction, in order
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(one, docs) {
+		t.Errorf("pool docs in one transaction:\n%+v\nin halves:\n%+v", one, docs)
 	}
 	again, err := e.textDocs(ids)
 	if err != nil {
@@ -54,16 +73,21 @@ func TestPoolDocsFillDocCache(t *testing.T) {
 	if !reflect.DeepEqual(again, docs) {
 		t.Errorf("pool docs from the cache:\n%+v\nfrom the store:\n%+v", again, docs)
 	}
-	if docs[4].Context == "" || docs[4].Role != "assistant" {
-		t.Errorf("record 5's document %+v: want its context turns and role", docs[4])
+	if docs[3].Context == "" || docs[3].Role != "assistant" {
+		t.Errorf("record 5's document %+v: want its context turns and role", docs[3])
 	}
-	if len(docs) != 5 {
-		t.Fatalf("%d pool docs, want 5 (one forgotten)", len(docs))
+	if len(docs) != n-len(gone) {
+		t.Fatalf("%d pool docs, want %d (%d forgotten)", len(docs), n-len(gone), len(gone))
 	}
-	if _, ok := e.docCache.get(ids[5]); ok {
-		t.Error("the forgotten record was cached")
+	for id := range gone {
+		if _, ok := e.docCache.get(id); ok {
+			t.Error("a forgotten record was cached")
+		}
 	}
-	for _, id := range ids[:5] {
+	for _, id := range ids {
+		if gone[id] {
+			continue
+		}
 		got, ok := e.docCache.get(id)
 		if !ok {
 			t.Fatalf("record %d not cached by the pool's read", id)

@@ -237,7 +237,36 @@ func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor floa
 // read next: the records and context turns are read from the doc cache
 // when it holds them, and the records read from the store fill it, so
 // that the priors do not read them again.
+//
+// From parallelTextDocs ids on, the two halves are read at once, each in
+// its own transaction: the pool is read between the first pass and the
+// ranking, while one core waits.
 func (e *Engine) textDocs(ids []uint64) ([]TextDoc, error) {
+	if len(ids) < parallelTextDocs {
+		return e.readTextDocs(ids)
+	}
+	h := len(ids) / 2
+	var second []TextDoc
+	var err2 error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		second, err2 = e.readTextDocs(ids[h:])
+	}()
+	first, err1 := e.readTextDocs(ids[:h])
+	<-done
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	return append(first, second...), nil
+}
+
+// parallelTextDocs is the number of ids from which textDocs reads on two
+// goroutines.
+const parallelTextDocs = 32
+
+// readTextDocs is textDocs in one transaction.
+func (e *Engine) readTextDocs(ids []uint64) ([]TextDoc, error) {
 	out := make([]TextDoc, 0, len(ids))
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {

@@ -36,6 +36,7 @@ type Index struct {
 	queue    *index.AnalysisQueue // scorch's analysis workers, owned by the Index
 	an       analyzers            // document analysis; an.text analyses queries too
 	pool     analyzers            // an with its stems cached, for a pooled search's documents
+	counter  *termCounter         // pool's text analysis as counts, nil when it has none
 	scoring  Scoring
 	postings *postingsCache // decoded postings of the text search (postings.go)
 	dir      string
@@ -97,7 +98,8 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	if err != nil {
 		return nil, err
 	}
-	x = &Index{s: s, queue: q, an: an, pool: analyzers{text: cacheStems(an.text), keyword: an.keyword}, dir: dir, scoring: o.Scoring, postings: newPostingsCache(o.PostingsCache), async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
+	pool := analyzers{text: cacheStems(an.text), keyword: an.keyword}
+	x = &Index{s: s, queue: q, an: an, pool: pool, counter: newTermCounter(pool.text), dir: dir, scoring: o.Scoring, postings: newPostingsCache(o.PostingsCache), async: o.AsyncPersist && !o.ReadOnly, readOnly: o.ReadOnly}
 	if err := x.check(o); err != nil {
 		return nil, err
 	}

@@ -1,14 +1,19 @@
 package fts
 
-import "github.com/hmo-dev/hmo/engine"
+import (
+	"runtime"
+	"sync"
+
+	"github.com/hmo-dev/hmo/engine"
+)
 
 // A pooled search (SearchPool) on a large index scores a few given
 // documents instead of walking the postings: bleve's postings have no
 // skip list for frequencies and norms, so looking a word up in one
 // document reads its postings up to it, and scoring even a hundred
 // documents costs as much as the whole search. The pool's documents are
-// analysed again instead, as Apply analysed them (with the stems
-// cached), and scored with the snapshot's statistics.
+// counted again instead (countDocs), as Apply analysed them, and scored
+// with the snapshot's statistics.
 
 // queryStats are the statistics of a query's words in one snapshot, as
 // topK reads them.
@@ -28,7 +33,7 @@ func (x *Index) scoreDocs(terms []string, qs queryStats, docs []engine.TextDoc, 
 		at[t] = i
 		idfSum += qs.idf[i]
 	}
-	toks := x.pool.analyseDocs(docs)
+	counts := x.countDocs(docs, at)
 	tf := make([][nFields]float64, len(terms))
 	seen := make(map[uint64]bool, len(docs))
 	var hits []engine.TextHit
@@ -40,12 +45,13 @@ func (x *Index) scoreDocs(terms []string, qs queryStats, docs []engine.TextDoc, 
 		seen[d.ID] = true
 		clear(tf)
 		var dl [nFields]float64
-		for fi, ts := range toks[i] {
-			dl[fi] = float64(len(ts))
-			for _, tok := range ts {
-				if j, ok := at[string(tok.Term)]; ok {
-					tf[j][fi]++
-				}
+		for fi, c := range counts[i] {
+			if c == nil {
+				continue
+			}
+			dl[fi] = float64(c.n)
+			for j, n := range c.tf {
+				tf[j][fi] = float64(n)
 			}
 		}
 		h := engine.TextHit{ID: d.ID}
@@ -84,4 +90,74 @@ func passes(d *engine.TextDoc, f engine.TextFilter) bool {
 	}
 	t := timeKey(d.Time)
 	return (f.From.IsZero() || !t.Before(timeKey(f.From))) && (f.To.IsZero() || t.Before(timeKey(f.To)))
+}
+
+// textCount is a field's length and the query words' frequencies in it
+// (by the word's place in the query).
+type textCount struct {
+	n  int
+	tf []int32
+}
+
+// countDocs counts the scored fields of docs as analyseDocs would
+// analyse them, each distinct text once: the field's length and the
+// frequency of each word of at (word -> its place). An empty field's
+// count is nil. Texts the pool's counter reproduces are counted without
+// building their token streams (termCounter); the others are analysed.
+// It runs on up to analysisWorkers goroutines, which return before it
+// does.
+func (x *Index) countDocs(docs []engineDoc, at map[string]int) [][nFields]*textCount {
+	idx := map[string]int{} // distinct text -> its index in texts
+	var texts []string
+	for i := range docs {
+		for _, text := range docFields(&docs[i]) {
+			if _, ok := idx[text]; !ok && text != "" {
+				idx[text] = len(texts)
+				texts = append(texts, text)
+			}
+		}
+	}
+	counts := make([]textCount, len(texts))
+	tfs := make([]int32, len(texts)*len(at))
+	for i := range counts {
+		counts[i].tf = tfs[i*len(at) : (i+1)*len(at) : (i+1)*len(at)]
+	}
+	workers := min(analysisWorkers, runtime.GOMAXPROCS(0), len(texts))
+	if len(texts) < parallelTexts {
+		workers = min(workers, 1)
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []byte
+			for i := w; i < len(texts); i += workers {
+				c := &counts[i]
+				if x.counter != nil {
+					var ok bool
+					if c.n, ok, scratch = x.counter.count(texts[i], at, c.tf, scratch); ok {
+						continue
+					}
+				}
+				ts := x.pool.text.Analyze([]byte(texts[i]))
+				c.n = len(ts)
+				for _, tok := range ts {
+					if j, ok := at[string(tok.Term)]; ok {
+						c.tf[j]++
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([][nFields]*textCount, len(docs))
+	for i := range docs {
+		for f, text := range docFields(&docs[i]) {
+			if text != "" {
+				out[i][f] = &counts[idx[text]]
+			}
+		}
+	}
+	return out
 }

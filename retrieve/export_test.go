@@ -1,5 +1,7 @@
 package retrieve
 
+import "time"
+
 // What the black-box tests reach of the package's internals.
 
 // SoftMatch is softMatch over candidates 1..n holding docs (a nil doc
@@ -14,3 +16,23 @@ func SoftMatch(q *Query, docs []*Doc, lex Lexicon) ([]float64, error) {
 
 // ContentWords is contentWords; NameWords is nameWords.
 var ContentWords, NameWords = contentWords, nameWords
+
+// TimeTokens is timeTokens as (lower-cased word, capital) pairs.
+func TimeTokens(text string) (words []string, capital []bool) {
+	for _, t := range timeTokens(text) {
+		words = append(words, t.lower)
+		capital = append(capital, t.capital)
+	}
+	return words, capital
+}
+
+// TimeMentionsEveryWord is TimeMentions with every word put through its
+// cases, none passed over.
+func TimeMentionsEveryWord(text string, ref time.Time) []Span {
+	skipWords = false
+	defer func() { skipWords = true }()
+	return TimeMentions(text, ref)
+}
+
+// ContentKeys is contentKeys; TermKey is termKey.
+var ContentKeys, TermKey = contentKeys, termKey

@@ -104,8 +104,11 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 // sessionPrior adds to each candidate a share of its session's best
 // score, so turns of sessions that match well rise together.
 func sessionPrior(cands []Candidate, w float64) {
-	best := map[string]float64{}
-	key := func(d *Doc) string { return d.Scope + "\x00" + d.Session }
+	// Keyed by the pair, not a joined string: no allocation a candidate
+	// (labels hold no NUL, so the two are the same key).
+	type session struct{ scope, name string }
+	best := map[session]float64{}
+	key := func(d *Doc) session { return session{d.Scope, d.Session} }
 	for i := range cands {
 		if d := cands[i].doc; d != nil && d.Session != "" {
 			k := key(d)

@@ -2,9 +2,11 @@ package retrieve
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Query is what the stages see of one recall request.
@@ -102,14 +104,81 @@ type lazyDerived struct {
 func (d *Doc) Analyse() {
 	d.question, d.analysed = IsQuestion(d.Text), true
 	d.lazy = &lazyDerived{}
-	terms := ContentTerms(d.Text)
-	d.keys = make([]uint64, len(terms))
-	for i, t := range terms {
-		if d.keys[i] = termKey(t); d.keys[i] == 0 {
-			d.keys = nil // a long term: coverage reads the text
-			break
+	d.keys = contentKeys(d.Text)
+}
+
+// contentKeys is the termKey of each distinct content term of text
+// (ContentTerms, in its order), nil when one of them has no key (a long
+// term: coverage then reads the text). An ASCII word is lower-cased and
+// stemmed in a buffer, as eachTerm does it with strings.
+func contentKeys(text string) []uint64 {
+	var buf [32]uint64
+	keys, long := buf[:0], false
+	add := func(k uint64) {
+		if k == 0 {
+			long = true
+		}
+		// termKey is distinct for distinct terms: a key seen is its
+		// term seen.
+		if !long && !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
+	var lower [16]byte
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		word := text[start:end]
+		start = -1
+		if len(word) > len(lower) || !isASCII(word) {
+			if w := strings.ToLower(word); len(w) >= 2 && !functionWords[w] {
+				add(termKey(stem(w)))
+			}
+			return
+		}
+		w := lower[:len(word)]
+		for i := range len(word) {
+			c := word[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			w[i] = c
+		}
+		if len(w) < 2 || functionWords[string(w)] {
+			return
+		}
+		// stem: the plural's s, then the first stemRunes bytes (runes,
+		// in ASCII).
+		if len(w) >= 4 && w[len(w)-1] == 's' && w[len(w)-2] != 's' {
+			w = w[:len(w)-1]
+		}
+		add(termKeyBytes(w[:min(len(w), stemRunes)]))
+	}
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		flush(i)
+	}
+	flush(len(text))
+	if long {
+		return nil
+	}
+	return append(make([]uint64, 0, len(keys)), keys...)
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // eachContentWord calls f with each of d's content words

@@ -116,7 +116,7 @@ func IsQuestion(text string) bool {
 		if r != '?' && r != '.' && r != '!' && r != '\n' {
 			continue
 		}
-		n := len(strings.Fields(text[start:i]))
+		n := countFields(text[start:i])
 		if r == '?' {
 			qw += n
 		} else {
@@ -124,8 +124,21 @@ func IsQuestion(text string) bool {
 		}
 		start = i + 1
 	}
-	sw += len(strings.Fields(text[start:]))
+	sw += countFields(text[start:])
 	return qw > 0 && qw >= sw
+}
+
+// countFields is len(strings.Fields(s)), without the slice.
+func countFields(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
 }
 
 // ContentTerms are the words of a text that carry meaning: lower case,
@@ -231,6 +244,18 @@ func termKey(t string) uint64 {
 	}
 	k := uint64(len(t)) << 56
 	for i := 0; i < len(t); i++ {
+		k |= uint64(t[i]) << (8 * i)
+	}
+	return k
+}
+
+// termKeyBytes is termKey of string(t).
+func termKeyBytes(t []byte) uint64 {
+	if len(t) == 0 || len(t) > 7 {
+		return 0
+	}
+	k := uint64(len(t)) << 56
+	for i := range t {
 		k |= uint64(t[i]) << (8 * i)
 	}
 	return k

@@ -47,6 +47,30 @@ var counts = map[string]int{
 	"eight": 8, "nine": 9, "ten": 10, "few": 3, "couple": 2, "several": 3,
 }
 
+// mayStartMention holds the words TimeMentions can start an expression
+// with, besides numbers: the words its cases compare the current word
+// with, and the keys of the maps they look it up in.
+var mayStartMention = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{"yesterday", "today", "tonight", "tomorrow", "last", "next", "this", "past", "ago", "recently", "weekend"} {
+		m[w] = true
+	}
+	for w := range counts {
+		m[w] = true
+	}
+	for w := range months {
+		m[w] = true
+	}
+	for w := range weekdays {
+		m[w] = true
+	}
+	return m
+}()
+
+// skipWords lets TimeMentions pass over the words mayStartMention does
+// not hold; tests turn it off to check that the cases take none of them.
+var skipWords = true
+
 // IsWhenQuestion reports whether a question asks for a time: "when ...",
 // "what year/month/date/day ...", "how long ago ...".
 func IsWhenQuestion(q string) bool {
@@ -83,6 +107,9 @@ func TimeMentions(text string, ref time.Time) []Span {
 	var out []Span
 	for i := 0; i < len(toks); i++ {
 		w := toks[i].lower
+		if skipWords && !mayStartMention[w] && !isNumber(w) {
+			continue // no case below takes it
+		}
 		next := func(k int) string {
 			if i+k < len(toks) {
 				return toks[i+k].lower
@@ -252,22 +279,77 @@ type timeToken struct {
 	capital bool
 }
 
+// timeTokens splits text into its runs of ASCII letters and digits
+// (every other rune separates), lower-cased, with a number's ordinal
+// suffix dropped ("7th" -> "7"). The tokens are substrings of one
+// lower-cased copy of the text, made only when it has a capital: one
+// allocation for the tokens and one for the copy (two for a text with
+// capitals and runes beyond ASCII).
 func timeTokens(text string) []timeToken {
-	var out []timeToken
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) {
-		out = append(out, timeToken{lower: strings.ToLower(f), capital: f[0] >= 'A' && f[0] <= 'Z'})
+	n, upper, ascii := 0, false, true
+	for i := range len(text) {
+		ascii = ascii && text[i] < 0x80
 	}
-	// ordinals: "7th" -> "7"
-	for i, t := range out {
-		for _, suf := range []string{"st", "nd", "rd", "th"} {
-			if n := strings.TrimSuffix(t.lower, suf); n != t.lower && isNumber(n) {
-				out[i].lower = n
-			}
+	for i := 0; i < len(text); {
+		for i < len(text) && !isAlnum(text[i]) {
+			i++
+		}
+		if i == len(text) {
+			break
+		}
+		n++
+		for i < len(text) && isAlnum(text[i]) {
+			upper = upper || text[i] >= 'A' && text[i] <= 'Z'
+			i++
 		}
 	}
+	if n == 0 {
+		return nil
+	}
+	lower := text
+	switch {
+	case upper && ascii:
+		lower = strings.ToLower(text) // one allocation
+	case upper:
+		// ASCII letters only: a token is a run of ASCII bytes, so this
+		// is strings.ToLower of each token, at the same offsets.
+		b := []byte(text)
+		for i, c := range b {
+			if c >= 'A' && c <= 'Z' {
+				b[i] = c + 'a' - 'A'
+			}
+		}
+		lower = string(b)
+	}
+	out := make([]timeToken, 0, n)
+	for i := 0; i < len(text); {
+		for i < len(text) && !isAlnum(text[i]) {
+			i++
+		}
+		if i == len(text) {
+			break
+		}
+		j := i
+		for j < len(text) && isAlnum(text[j]) {
+			j++
+		}
+		w := lower[i:j]
+		if k := len(w) - 2; k > 0 {
+			switch w[k:] {
+			case "st", "nd", "rd", "th":
+				if isNumber(w[:k]) {
+					w = w[:k]
+				}
+			}
+		}
+		out = append(out, timeToken{lower: w, capital: text[i] >= 'A' && text[i] <= 'Z'})
+		i = j
+	}
 	return out
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 func tokenTexts(ts []timeToken) []string {

@@ -1,0 +1,193 @@
+package retrieve_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hmo-dev/hmo/retrieve"
+	"github.com/hmo-dev/hmo/synth"
+)
+
+// refTimeTokens is the tokenizer TimeMentions had before it stopped
+// allocating per token: strings.FieldsFunc on ASCII letters and digits,
+// strings.ToLower, the ordinal suffixes dropped.
+func refTimeTokens(text string) (words []string, capital []bool) {
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) {
+		words = append(words, strings.ToLower(f))
+		capital = append(capital, f[0] >= 'A' && f[0] <= 'Z')
+	}
+	for i, w := range words {
+		for _, suf := range []string{"st", "nd", "rd", "th"} {
+			if n := strings.TrimSuffix(w, suf); n != w && n != "" && len(n) <= 6 && strings.Trim(n, "0123456789") == "" {
+				words[i] = n
+			}
+		}
+	}
+	return words, capital
+}
+
+func TestTimeTokensAsFieldsFunc(t *testing.T) {
+	texts := []string{
+		"", " ", "May 7th 2023", "on the 1st, 2nd and 3rd", "st nd 4TH 12345678th 1234567th 123456th",
+		"Ünïcode Straße 5th MAY", "a\xffb\xc3 7th", "LAST week!! two-weeks ago", "2023th 31st_Dec",
+		"th", "1st", "x1st", "01st", "Yesterday...Tomorrow",
+	}
+	for _, in := range synth.New(synth.Options{Seed: 11, Records: 2000}).Next(2000) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(3, 5))
+	const alphabet = "aAzZ09 7stndrh.,'-\xc3\xa9\xff"
+	for range 20000 {
+		b := make([]byte, r.IntN(24))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		texts = append(texts, string(b))
+	}
+	for _, text := range texts {
+		ww, wc := refTimeTokens(text)
+		gw, gc := retrieve.TimeTokens(text)
+		if !slices.Equal(gw, ww) || !slices.Equal(gc, wc) {
+			t.Fatalf("%q: tokens %q %v, want %q %v", text, gw, gc, ww, wc)
+		}
+	}
+}
+
+func FuzzTimeTokens(f *testing.F) {
+	for _, s := range []string{"May 7th 2023", "Ünïcode 5TH", "a\xffb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		ww, wc := refTimeTokens(text)
+		gw, gc := retrieve.TimeTokens(text)
+		if !slices.Equal(gw, ww) || !slices.Equal(gc, wc) {
+			t.Fatalf("%q: tokens %q %v, want %q %v", text, gw, gc, ww, wc)
+		}
+	})
+}
+
+// TimeMentions reads a text in at most two allocations when it names
+// no time: the tokens, and a lower-cased copy for a text with capitals.
+func TestTimeMentionsAllocations(t *testing.T) {
+	text := "Melanie said the pottery class was the best thing she had tried, and Caroline agreed with her."
+	if n := testing.AllocsPerRun(100, func() { retrieve.TimeMentions(text, day(2023, 5, 10)) }); n > 2 {
+		t.Errorf("%v allocations, want at most 2", n)
+	}
+}
+
+// refIsQuestion is IsQuestion as it counted words before: with
+// strings.Fields.
+func refIsQuestion(text string) bool {
+	var qw, sw int
+	start := 0
+	for i, r := range text {
+		if r != '?' && r != '.' && r != '!' && r != '\n' {
+			continue
+		}
+		n := len(strings.Fields(text[start:i]))
+		if r == '?' {
+			qw += n
+		} else {
+			sw += n
+		}
+		start = i + 1
+	}
+	sw += len(strings.Fields(text[start:]))
+	return qw > 0 && qw >= sw
+}
+
+func TestIsQuestionAsFields(t *testing.T) {
+	texts := []string{"", "?", "a b?", "a b? c d e.", "what\u00a0is\u2003it? no", "x\x85y? z", "a\xffb? c", "\t\v\f\r ?"}
+	for _, in := range synth.New(synth.Options{Seed: 12, Records: 500}).Next(500) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	alphabet := []string{"a", "b", " ", "?", ".", "!", "\n", "\t", "\u00a0", "\u2003", "\u0085", "\xff", "é"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(16) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		if got, want := retrieve.IsQuestion(text), refIsQuestion(text); got != want {
+			t.Fatalf("%q: IsQuestion %t, want %t", text, got, want)
+		}
+	}
+}
+
+// IsQuestion counts words without allocating.
+func TestIsQuestionAllocations(t *testing.T) {
+	text := "Did you go? We went to the lake. Was it cold? It was, very."
+	if n := testing.AllocsPerRun(100, func() { retrieve.IsQuestion(text) }); n != 0 {
+		t.Errorf("%v allocations, want none", n)
+	}
+}
+
+// TimeMentions passes over the words that start no expression: with
+// every word put through its cases, it finds the same mentions.
+func TestTimeMentionsSkipNoWord(t *testing.T) {
+	vocab := []string{"yesterday", "Today", "tonight", "tomorrow", "last", "next", "this", "past", "ago", "recently", "weekend",
+		"a", "an", "one", "two", "ten", "few", "couple", "of", "several", "3", "12", "2023", "1999", "7th", "31st", "May", "may",
+		"june", "Jan", "mar", "Sept", "friday", "Monday", "day", "days", "week", "weeks", "month", "years", "summer", "fall",
+		"night", "the", "lake", "went", "we", "and", "on"}
+	texts := []string{"two weeks ago", "a couple of days ago", "May 7th 2023", "last Friday and next summer"}
+	for _, in := range synth.New(synth.Options{Seed: 13, Records: 2000}).Next(2000) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(8) {
+			b.WriteString(vocab[r.IntN(len(vocab))])
+			b.WriteString(" ")
+		}
+		texts = append(texts, b.String())
+	}
+	for _, ref := range []time.Time{{}, day(2023, 5, 10)} {
+		for _, text := range texts {
+			got, want := retrieve.TimeMentions(text, ref), retrieve.TimeMentionsEveryWord(text, ref)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q: mentions %v, want %v", text, got, want)
+			}
+		}
+	}
+}
+
+// A Doc's content keys are the termKey of each of ContentTerms, nil when
+// one has none.
+func TestContentKeysAreContentTerms(t *testing.T) {
+	texts := []string{"", "I'm allergic to Shellfish", "The DOGS dogs dog's class classes", "Ünïcode WÖRDS straße ÉCOLE",
+		"a\xffb Supercalifragilistic supercalifragilisticexpialidocious 12345678 x1", "naïve café ΣΟΦΙΑ ΣΟΦΟΣ İstanbul"}
+	for _, in := range synth.New(synth.Options{Seed: 14, Records: 2000}).Next(2000) {
+		texts = append(texts, in.Text)
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	alphabet := []string{"a", "B", "s", "S", "z", "é", "É", "İ", "Σ", " ", ".", "'", "7", "\xff", "ß"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(24) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		terms := retrieve.ContentTerms(text)
+		want := make([]uint64, len(terms))
+		for i, term := range terms {
+			if want[i] = retrieve.TermKey(term); want[i] == 0 {
+				want = nil
+				break
+			}
+		}
+		if got := retrieve.ContentKeys(text); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%q: keys %v, want %v", text, got, want)
+		}
+	}
+}
