@@ -113,6 +113,14 @@ type VectorReader interface {
 	NextVector(from uint64) (uint64, []float32, bool, error)
 }
 
+// MemoryReleaser is an optional interface of a VectorIndex: it gives
+// back the pages of its files this process has mapped, which it can read
+// again later (Engine.ReleaseMemory). Implementations must be safe for
+// concurrent use with searches and updates.
+type MemoryReleaser interface {
+	ReleaseMemory() error
+}
+
 // RescoredVectorIndex is implemented by a VectorIndex that keeps only an
 // approximation of its vectors (the vector file's Int8Rescore format:
 // int8 rows, the float32 vectors staying in bbolt alone). Its Search and

@@ -2,22 +2,34 @@ package engine
 
 import "fmt"
 
-// ReleaseMemory gives back the pages of the store file that this process
-// has mapped while reading it. A query maps every page it reads, and the
-// kernel maps up to 64 KiB of cached neighbours with each: after a few
-// hundred queries a process maps most of its store, which counts in its
-// resident size although the pages are shared page cache. The pages stay
-// in the page cache, so the next query maps what it reads again at the
-// cost of minor faults (about 1.2 ms of CPU for a 100K store's first
-// query after a release, measured in BENCHMARKS.md): call it when the
-// process goes idle, not between queries. Only Linux releases; elsewhere
-// it does nothing. It is safe for concurrent use with every other method.
+// ReleaseMemory gives back the pages of the store file and of the vector
+// index's files (when the index keeps them mapped: MemoryReleaser) that
+// this process has mapped while reading them. A query maps every page it
+// reads, and the kernel maps up to 64 KiB of cached neighbours with each:
+// after a few hundred queries a process maps most of its store, which
+// counts in its resident size although the pages are shared page cache.
+// The pages stay in the page cache, so the next query maps what it reads
+// again at the cost of minor faults (about 1.2 ms of CPU for a query of a
+// 100K store, measured in BENCHMARKS.md): call it when the process goes
+// idle, not between queries. Only Linux releases; elsewhere it does
+// nothing. It is safe for concurrent use with every other method.
 func (e *Engine) ReleaseMemory() error {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
 	if err := e.db.releaseMapped(); err != nil {
 		return fmt.Errorf("hmo: release memory: %w", err)
+	}
+	e.vecMu.RLock()
+	v := e.vec
+	e.vecMu.RUnlock()
+	if r, ok := v.(MemoryReleaser); ok {
+		if err := r.ReleaseMemory(); err != nil {
+			if e.closed.Load() { // closed meanwhile: the index with it
+				return ErrClosed
+			}
+			return fmt.Errorf("hmo: release memory: %w", err)
+		}
 	}
 	return nil
 }

@@ -36,29 +36,40 @@ func mappedKB(t *testing.T, path string) int {
 	return kb
 }
 
-// TestReleaseMemory: the store pages a query mapped leave the process's
-// resident set, and the next query answers the same.
+// TestReleaseMemory: the pages of the store file and of the vector file
+// that a query mapped leave the process's resident set, and the next
+// query answers the same.
 func TestReleaseMemory(t *testing.T) {
 	dir := buildStore(t, 3000)
-	e := openAt(t, dir, &fakeClock{t: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
+	o := testOptions(&fakeClock{t: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat // searches the archive's vector file
+	e, err := engine.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer e.Close()
 	path, err := filepath.Abs(filepath.Join(dir, engine.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
+	matrix := filepath.Join(filepath.Dir(path), engine.VectorDir, "matrix")
 	q := engine.Query{Text: "tide station 42 heights", K: 10}
 	before, err := e.Recall(context.Background(), q)
 	if err != nil || len(before) == 0 {
 		t.Fatalf("recall: %v, %v", before, err)
 	}
-	if kb := mappedKB(t, path); kb == 0 {
-		t.Fatal("a recall mapped no page of the store: the test cannot see a release")
+	for _, p := range []string{path, matrix} {
+		if kb := mappedKB(t, p); kb == 0 {
+			t.Fatalf("a recall mapped no page of %s: the test cannot see a release", p)
+		}
 	}
 	if err := e.ReleaseMemory(); err != nil {
 		t.Fatal(err)
 	}
-	if kb := mappedKB(t, path); kb != 0 {
-		t.Fatalf("%d KiB of the store still mapped after ReleaseMemory", kb)
+	for _, p := range []string{path, matrix} {
+		if kb := mappedKB(t, p); kb != 0 {
+			t.Fatalf("%d KiB of %s still mapped after ReleaseMemory", kb, p)
+		}
 	}
 	after, err := e.Recall(context.Background(), q)
 	if err != nil {

@@ -387,3 +387,14 @@ func (a *Accelerated) RescoreCandidates(k int) int {
 	}
 	return 0
 }
+
+var _ engine.MemoryReleaser = (*Accelerated)(nil)
+
+// ReleaseMemory is the exact index's (engine.MemoryReleaser); the graph,
+// on the heap, is kept.
+func (a *Accelerated) ReleaseMemory() error {
+	if r, ok := a.exact.(engine.MemoryReleaser); ok {
+		return r.ReleaseMemory()
+	}
+	return nil
+}
