@@ -246,6 +246,16 @@ func (p *postings) at(i, f int) fieldPosting {
 	return fieldPosting{tf: uint32(e >> encTF & encMaxTF), dl: uint32(e & encMaxDL)}
 }
 
+// said reports whether document i holds the word in the text field,
+// as wordCursor.score says.
+func (p *postings) said(i int) bool {
+	e := p.encAt(i)
+	if e&encEscape == encEscape {
+		return p.multiAt(i).f[fText].tf != 0
+	}
+	return int(e>>encField) == fText
+}
+
 // inField reports whether document i holds the word in field f (with a
 // frequency that may be 0).
 func (p *postings) inField(i, f int) bool {
