@@ -697,14 +697,39 @@ func accumulate(ctx context.Context, words []*wordCursor, s *queryScorer, acc *[
 				acc[dels[dp]-lo] = 0
 			}
 		}
-		win := acc[:hi-lo]
-		for i, v := range win {
-			if v >= least {
-				least = found(lo+uint32(i), v)
+		least = scan(acc[:hi-lo], lo, least, found)
+	}
+}
+
+// scan calls found with each document of the window win (whose first is
+// lo) that sums least or more, and zeroes win; it returns the last least.
+// Sums not negative compare as their bits do: a group of eight is looked
+// at only when its greatest bits reach least's (a negative sum's bits are
+// above every positive's: its group is looked at, and each sum compared).
+func scan(win []float64, lo uint32, least float64, found func(doc uint32, score float64) float64) float64 {
+	bar := math.Float64bits(least)
+	i := 0
+	for ; i+8 <= len(win); i += 8 {
+		g := (*[8]float64)(win[i : i+8])
+		m := max(math.Float64bits(g[0]), math.Float64bits(g[1]), math.Float64bits(g[2]), math.Float64bits(g[3]),
+			math.Float64bits(g[4]), math.Float64bits(g[5]), math.Float64bits(g[6]), math.Float64bits(g[7]))
+		if m >= bar {
+			for j, v := range g {
+				if v >= least {
+					least = found(lo+uint32(i+j), v)
+					bar = math.Float64bits(least)
+				}
 			}
 		}
-		clear(win)
+		*g = [8]float64{}
 	}
+	for ; i < len(win); i++ {
+		if v := win[i]; v >= least {
+			least = found(lo+uint32(i), v)
+		}
+		win[i] = 0
+	}
+	return least
 }
 
 // addTo adds w's contribution to acc[doc-lo] for each document of w
