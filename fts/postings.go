@@ -427,6 +427,10 @@ type normLengthMemo [4096]float64
 
 var normLengths = sync.Pool{New: func() any { return new(normLengthMemo) }}
 
+// zapReadOff makes decodePostings read every list through bleve's
+// iterator, for the tests.
+var zapReadOff bool
+
 // decodePostings reads term's postings in the scored fields of seg and
 // merges them into one list.
 func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term string) (*postings, error) {
@@ -439,7 +443,17 @@ func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term strin
 	}()
 	s := seg.Segment()
 	count := min(s.Count(), noDoc) // noDoc itself is no document
+	zs, direct := s.(*zap.Segment)
 	for f, field := range bm25Fields {
+		if direct && !zapReadOff {
+			ok, err := readZapField(ctx, zs, &fl[f], field, term, count)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				continue
+			}
+		}
 		dict, err := s.Dictionary(field)
 		if err != nil {
 			return nil, err
