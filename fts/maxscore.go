@@ -28,7 +28,8 @@ import (
 // bounds are the lowest, are the first to go. The segments are searched
 // in the snapshot's order, and the top k and its k-th score carry from
 // one to the next. The result is the exact top k by BM25F (equal scores
-// at the k-th place are broken by bleve's internal order).
+// at the k-th place are broken by record id). A segment whose words'
+// postings would all be read anyway is searched by accumulate instead.
 
 // Documents are known by their number in the snapshot, the value of
 // bleve's internal id (index.IndexInternalID.Value), which orders them
