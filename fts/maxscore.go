@@ -201,7 +201,7 @@ func (m *scoreMemo) score(s *queryScorer, idf float64, f int, tf, dl uint32) flo
 type scoredDoc struct {
 	score float64
 	doc   uint64
-	cov   float64 // coverage (engine.TextHit), for Index's top k; negative: not worked out yet (see coverage)
+	cov   float64 // coverage (engine.TextHit), for Index's top k; negative: not worked out yet (topK looks it up at the end)
 	seg   int32   // the segment of doc, for Index's top k
 }
 
@@ -407,6 +407,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	var acc *[accWindow]float64             // accumulate's scores, from accs
 	defer func() {
 		if acc != nil {
+			// All zero again, whatever stopped the search.
+			clear(acc[:])
 			accs.Put(acc)
 		}
 	}()
