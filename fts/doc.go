@@ -44,13 +44,18 @@
 // # Scoring
 //
 // Scores are BM25F (Scoring), computed by this package, not bleve's
-// scorer. The top k are found by MaxScore (Turtle and Flood, 1995): words
-// whose bounds together cannot lift a document into the top k only score
-// the documents the others bring. A word's postings in one immutable
-// scorch segment are read as decoded arrays kept in a cache bounded in
-// bytes (Options.PostingsCache), searched by galloping seeks; the
-// snapshot's deleted documents are skipped at query time. The result is
-// the exact top k by BM25F. Scores are comparable within one query only.
+// scorer. The top k are found segment by segment, by MaxScore (Turtle
+// and Flood, 1995), where words whose bounds together cannot lift a
+// document into the top k only score the documents the others bring, or,
+// where every word's postings would be read anyway, by adding each
+// posting's contribution to its document's sum over a window of
+// documents, the words in the query's order: both give the same scores
+// to the last bit. A word's postings in one immutable scorch segment are
+// read from the segment file (zap v17, without bleve's iterator) into
+// decoded arrays kept in a cache bounded in bytes
+// (Options.PostingsCache), searched by galloping seeks; the snapshot's
+// deleted documents are skipped at query time. The result is the exact
+// top k by BM25F. Scores are comparable within one query only.
 //
 // Files are created 0600 in 0700 directories.
 package fts

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	index "github.com/blevesearch/bleve_index_api"
@@ -18,6 +19,65 @@ import (
 // document that belongs there. The index has several segments, deleted
 // and replaced documents; k ranges from one to more than the matches.
 func TestTopKIsExact(t *testing.T) {
+	eachWay(t, testTopKIsExact)
+}
+
+// eachWay runs test with the way of searching a segment chosen by cost,
+// and forced to MaxScore and to accumulating in every segment.
+func eachWay(t *testing.T, test func(t *testing.T)) {
+	defer func() { forceMaxScore, forceAccumulate = false, false }()
+	for _, c := range []struct {
+		name                 string
+		maxScore, accumulate bool
+	}{{"way=cost", false, false}, {"way=maxscore", true, false}, {"way=accumulate", false, true}} {
+		forceMaxScore, forceAccumulate = c.maxScore, c.accumulate
+		t.Run(c.name, test)
+	}
+}
+
+// TestAccumulateIsMaxScore: accumulating a segment's sums gives the very
+// hits MaxScore gives, scores and coverage equal to the last bit, ties at
+// the k-th place decided alike, with every filter, floor and k.
+func TestAccumulateIsMaxScore(t *testing.T) {
+	defer func() { forceMaxScore, forceAccumulate = false, false }()
+	x, live := segmentedIndex(t)
+	ctx := context.Background()
+	compared := 0
+	for _, q := range append(queries, "cat cat budget Paris", "budget report Paris meeting cat") {
+		for _, f := range filters() {
+			want := x.bruteForce(t, q, f, live)
+			for _, k := range []int{1, 3, 7, 100, 2000} {
+				floors := []float64{0}
+				if len(want) >= k {
+					floors = append(floors, want[k-1].Score, want[k-1].Score/2)
+				}
+				for _, floor := range floors {
+					ff := f
+					ff.Floor = floor
+					forceMaxScore, forceAccumulate = true, false
+					ms, err := x.Search(ctx, q, k, ff)
+					if err != nil {
+						t.Fatal(err)
+					}
+					forceMaxScore, forceAccumulate = false, true
+					acc, err := x.Search(ctx, q, k, ff)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(ms, acc) {
+						t.Errorf("%q %+v k=%d: accumulating gave\n%v\nMaxScore\n%v", q, ff, k, acc, ms)
+					}
+					compared += len(ms)
+				}
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no query matched anything")
+	}
+}
+
+func testTopKIsExact(t *testing.T) {
 	x, live := segmentedIndex(t)
 	ctx := context.Background()
 	checked := 0

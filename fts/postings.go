@@ -246,6 +246,16 @@ func (p *postings) at(i, f int) fieldPosting {
 	return fieldPosting{tf: uint32(e >> encTF & encMaxTF), dl: uint32(e & encMaxDL)}
 }
 
+// said reports whether document i holds the word in the text field,
+// as wordCursor.score says.
+func (p *postings) said(i int) bool {
+	e := p.encAt(i)
+	if e&encEscape == encEscape {
+		return p.multiAt(i).f[fText].tf != 0
+	}
+	return int(e>>encField) == fText
+}
+
 // inField reports whether document i holds the word in field f (with a
 // frequency that may be 0).
 func (p *postings) inField(i, f int) bool {
@@ -417,6 +427,10 @@ type normLengthMemo [4096]float64
 
 var normLengths = sync.Pool{New: func() any { return new(normLengthMemo) }}
 
+// zapReadOff makes decodePostings read every list through bleve's
+// iterator, for the tests.
+var zapReadOff bool
+
 // decodePostings reads term's postings in the scored fields of seg and
 // merges them into one list.
 func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term string) (*postings, error) {
@@ -429,7 +443,17 @@ func decodePostings(ctx context.Context, seg *scorch.SegmentSnapshot, term strin
 	}()
 	s := seg.Segment()
 	count := min(s.Count(), noDoc) // noDoc itself is no document
+	zs, direct := s.(*zap.Segment)
 	for f, field := range bm25Fields {
+		if direct && !zapReadOff {
+			ok, err := readZapField(ctx, zs, &fl[f], field, term, count)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				continue
+			}
+		}
 		dict, err := s.Dictionary(field)
 		if err != nil {
 			return nil, err
@@ -461,85 +485,160 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 		total += len(fl[f].docs)
 	}
 	p := &postings{}
-	// The merged list, in scratch arrays encodeDocs and encodeEncs copy.
+	// The merged list's encs, in a scratch array encodeEncs copies, and
+	// its documents encoded as they come (encodeDocs).
 	sc := mergeScratch.Get().(*mergeBufs)
 	defer mergeScratch.Put(sc)
-	docs, encs := slices.Grow(sc.docs[:0], total), slices.Grow(sc.encs[:0], total)
-	defer func() { sc.docs, sc.encs = docs, encs }()
+	encs := slices.Grow(sc.encs[:0], total)
+	defer func() { sc.encs = encs }()
+	var de docEncoder
+	de.start(total, sc.gaps[:0])
+	defer func() { sc.gaps = de.gaps[:0] }()
 	var at [nFields]int
-	var front [nFields][]fieldPosting
+	var fronts [nFields]frontBuilder
+	for f := range fronts {
+		fronts[f].reset()
+	}
+	var heads [nFields]uint32
 	head := func(f int) uint32 {
 		if at[f] < len(fl[f].docs) {
 			return fl[f].docs[at[f]]
 		}
 		return noDoc
 	}
+	for f := range heads {
+		heads[f] = head(f)
+	}
 	for {
-		d := min(head(0), head(1), head(2))
+		d := min(heads[0], heads[1], heads[2])
 		if d == noDoc {
 			break
 		}
-		var m multiPosting
 		fields, last := 0, 0
 		for f := range nFields {
-			if head(f) != d {
+			if heads[f] == d {
+				fields++
+				last = f
+			}
+		}
+		if fields == 1 {
+			// The common case: one field holds the word.
+			f := last
+			fp := fl[f].post[at[f]]
+			p.count[f]++
+			fronts[f].add(fp)
+			at[f]++
+			if heads[f] = head(f); heads[f] <= d {
+				return nil, fmt.Errorf("%w (document %d after %d)", ErrCorrupt, heads[f], d)
+			}
+			if fp.tf <= encMaxTF && fp.dl <= encMaxDL && fp.tf > 0 {
+				encs = append(encs, uint16(f)<<encField|uint16(fp.tf)<<encTF|uint16(fp.dl))
+			} else {
+				var m multiPosting
+				m.f[f], m.in = fp, 1<<f
+				encs = append(encs, encEscape)
+				p.esc = append(p.esc, uint32(de.n))
+				p.multi = append(p.multi, m)
+			}
+			de.add(d)
+			continue
+		}
+		var m multiPosting
+		for f := range nFields {
+			if heads[f] != d {
 				continue
 			}
 			fp := fl[f].post[at[f]]
 			m.f[f] = fp
 			m.in |= 1 << f
 			p.count[f]++
-			front[f] = addFront(front[f], fp)
-			fields++
-			last = f
-			if at[f]++; head(f) <= d {
-				return nil, fmt.Errorf("%w (document %d after %d)", ErrCorrupt, head(f), d)
+			fronts[f].add(fp)
+			at[f]++
+			if heads[f] = head(f); heads[f] <= d {
+				return nil, fmt.Errorf("%w (document %d after %d)", ErrCorrupt, heads[f], d)
 			}
 		}
-		if fp := m.f[last]; fields == 1 && fp.tf <= encMaxTF && fp.dl <= encMaxDL && fp.tf > 0 {
-			encs = append(encs, uint16(last)<<encField|uint16(fp.tf)<<encTF|uint16(fp.dl))
-		} else {
-			encs = append(encs, encEscape)
-			p.esc = append(p.esc, uint32(len(docs)))
-			p.multi = append(p.multi, m)
-		}
-		docs = append(docs, d)
+		encs = append(encs, encEscape)
+		p.esc = append(p.esc, uint32(de.n))
+		p.multi = append(p.multi, m)
+		de.add(d)
 	}
-	p.front = front
-	p.n = len(docs)
+	for f := range fronts {
+		p.front[f] = fronts[f].front()
+	}
+	p.n = de.n
 	p.esc, p.multi = slices.Clip(p.esc), slices.Clip(p.multi)
-	p.encodeDocs(docs)
+	p.base, p.off, p.gaps = de.base, de.off, slices.Clone(de.gaps)
 	p.encodeEncs(encs)
 	return p, nil
 }
 
+// frontBuilder gathers a field's front (addFront) from its postings:
+// the least length of each small frequency, and the others as they come.
+type frontBuilder struct {
+	minDL [frontTFs]uint32 // by frequency; math.MaxUint32: none
+	other []fieldPosting   // frequency 0 or frontTFs and more
+}
+
+// frontTFs is the frequencies frontBuilder keeps a least length for.
+const frontTFs = 16
+
+func (b *frontBuilder) reset() {
+	for i := range b.minDL {
+		b.minDL[i] = math.MaxUint32
+	}
+	b.other = nil
+}
+
+func (b *frontBuilder) add(q fieldPosting) {
+	if q.tf-1 < frontTFs-1 { // 1 to frontTFs-1
+		b.minDL[q.tf] = min(b.minDL[q.tf], q.dl)
+		return
+	}
+	b.other = addFront(b.other, q)
+}
+
+// front is the postings no other beats, as addFront keeps them.
+func (b *frontBuilder) front() []fieldPosting {
+	fr := b.other
+	for tf, dl := range b.minDL {
+		if dl != math.MaxUint32 {
+			fr = addFront(fr, fieldPosting{tf: uint32(tf), dl: dl})
+		}
+	}
+	return slices.Clip(fr)
+}
+
 // mergeBufs are mergeFields's scratch arrays.
 type mergeBufs struct {
-	docs []uint32
 	encs []uint16
+	gaps []byte
 }
 
 var mergeScratch = sync.Pool{New: func() any { return new(mergeBufs) }}
 
-// encodeDocs sets p's documents (ascending).
-func (p *postings) encodeDocs(docs []uint32) {
-	nb := (len(docs) + blockLen - 1) / blockLen
-	base, off := make([]uint32, 0, nb), make([]uint32, 0, nb)
-	buf := gapBufs.Get().(*[]byte)
-	gaps, prev := (*buf)[:0], uint32(0)
-	for i, d := range docs {
-		gaps = binary.AppendUvarint(gaps, uint64(d-prev))
-		prev = d
-		if i%blockLen == 0 {
-			base, off = append(base, d), append(off, uint32(len(gaps)))
-		}
-	}
-	p.base, p.off, p.gaps = base, off, slices.Clone(gaps)
-	*buf = gaps
-	gapBufs.Put(buf)
+// docEncoder encodes a list's documents (ascending) as postings keeps
+// them: gaps, and each block's first document and gap offset.
+type docEncoder struct {
+	n         int
+	prev      uint32
+	base, off []uint32
+	gaps      []byte
 }
 
-var gapBufs = sync.Pool{New: func() any { return new([]byte) }}
+func (e *docEncoder) start(total int, gaps []byte) {
+	nb := (total + blockLen - 1) / blockLen
+	*e = docEncoder{base: make([]uint32, 0, nb), off: make([]uint32, 0, nb), gaps: gaps}
+}
+
+func (e *docEncoder) add(d uint32) {
+	e.gaps = binary.AppendUvarint(e.gaps, uint64(d-e.prev))
+	e.prev = d
+	if e.n%blockLen == 0 {
+		e.base, e.off = append(e.base, d), append(e.off, uint32(len(e.gaps)))
+	}
+	e.n++
+}
 
 // encodeEncs sets p's postings' encs: a byte each, the place of the enc
 // in dict, when there are fewer than code8Escape of them.

@@ -19,6 +19,10 @@ import (
 // (lists are refused and replaced all along), and the default (every
 // list fits).
 func TestPostingsCacheExact(t *testing.T) {
+	eachWay(t, testPostingsCacheExact)
+}
+
+func testPostingsCacheExact(t *testing.T) {
 	defer func(m int) { offHeapMin = m }(offHeapMin)
 	for _, c := range []struct {
 		size    int64

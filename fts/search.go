@@ -21,8 +21,8 @@ import (
 // that drops them) returns no hits and no error. k <= 0 fails with
 // ErrInvalidK. Search stops early with ctx's error when ctx is done.
 //
-// The top k are found by MaxScore over bleve's postings (topK) and
-// scored with the statistics of one snapshot of the index. Equal scores
+// The top k are found by MaxScore or by accumulating sums over each
+// segment's postings (topK) and scored with the statistics of one snapshot of the index. Equal scores
 // are ordered by id. A positive f.Floor lets the search skip documents
 // below it from the start; when fewer than k documents reach it, the
 // search runs again without it, so the floor never changes the result.

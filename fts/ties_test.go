@@ -14,6 +14,10 @@ import (
 // bleve gave them: a search's top k does not depend on the segments'
 // layout or on the order in which bleve's analysis finished.
 func TestTiesByRecordID(t *testing.T) {
+	eachWay(t, testTiesByRecordID)
+}
+
+func testTiesByRecordID(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
