@@ -170,7 +170,11 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 		if _, err := sessionSeq(tx, &r); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := registerKeys(tx, id, keys); err != nil {
+		register := registerKeys
+		if dedup {
+			register = registerNewKeys // findDuplicate found neither key
+		}
+		if err := register(tx, id, keys); err != nil {
 			return nil, nil, nil, err
 		}
 		out[i] = Stored{ID: id}
