@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -86,6 +87,9 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 		if pre == nil {
 			pre = e.prepare(b.Inputs)
 		}
+		// An iterator may reuse its batch's arrays for the next one, which
+		// is read before this one commits.
+		b.Inputs = cloneInputs(b.Inputs)
 		nb, nok := next()
 		if nok && len(nb.Inputs) > 0 {
 			ahead = make(chan []prepared, 1)
@@ -125,6 +129,15 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 		}
 	}
 	return n, wait()
+}
+
+// cloneInputs is a copy of ins that shares no array with it.
+func cloneInputs(ins []Input) []Input {
+	out := slices.Clone(ins)
+	for i := range out {
+		out[i].Sources = slices.Clone(out[i].Sources)
+	}
+	return out
 }
 
 // commitOne stores b, which is checked, in one transaction; pre, when
