@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -28,7 +29,10 @@ import (
 // call the engine (the call holds the write lock).
 //
 // The first error stops the call: an invalid input rejects its batch
-// (nothing of it is stored) and the batches after it are not read. As
+// (nothing of it is stored) and the batches after it are not read. The
+// next batch is read while one commits (its inputs are prepared
+// meanwhile), so a batch whose commit fails (I/O, ctx, the embedder)
+// may have had one more batch read, which is not stored. As
 // with RememberBatch, a committed batch whose tier or index update failed
 // stays committed (the error says so) and is indexed at the next write or
 // open, from the change log.
@@ -63,8 +67,41 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 			err = errors.Join(err, fmt.Errorf("hmo: records stored, tier update: %w", ferr))
 		}
 	}()
-	for b := range batches {
-		c, err := e.commitOne(ctx, &b)
+	// The next batch is read, and its inputs prepared (what depends on
+	// them alone: identity keys, importance, entities), while this one
+	// commits; one prepare runs at a time.
+	next, stop := iter.Pull(batches)
+	defer stop()
+	var ahead chan []prepared // the next batch's prepare
+	defer func() {
+		if ahead != nil {
+			<-ahead // the goroutine never outlives the call
+		}
+	}()
+	b, ok := next()
+	var pre []prepared
+	for ok {
+		if err := e.checkBatch(&b); err != nil {
+			return n, errors.Join(wait(), fmt.Errorf("batch %d: %w", n, err))
+		}
+		if pre == nil {
+			pre = e.prepare(b.Inputs)
+		}
+		// An iterator may reuse its batch's arrays for the next one, which
+		// is read before this one commits.
+		b.Inputs = cloneInputs(b.Inputs)
+		nb, nok := next()
+		if nok && len(nb.Inputs) > 0 {
+			ahead = make(chan []prepared, 1)
+			go func(b Batch, ch chan<- []prepared) {
+				if e.checkBatch(&b) != nil {
+					ch <- nil // refused when its turn comes
+					return
+				}
+				ch <- e.prepare(b.Inputs)
+			}(nb, ahead)
+		}
+		c, err := e.commitOne(ctx, &b, pre)
 		perr := wait()
 		if err != nil {
 			return n, errors.Join(perr, fmt.Errorf("batch %d: %w", n, err))
@@ -86,20 +123,30 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 			after = make(chan error, 1)
 			go func(c commit, ch chan<- error) { ch <- e.afterCommit(c, true) }(c, after)
 		}
+		b, ok, pre = nb, nok, nil
+		if ahead != nil {
+			pre, ahead = <-ahead, nil
+		}
 	}
 	return n, wait()
 }
 
-// commitOne checks b and stores it in one transaction. The caller holds
-// wmu.
-func (e *Engine) commitOne(ctx context.Context, b *Batch) (commit, error) {
-	if err := e.checkBatch(b); err != nil {
-		return commit{}, err
+// cloneInputs is a copy of ins that shares no array with it.
+func cloneInputs(ins []Input) []Input {
+	out := slices.Clone(ins)
+	for i := range out {
+		out[i].Sources = slices.Clone(out[i].Sources)
 	}
+	return out
+}
+
+// commitOne stores b, which is checked, in one transaction; pre, when
+// not nil, is b prepared. The caller holds wmu.
+func (e *Engine) commitOne(ctx context.Context, b *Batch, pre []prepared) (commit, error) {
 	if len(b.Inputs) == 0 {
 		return commit{}, nil
 	}
-	return e.commitBatch(ctx, b)
+	return e.commitBatch(ctx, b, pre)
 }
 
 // checkBatch validates every input of b and its key.

@@ -203,3 +203,65 @@ func TestInBatchDuplicateKeepsSourcesInTiers(t *testing.T) {
 		})
 	}
 }
+
+// TestRememberBatchesIteratorReusesItsArrays: an iterator may fill the
+// same arrays (inputs and their sources) for every batch it yields;
+// RememberBatches, which reads the next batch while one commits, stores
+// what one RememberBatch per batch stores.
+func TestRememberBatchesIteratorReusesItsArrays(t *testing.T) {
+	ctx := context.Background()
+	batches := bulkBatches(200, 30)
+	for i := range batches {
+		for j := range batches[i].Inputs {
+			if j%3 == 0 {
+				batches[i].Inputs[j].Sources = []string{fmt.Sprintf("src:%d:%d", i, j)}
+			}
+		}
+	}
+	one, bulk := openMode(t, engine.ModeFlat, false), openMode(t, engine.ModeFlat, false)
+	var want []engine.Stored
+	for _, b := range batches {
+		out, err := one.RememberBatch(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, out...)
+	}
+	buf := make([]engine.Input, 0, 64)
+	srcs := make([][]string, 64)
+	reusing := func(yield func(engine.Batch) bool) {
+		for _, b := range batches {
+			buf = buf[:0]
+			for j, in := range b.Inputs {
+				if in.Sources != nil {
+					srcs[j] = append(srcs[j][:0], in.Sources...)
+					in.Sources = srcs[j]
+				}
+				buf = append(buf, in)
+			}
+			if !yield(engine.Batch{Key: b.Key, Inputs: buf}) {
+				return
+			}
+		}
+	}
+	var got []engine.Stored
+	if _, err := bulk.RememberBatches(ctx, reusing, func(_ int, out []engine.Stored) { got = append(got, out...) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("outcomes differ:\n got %v\nwant %v", got, want)
+	}
+	for _, s := range want {
+		w, err := one.Get(s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := bulk.Get(s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Text != w.Text || g.Session != w.Session || !slices.Equal(g.Sources, w.Sources) || !g.Time.Equal(w.Time) {
+			t.Fatalf("record %d: %q %q %v, want %q %q %v", s.ID, g.Text, g.Session, g.Sources, w.Text, w.Session, w.Sources)
+		}
+	}
+}

@@ -188,6 +188,25 @@ func registerKeys(tx *bolt.Tx, id uint64, k identity) error {
 	return nil
 }
 
+// registerNewKeys is registerKeys for a record just created whose keys
+// no record holds (findDuplicate found none in this transaction): the
+// same writes, without reading back what is known to be absent.
+func registerNewKeys(tx *bolt.Tx, id uint64, k identity) error {
+	b := tx.Bucket(bucketDedup)
+	if err := putU64(b, k.text, id); err != nil {
+		return err
+	}
+	own := make([]byte, 0, 2+len(k.text)+len(k.source))
+	own = append(append(own, byte(len(k.text))), k.text...)
+	if k.source != nil {
+		if err := putU64(b, k.source, id); err != nil {
+			return err
+		}
+		own = append(append(own, byte(len(k.source))), k.source...)
+	}
+	return tx.Bucket(bucketDedupIDs).Put(u64key(id), own)
+}
+
 // registerBatchKey stores an idempotency key with its batch's outcome.
 func registerBatchKey(tx *bolt.Tx, key string, ins []Input, out []Stored) error {
 	k := idemKey(key)

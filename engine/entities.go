@@ -32,10 +32,10 @@ type entityChange struct {
 	del   bool
 }
 
-// putEntities extracts r's entities and stores them in tx; the graph
-// learns them when the transaction commits (applyEntities).
-func (e *Engine) putEntities(tx *bolt.Tx, r *Record) error {
-	ms := entity.Extract(r.Text, r.Time)
+// putEntities stores r's entities ms (entity.Extract of its text and
+// time) in tx; the graph learns them when the transaction commits
+// (applyEntities).
+func (e *Engine) putEntities(tx *bolt.Tx, r *Record, ms []entity.Mention) error {
 	e.entPending = append(e.entPending, entityChange{id: r.ID, scope: r.Scope, ms: ms})
 	if len(ms) == 0 {
 		return nil

@@ -224,6 +224,10 @@ const (
 )
 
 // ImportanceScorer assigns the initial importance I0 in [1, 10] to a record.
+// The engine calls it from one goroutine at a time, under its write lock,
+// though not always the caller's: RememberBatches scores a batch's
+// inputs (duplicates included) in a goroutine of its own while the
+// previous batch commits.
 type ImportanceScorer interface {
 	Importance(text string) float64
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/entity"
 )
 
 // Remember stores records in one bbolt transaction and returns their ids,
@@ -53,7 +55,7 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	c, err := e.commitBatch(ctx, &b)
+	c, err := e.commitBatch(ctx, &b, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +88,9 @@ type commit struct {
 	seq   uint64       // the change log's last sequence after it
 }
 
-// commitBatch stores b's new inputs.
-func (e *Engine) commitBatch(ctx context.Context, b *Batch) (commit, error) {
+// commitBatch stores b's new inputs. pre, when not nil, is b's
+// prepared inputs (prepare).
+func (e *Engine) commitBatch(ctx context.Context, b *Batch, pre []prepared) (commit, error) {
 	var out []Stored
 	var observed []string
 	var created []uint64
@@ -103,7 +106,7 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) (commit, error) {
 			}
 		}
 		var err error
-		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, true, fresh); err != nil {
+		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, pre, true, fresh); err != nil {
 			return err
 		}
 		if b.Key != "" {
@@ -127,12 +130,50 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch) (commit, error) {
 	return commit{out: out, ids: created, fresh: fresh, seq: seq}, nil
 }
 
+// prepared is what storing an input needs that depends on the input
+// alone: RememberBatches computes a batch's while the previous batch
+// commits.
+type prepared struct {
+	keys identity
+	i0   float64
+	ents []entity.Mention // when timed
+	// timed: the input has its own time, so ents are its entities (an
+	// input without one gets the commit's clock).
+	timed bool
+}
+
+// prepare computes the prepared inputs of ins, which are valid. It reads
+// nothing of the store, so it can run beside a transaction; it calls
+// Options.Importance once per input, and RememberBatches never runs two
+// prepare calls, nor a prepare and a commit without one, at a time.
+func (e *Engine) prepare(ins []Input) []prepared {
+	out := make([]prepared, len(ins))
+	for i := range ins {
+		in := &ins[i]
+		out[i] = prepared{keys: identityOf(in.Scope, in.Role, in.Text, in.Sources), i0: e.importance(in.Text)}
+		if !in.Time.IsZero() {
+			out[i].timed = true
+			out[i].ents = entity.Extract(in.Text, in.Time.UTC())
+		}
+	}
+	return out
+}
+
+// importance is I0 of a new record with text.
+func (e *Engine) importance(text string) float64 {
+	if e.opts.Importance == nil {
+		return DefaultImportance
+	}
+	return clampImportance(e.opts.Importance.Importance(text))
+}
+
 // putInputs stores ins and returns the outcome per input, the ids
-// created and the texts added to the embedder's corpus statistics. With
-// dedup, inputs already stored are not stored again and the corpus
-// statistics take the new texts (Update keeps them itself). fresh, when
-// not nil, receives the records created as stored.
-func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup bool, fresh freshRecords) ([]Stored, []uint64, []string, error) {
+// created and the texts added to the embedder's corpus statistics. pre,
+// when not nil, is ins prepared (prepare). With dedup, inputs already
+// stored are not stored again and the corpus statistics take the new
+// texts (Update keeps them itself). fresh, when not nil, receives the
+// records created as stored.
+func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []prepared, dedup bool, fresh freshRecords) ([]Stored, []uint64, []string, error) {
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
 	out := make([]Stored, len(ins))
@@ -142,7 +183,16 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 	var leaves []htreeChange
 	for i := range ins {
 		in := &ins[i]
-		keys := identityOf(in.Scope, in.Role, in.Text, in.Sources)
+		var p *prepared
+		if pre != nil {
+			p = &pre[i]
+		}
+		var keys identity
+		if p != nil {
+			keys = p.keys
+		} else {
+			keys = identityOf(in.Scope, in.Role, in.Text, in.Sources)
+		}
 		if dedup {
 			if id := findDuplicate(tx, keys); id != 0 {
 				out[i] = Stored{ID: id, Duplicate: true}
@@ -157,20 +207,30 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		r := e.newRecord(tx, id, &ins[i], now)
+		r := e.newRecord(tx, id, &ins[i], now, p)
 		if err := putRecord(tx, &r, e.opts.CompressAbove); err != nil {
 			return nil, nil, nil, err
 		}
 		if err := e.link(tx, &r); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := e.putEntities(tx, &r); err != nil {
+		var ents []entity.Mention
+		if p != nil && p.timed {
+			ents = p.ents
+		} else {
+			ents = entity.Extract(r.Text, r.Time)
+		}
+		if err := e.putEntities(tx, &r, ents); err != nil {
 			return nil, nil, nil, err
 		}
 		if _, err := sessionSeq(tx, &r); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := registerKeys(tx, id, keys); err != nil {
+		register := registerKeys
+		if dedup {
+			register = registerNewKeys // findDuplicate found neither key
+		}
+		if err := register(tx, id, keys); err != nil {
 			return nil, nil, nil, err
 		}
 		out[i] = Stored{ID: id}
@@ -214,14 +274,18 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, dedup 
 	return out, ids, observed, logChanges(tx, opAdd, ids)
 }
 
-func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time) Record {
+// newRecord is the record input in becomes under id; p, when not nil,
+// is in prepared.
+func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time, p *prepared) Record {
 	t := in.Time
 	if t.IsZero() {
 		t = now
 	}
-	i0 := DefaultImportance
-	if e.opts.Importance != nil {
-		i0 = clampImportance(e.opts.Importance.Importance(in.Text))
+	var i0 float64
+	if p != nil {
+		i0 = p.i0
+	} else {
+		i0 = e.importance(in.Text)
 	}
 	return Record{
 		ID: id, Scope: in.Scope, Session: in.Session, Role: in.Role,

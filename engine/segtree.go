@@ -99,6 +99,15 @@ func (s *treeStore) flush() error {
 	return nil
 }
 
+// reuse is a copy of src in dst's array when it fits; nil for nil and
+// empty for empty, as slices.Clone.
+func reuse[T any](dst, src []T) []T {
+	if len(src) == 0 {
+		return slices.Clone(src)
+	}
+	return append(dst[:0], src...)
+}
+
 // cloneNode is a copy of n that shares nothing with it.
 func cloneNode(n *segtree.Node) *segtree.Node {
 	c := *n
@@ -132,7 +141,16 @@ func (s *treeStore) PutNode(n *segtree.Node) error {
 		s.e.noteSegment(n.ID)
 	}
 	if s.cache != nil {
-		s.cache.nodes[n.ID] = cloneNode(n)
+		if c := s.cache.nodes[n.ID]; c != nil {
+			// The store's copy takes n's values in its own arrays: no
+			// one else holds them (Node hands out copies). A nil slice
+			// stays nil, as cloneNode keeps it.
+			sum, children := reuse(c.Sum, n.Sum), reuse(c.Children, n.Children)
+			*c = *n
+			c.Sum, c.Children = sum, children
+		} else {
+			s.cache.nodes[n.ID] = cloneNode(n)
+		}
 		s.cache.dirty[n.ID] = true
 		return nil
 	}

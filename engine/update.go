@@ -113,7 +113,7 @@ func (e *Engine) History(id uint64) ([]Record, error) {
 
 // putVersion stores in as the new version of old and returns its id.
 func (e *Engine) putVersion(ctx context.Context, tx *bolt.Tx, in *Input, old uint64) (uint64, error) {
-	_, ids, _, err := e.putInputs(ctx, tx, []Input{*in}, false, nil)
+	_, ids, _, err := e.putInputs(ctx, tx, []Input{*in}, nil, false, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -158,7 +158,7 @@ func Insert(s Store, o Options, leaf uint64, vec []float32, text string) error {
 		if len(n.Children) >= o.MaxChildren {
 			continue
 		}
-		if attach == 0 && cos(n.Centroid(), vec) >= o.Threshold {
+		if attach == 0 && centroidCos(n.Sum, vec) >= o.Threshold {
 			attach = lv
 		}
 	}
@@ -234,7 +234,7 @@ func Insert(s Store, o Options, leaf uint64, vec []float32, text string) error {
 	return s.SetFrontier(front)
 }
 
-func centrality(n *Node, vec []float32) float64 { return cos(n.Centroid(), vec) }
+func centrality(n *Node, vec []float32) float64 { return centroidCos(n.Sum, vec) }
 
 func repCentrality(s Store, n *Node) float64 {
 	v, _, err := s.Leaf(n.Rep)
@@ -399,6 +399,29 @@ func unit(v []float32) []float32 {
 		out[i] = float32(float64(x) * inv)
 	}
 	return out
+}
+
+// centroidCos is cos(unit(sum), b), computed without materialising the
+// centroid: the same operations in the same order, so the same bits.
+func centroidCos(sum, b []float32) float64 {
+	var n float64
+	for _, x := range sum {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 || len(sum) != len(b) {
+		return math.Inf(-1)
+	}
+	inv := 1 / math.Sqrt(n)
+	var d, nb float64
+	for i := range sum {
+		a := float32(float64(sum[i]) * inv)
+		d += float64(a) * float64(b[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if nb == 0 {
+		return math.Inf(-1)
+	}
+	return d / math.Sqrt(nb)
 }
 
 func cos(a, b []float32) float64 {
