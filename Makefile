@@ -27,10 +27,12 @@ run: build
 		echo; echo "recall: $$q"; $(BIN) recall --dir $(DEMO_DIR) -k 3 "$$q"; done
 
 # The test suite, race detector on (the race detector needs cgo), then the integrations.
+# -timeout 30m: fts's exactness tests (each search checked against a brute
+# force, three ways) took 8 min under -race in CI, near go test's default 10.
 # Debian's Chromium is installed first for the memory browser's headless test (ui/).
 test:
 	@bash scripts/chromium.sh >/dev/null || echo "make test: SKIPPED LOUDLY: Chromium cannot be installed here, so the memory browser (ui/) is NOT tested in a browser"
-	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) test-integrations
 
 # The OpenClaw plugin: npm ci when node_modules is missing or older than the
