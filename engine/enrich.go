@@ -45,6 +45,7 @@ type enricher struct {
 	steps      map[string]*StepStats
 	lastErr    string // last store error of the worker
 	profileDue bool   // the drift gate fired since the last profile refresh
+	profileRun bool   // the worker is refreshing the profile (drain)
 }
 
 // llmProfile is the persona profile the Enricher wrote, for the gate
@@ -153,7 +154,11 @@ func (e *Engine) enrichLoop(ctx context.Context) {
 func (e *Engine) drain(ctx context.Context) bool {
 	for ctx.Err() == nil {
 		if e.takeProfileDue() {
-			if err := e.refreshProfile(ctx); err != nil {
+			err := e.refreshProfile(ctx)
+			e.enr.mu.Lock()
+			e.enr.profileRun = false
+			e.enr.mu.Unlock()
+			if err != nil {
 				return e.workerFailed(err)
 			}
 		}
@@ -191,7 +196,15 @@ func (e *Engine) takeProfileDue() bool {
 	defer e.enr.mu.Unlock()
 	due := e.enr.profileDue && e.tiers != nil
 	e.enr.profileDue = false
+	e.enr.profileRun = due
 	return due
+}
+
+// profilePending reports whether a profile refresh is due or running.
+func (e *Engine) profilePending() bool {
+	e.enr.mu.Lock()
+	defer e.enr.mu.Unlock()
+	return e.enr.profileRun || e.enr.profileDue && e.tiers != nil
 }
 
 // queued returns up to enrichBatch ids waiting for enrichment.
@@ -387,8 +400,9 @@ func FallbackReason(err error) string {
 	return "error"
 }
 
-// WaitEnriched blocks until every committed record has been enriched or
-// ctx is done, and returns ctx's error then. Without an Enricher it
+// WaitEnriched blocks until every committed record has been enriched, and
+// the persona profile rewritten if the drift gate fired, or until ctx is
+// done, and returns ctx's error then. Without an Enricher it
 // returns at once. Records not enriched when it gives up stay queued: the
 // worker goes on, and a later Open resumes.
 func (e *Engine) WaitEnriched(ctx context.Context) error {
@@ -405,7 +419,7 @@ func (e *Engine) WaitEnriched(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if n == 0 && !e.profilePending() {
 			// The last outcome may be committed and its tier entry not
 			// yet re-ranked (dequeue): wait for dequeue to let go.
 			e.wmu.Lock()
