@@ -241,3 +241,85 @@ func TestNoEnricherKeepsDefaultPath(t *testing.T) {
 		t.Errorf("WaitEnriched without an Enricher: %v", err)
 	}
 }
+
+// gatedEnricher holds its first Profile until release is closed and
+// makes the later ones slow.
+type gatedEnricher struct {
+	release  chan struct{}
+	mu       sync.Mutex
+	profiles int
+}
+
+func (g *gatedEnricher) Importance(ctx context.Context, text, profile string) (float64, error) {
+	return 7, nil
+}
+
+func (g *gatedEnricher) Compress(ctx context.Context, text string) (engine.Compressed, error) {
+	return engine.Compressed{Summary: "summary", Kind: engine.SummarySemantic}, nil
+}
+
+func (g *gatedEnricher) Profile(ctx context.Context, extractive string) (string, error) {
+	g.mu.Lock()
+	g.profiles++
+	n := g.profiles
+	g.mu.Unlock()
+	wait := g.release
+	if n > 1 {
+		wait = nil
+	}
+	select {
+	case <-wait:
+	case <-time.After(300 * time.Millisecond):
+		if n == 1 {
+			return "", fmt.Errorf("%w: first profile not released", engine.ErrModelOutput)
+		}
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	return fmt.Sprintf("profile %d", n), nil
+}
+
+func (g *gatedEnricher) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.profiles
+}
+
+// TestWaitEnrichedWaitsForProfile: the persona profile is part of the
+// enrichment. When the drift gate fired while the worker was away from
+// its profile check, WaitEnriched returned on the empty record queue
+// while the worker was still writing the profile (the real-Ollama test
+// then saw no profile step at all).
+func TestWaitEnrichedWaitsForProfile(t *testing.T) {
+	g := &gatedEnricher{release: make(chan struct{})}
+	o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)})
+	o.Enricher, o.Mode = g, engine.ModeTiered
+	o.EnrichTimeout = 5 * time.Second
+	o.Persona.GateOff = true // every admission fires the gate
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	remember(t, e, engine.Input{Text: "I am vegetarian and I run marathons"})
+	// The worker writes the first profile and waits in it; the second
+	// record fires the gate meanwhile.
+	for deadline := time.Now().Add(5 * time.Second); g.count() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no first profile after 5s")
+		}
+	}
+	remember(t, e, engine.Input{Text: "I moved to Lisbon in March"})
+	close(g.release)
+	waitEnriched(t, e)
+	s, err := e.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := step(s, engine.StepProfile); got.Calls != 2 || got.OK != 2 {
+		t.Fatalf("profile counters right after WaitEnriched = %+v, want 2 calls, 2 used", got)
+	}
+	if text, src := e.PersonaProfile(); src != engine.ProfileLLM || text != "profile 2" {
+		t.Fatalf("profile right after WaitEnriched = %q (%s), want the second one", text, src)
+	}
+}
