@@ -379,6 +379,18 @@ func (m *Memory) Search(ctx context.Context, q string, k int, f engine.TextFilte
 	return hits, err
 }
 
+// memSearchBufs is Memory.search's scratch, kept between searches in
+// memSearchPool. Every slice is handed back with length 0.
+type memSearchBufs struct {
+	acc     []scoredDoc
+	accSlot []int
+	has     []uint64
+	at      []int32
+	kbuf    []float64
+}
+
+var memSearchPool = sync.Pool{New: func() any { return new(memSearchBufs) }}
+
 // search is Search; a positive f.Floor closes the search to new
 // documents as soon as the words left cannot lift one to it.
 func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit, error) {
@@ -420,19 +432,25 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	}
 	inOrder := slices.Clone(words) // the question's order, for the final sums
 	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.w, a.w) })
-	var acc []scoredDoc // the documents scored, with their scores so far
-	var accSlot []int   // their slots
+	// The scratch slices come from a pool: a tier's index matches most of
+	// its documents on a common word, and growing them anew on every
+	// search was most of the tier walk's garbage.
+	sb := memSearchPool.Get().(*memSearchBufs)
+	defer memSearchPool.Put(sb)
+	acc := sb.acc[:0]         // the documents scored, with their scores so far
+	accSlot := sb.accSlot[:0] // their slots
 	// has: per document scored, the words (by q) it holds, when there are
 	// at most 64 of them; the final sums look up only those.
-	var has []uint64
+	has := sb.has[:0]
 	mark := func(j, q int) {
 		if q < 64 {
 			has[j] |= 1 << q
 		}
 	}
-	var kbuf []float64
+	kbuf := sb.kbuf[:0]
 	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
-	at := make([]int32, len(m.slots))
+	at := slices.Grow(sb.at[:0], len(m.slots))[:len(m.slots)]
+	clear(at)
 	add := func(w float64, post *memPost) float64 {
 		var tff, dl [nFields]float64
 		for fi := range nFields {
@@ -501,6 +519,8 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			}
 		}
 	}
+	// Back to the pool as grown (the deferred Put runs after the last use).
+	sb.acc, sb.accSlot, sb.has, sb.at, sb.kbuf = acc[:0], accSlot[:0], has[:0], at[:0], kbuf[:0]
 	if len(acc) > k {
 		acc = best(acc, k) // rather than sorting every match
 	}

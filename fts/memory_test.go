@@ -3,6 +3,7 @@ package fts_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -244,5 +245,39 @@ func TestMemoryTopKIsExact(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A search's allocations do not grow with the documents it scores: two
+// words in every one of 4,000 documents cost no more allocations than two
+// words in one (the tier walk searches a tier's index for short questions
+// of common words on most queries).
+func TestMemorySearchAllocationsIndependentOfMatches(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race: sync.Pool drops items at random")
+	}
+	docs := make([]engine.TextDoc, 4000)
+	for i := range docs {
+		docs[i] = engine.TextDoc{ID: uint64(i + 1), Text: fmt.Sprintf("common garden note %d", i)}
+	}
+	docs[7].Text = "common garden note with a rare zeppelin"
+	m, err := fts.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	allocs := func(q string) float64 {
+		return testing.AllocsPerRun(20, func() {
+			if hits, err := m.Search(ctx, q, 10, engine.TextFilter{}); err != nil || len(hits) == 0 {
+				t.Fatalf("Search(%q) = %v, %v", q, hits, err)
+			}
+		})
+	}
+	rare, common := allocs("rare zeppelin"), allocs("common garden")
+	if common > rare+2 {
+		t.Errorf("allocations per search: %v for words in every document, %v for words in one", common, rare)
 	}
 }
