@@ -272,11 +272,21 @@ func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (
 		return rep, err
 	}
 	defer d.Close()
-	raw, err := openRawRecords(filepath.Join(src, DBFile))
-	if err != nil {
-		rep.Problems = append(rep.Problems, "reading the records' pages directly: "+err.Error())
+	// The file's pages are read directly only once a lookup fails: a
+	// store whose index pages are intact is read once.
+	var raw *rawSource
+	rawRead := false
+	pages := func() *rawSource {
+		if !rawRead {
+			rawRead = true
+			var err error
+			if raw, err = openRawRecords(filepath.Join(src, DBFile)); err != nil {
+				rep.Problems = append(rep.Problems, "reading the records' pages directly: "+err.Error())
+			}
+		}
+		return raw
 	}
-	defer raw.close()
+	defer func() { raw.close() }()
 	var batch []Input
 	flush := func() error {
 		if len(batch) == 0 {
@@ -295,7 +305,7 @@ func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (
 			return
 		}
 		if rerr != nil {
-			if got, ok := raw.get(id); ok {
+			if got, ok := pages().get(id); ok {
 				r, rerr = got, nil
 				rep.Recovered++
 			}
@@ -322,7 +332,7 @@ func Salvage(ctx context.Context, src string, dst *Engine, opts *CheckOptions) (
 	if serr != nil {
 		// The records bucket cannot be reached: every record on a live
 		// leaf page, in id order.
-		if raw == nil {
+		if pages() == nil {
 			rep.Unreadable++
 		}
 		for _, rr := range raw.all() {

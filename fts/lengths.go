@@ -168,18 +168,14 @@ func (t *docTokens) lengths() [nFields]uint32 {
 	return l
 }
 
-// parallelTexts is the number of texts from which analyseDocs analyses
-// on several goroutines.
+// parallelTexts is the number of texts from which inParallel works on
+// several goroutines.
 const parallelTexts = 16
 
-// analyseDocs analyses the scored fields of docs, each distinct text once
-// (a record's context is, by default, the text of the record before it,
-// and most roles are one of two words), on up to analysisWorkers
-// goroutines that return before it does. The streams are shared between
-// the fields with the same text and are not to be changed.
-func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
-	at := map[string]int{} // distinct text -> its index in texts
-	var texts []string
+// distinctTexts returns the distinct non-empty scored fields of docs, in
+// their first order, and the index of each in texts.
+func distinctTexts(docs []engineDoc) (texts []string, at map[string]int) {
+	at = map[string]int{}
 	for i := range docs {
 		for _, text := range docFields(&docs[i]) {
 			if _, ok := at[text]; !ok && text != "" {
@@ -188,9 +184,15 @@ func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
 			}
 		}
 	}
-	streams := make([]analysis.TokenStream, len(texts))
-	workers := min(analysisWorkers, runtime.GOMAXPROCS(0), len(texts))
-	if len(texts) < parallelTexts {
+	return texts, at
+}
+
+// inParallel runs work over n texts on up to analysisWorkers goroutines
+// (one below parallelTexts texts): each call takes the texts first,
+// first+step, ... It returns when every call has.
+func inParallel(n int, work func(first, step int)) {
+	workers := min(analysisWorkers, runtime.GOMAXPROCS(0), n)
+	if n < parallelTexts {
 		workers = min(workers, 1)
 	}
 	var wg sync.WaitGroup
@@ -198,12 +200,25 @@ func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(texts); i += workers {
-				streams[i] = an.text.Analyze([]byte(texts[i]))
-			}
+			work(w, workers)
 		}()
 	}
 	wg.Wait()
+}
+
+// analyseDocs analyses the scored fields of docs, each distinct text once
+// (a record's context is, by default, the text of the record before it,
+// and most roles are one of two words), on up to analysisWorkers
+// goroutines that return before it does. The streams are shared between
+// the fields with the same text and are not to be changed.
+func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
+	texts, at := distinctTexts(docs)
+	streams := make([]analysis.TokenStream, len(texts))
+	inParallel(len(texts), func(first, step int) {
+		for i := first; i < len(texts); i += step {
+			streams[i] = an.text.Analyze([]byte(texts[i]))
+		}
+	})
 	out := make([]docTokens, len(docs))
 	for i := range docs {
 		for f, text := range docFields(&docs[i]) {

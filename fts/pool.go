@@ -1,9 +1,6 @@
 package fts
 
 import (
-	"runtime"
-	"sync"
-
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -107,50 +104,31 @@ type textCount struct {
 // It runs on up to analysisWorkers goroutines, which return before it
 // does.
 func (x *Index) countDocs(docs []engineDoc, at map[string]int) [][nFields]*textCount {
-	idx := map[string]int{} // distinct text -> its index in texts
-	var texts []string
-	for i := range docs {
-		for _, text := range docFields(&docs[i]) {
-			if _, ok := idx[text]; !ok && text != "" {
-				idx[text] = len(texts)
-				texts = append(texts, text)
-			}
-		}
-	}
+	texts, idx := distinctTexts(docs)
 	counts := make([]textCount, len(texts))
 	tfs := make([]int32, len(texts)*len(at))
 	for i := range counts {
 		counts[i].tf = tfs[i*len(at) : (i+1)*len(at) : (i+1)*len(at)]
 	}
-	workers := min(analysisWorkers, runtime.GOMAXPROCS(0), len(texts))
-	if len(texts) < parallelTexts {
-		workers = min(workers, 1)
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var scratch []byte
-			for i := w; i < len(texts); i += workers {
-				c := &counts[i]
-				if x.counter != nil {
-					var ok bool
-					if c.n, ok, scratch = x.counter.count(texts[i], at, c.tf, scratch); ok {
-						continue
-					}
-				}
-				ts := x.pool.text.Analyze([]byte(texts[i]))
-				c.n = len(ts)
-				for _, tok := range ts {
-					if j, ok := at[string(tok.Term)]; ok {
-						c.tf[j]++
-					}
+	inParallel(len(texts), func(first, step int) {
+		var scratch []byte
+		for i := first; i < len(texts); i += step {
+			c := &counts[i]
+			if x.counter != nil {
+				var ok bool
+				if c.n, ok, scratch = x.counter.count(texts[i], at, c.tf, scratch); ok {
+					continue
 				}
 			}
-		}()
-	}
-	wg.Wait()
+			ts := x.pool.text.Analyze([]byte(texts[i]))
+			c.n = len(ts)
+			for _, tok := range ts {
+				if j, ok := at[string(tok.Term)]; ok {
+					c.tf[j]++
+				}
+			}
+		}
+	})
 	out := make([][nFields]*textCount, len(docs))
 	for i := range docs {
 		for f, text := range docFields(&docs[i]) {

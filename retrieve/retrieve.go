@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 )
 
 // Query is what the stages see of one recall request.
@@ -125,13 +124,7 @@ func contentKeys(text string) []uint64 {
 		}
 	}
 	var lower [16]byte
-	start := -1
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		word := text[start:end]
-		start = -1
+	eachWord(text, func(word string) {
 		if len(word) > len(lower) || !isASCII(word) {
 			if w := strings.ToLower(word); len(w) >= 2 && !functionWords[w] {
 				add(termKey(stem(w)))
@@ -155,17 +148,7 @@ func contentKeys(text string) []uint64 {
 			w = w[:len(w)-1]
 		}
 		add(termKeyBytes(w[:min(len(w), stemRunes)]))
-	}
-	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		flush(i)
-	}
-	flush(len(text))
+	})
 	if long {
 		return nil
 	}

@@ -158,18 +158,17 @@ func ContentTerms(text string) []string {
 // eachTerm calls fn with each content term of text, in order, repeats
 // included.
 func eachTerm(text string, fn func(string)) {
+	eachWord(text, func(word string) {
+		if w := strings.ToLower(word); len(w) >= 2 && !functionWords[w] {
+			fn(stem(w))
+		}
+	})
+}
+
+// eachWord calls fn with each run of letters and digits of text, in
+// order, as it stands in text.
+func eachWord(text string, fn func(string)) {
 	start := -1
-	flush := func(end int) {
-		if start < 0 {
-			return
-		}
-		w := strings.ToLower(text[start:end])
-		start = -1
-		if len(w) < 2 || functionWords[w] {
-			return
-		}
-		fn(stem(w))
-	}
 	for i, r := range text {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if start < 0 {
@@ -177,9 +176,14 @@ func eachTerm(text string, fn func(string)) {
 			}
 			continue
 		}
-		flush(i)
+		if start >= 0 {
+			fn(text[start:i])
+			start = -1
+		}
 	}
-	flush(len(text))
+	if start >= 0 {
+		fn(text[start:])
+	}
 }
 
 // stemRunes is how much of a word ContentTerms keeps: a crude stemmer that

@@ -1,7 +1,6 @@
 package tiers
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -191,14 +190,7 @@ func (m *Manager) rerank(cur *entry, e Entry, now time.Time) {
 		list = m.rec
 	}
 	i := search(list, cur)
-	tier := cur.Tier
-	cur.Entry = e
-	cur.Tier = tier
-	if cur.N < math.MaxUint32 {
-		cur.N++
-	}
-	cur.LastUsed = now
-	m.score(cur, now)
+	m.accessed(cur, e, now)
 	j := search(list[:i], cur) // the entries above its old place that it now passes
 	if j < i {
 		copy(list[j+1:i+1], list[j:i])

@@ -102,6 +102,16 @@ func (m *Manager) Access(e Entry, now time.Time) (Entry, []Move, error) {
 		cur = &entry{}
 		cur.Tier = Tier3
 	}
+	m.accessed(cur, e, now)
+	m.insert(cur)
+	m.settle()
+	m.stats.Accesses++
+	return cur.Entry, m.end(), nil
+}
+
+// accessed applies an access at now to cur: e's fields, cur's tier kept,
+// one more access, and its priority scored again.
+func (m *Manager) accessed(cur *entry, e Entry, now time.Time) {
 	tier := cur.Tier
 	cur.Entry = e
 	cur.Tier = tier
@@ -110,10 +120,6 @@ func (m *Manager) Access(e Entry, now time.Time) (Entry, []Move, error) {
 	}
 	cur.LastUsed = now
 	m.score(cur, now)
-	m.insert(cur)
-	m.settle()
-	m.stats.Accesses++
-	return cur.Entry, m.end(), nil
 }
 
 // Rescore recomputes S_p (through sp, if not nil) and P at now for every
