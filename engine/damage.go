@@ -28,7 +28,8 @@ type boltDB struct {
 	readOnly bool // Update fails with ErrReadOnly
 
 	// The query path's pread reads (pageReader): the store file opened
-	// read-only at the first of them, and the branch pages read.
+	// read-only (by Open, beside bbolt; else at the first read), and
+	// the branch pages read.
 	preadOnce sync.Once
 	pread     *os.File // nil when it could not be opened: bbolt reads
 	branches  branchCache

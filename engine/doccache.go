@@ -87,7 +87,7 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	}
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
-		recs := e.db.newPageReader(tx).bucket(bucketRecords)
+		recs := e.db.preadBucket(tx, bucketRecords)
 		for _, i := range missing {
 			if r, err := getRecordFrom(recs, ids[i]); err == nil {
 				out[i] = e.cacheDoc(&r, gen)

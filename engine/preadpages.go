@@ -123,20 +123,16 @@ type boltSeeker struct{ *bolt.Bucket }
 // Seek is Cursor.Seek on a new cursor of the bucket.
 func (b boltSeeker) Seek(key []byte) (k, v []byte) { return b.Cursor().Seek(key) }
 
-// bucket returns a getter of the bucket name of r's transaction (nil
-// when the transaction has no such bucket): the pread walk, falling back
-// to bbolt's read for an inline bucket, a nil r, and from a damaged page
-// on.
-func (r *pageReader) bucket(name []byte) kvSeeker {
-	var tx *bolt.Tx
-	if r != nil {
-		tx = r.tx
-	}
-	return readBucket(r, tx, name)
+// preadBucket returns a reader of tx's bucket name (nil when tx has no
+// such bucket) that reads by pread when it can: through bbolt for a
+// write transaction, an inline bucket, a store file that could not be
+// opened, and from a damaged page on.
+func (d *boltDB) preadBucket(tx *bolt.Tx, name []byte) kvSeeker {
+	return readBucket(d.newPageReader(tx), tx, name)
 }
 
-// readBucket is pageReader.bucket for a reader that may be nil (then it
-// reads tx's bucket through bbolt).
+// readBucket returns tx's bucket name read through r, or through bbolt
+// when r is nil or the bucket is inline.
 func readBucket(r *pageReader, tx *bolt.Tx, name []byte) kvSeeker {
 	b := tx.Bucket(name)
 	if b == nil {

@@ -135,8 +135,7 @@ func (s *preadStore) probes(n int) [][]byte {
 // bbolt in one read transaction and reports the first difference.
 func compare(db *boltDB, name []byte, probes [][]byte, wantPread bool) error {
 	return db.View(func(tx *bolt.Tx) error {
-		r := db.newPageReader(tx)
-		got := r.bucket(name)
+		got := db.preadBucket(tx, name)
 		pb, isPread := got.(*preadBucket)
 		if isPread != wantPread {
 			return fmt.Errorf("bucket %s read by pread: %v, want %v", name, isPread, wantPread)
@@ -193,6 +192,22 @@ func TestPreadMatchesBolt(t *testing.T) {
 			}
 			// An inline bucket has no page of its own: bbolt reads it.
 			if err := compare(s.db, []byte("small"), [][]byte{u64key(1), u64key(2)}, false); err != nil {
+				t.Fatal(err)
+			}
+			// Without the file to pread, and in a write transaction,
+			// bbolt reads.
+			nofile := &boltDB{DB: s.db.DB}
+			nofile.closePread()
+			if err := compare(nofile, []byte("b"), s.probes(100), false); err != nil {
+				t.Fatalf("without the file: %v", err)
+			}
+			err := s.db.Update(func(tx *bolt.Tx) error {
+				if _, ok := s.db.preadBucket(tx, []byte("b")).(*preadBucket); ok {
+					return fmt.Errorf("a write transaction's bucket is read by pread")
+				}
+				return nil
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 		})

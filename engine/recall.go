@@ -270,7 +270,7 @@ func (e *Engine) readTextDocs(ids []uint64) ([]TextDoc, error) {
 	out := make([]TextDoc, 0, len(ids))
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
-		recs := e.db.newPageReader(tx).bucket(bucketRecords)
+		recs := e.db.preadBucket(tx, bucketRecords)
 		cached := e.cachedRecordFrom(recs)
 		for _, id := range ids {
 			var r Record
@@ -426,7 +426,7 @@ func dot(a, b []float32) float32 { return vecscan.Dot(a, b) }
 func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
 	out := make([]Result, 0, min(k, len(fused)))
 	err := e.db.View(func(tx *bolt.Tx) error {
-		recs := e.db.newPageReader(tx).bucket(bucketRecords)
+		recs := e.db.preadBucket(tx, bucketRecords)
 		for _, f := range fused {
 			if len(out) == k {
 				break

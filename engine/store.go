@@ -133,6 +133,7 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 		return nil, openErr(dir, err)
 	}
 	bdb := &boltDB{DB: db, dir: dir, readOnly: o.ReadOnly}
+	bdb.preadFile() // now, from the path bbolt just opened
 	defer func() {
 		if err != nil {
 			bdb.closePread()

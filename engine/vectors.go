@@ -29,10 +29,10 @@ func (e *Engine) storedVectors(tx *bolt.Tx) storedVectors {
 	return storedVectors{kv: boltSeeker{tx.Bucket(bucketVectors)}, dims: e.dims}
 }
 
-// preadVectors is storedVectors reading by pread (pageReader) when r is
-// not nil.
-func (e *Engine) preadVectors(tx *bolt.Tx, r *pageReader) storedVectors {
-	return storedVectors{kv: readBucket(r, tx, bucketVectors), dims: e.dims}
+// preadVectors is storedVectors reading by pread when it can
+// (boltDB.preadBucket).
+func (e *Engine) preadVectors(tx *bolt.Tx) storedVectors {
+	return storedVectors{kv: e.db.preadBucket(tx, bucketVectors), dims: e.dims}
 }
 
 // get returns the vector of id: an error wrapping ErrDims when it has
@@ -107,7 +107,7 @@ func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, er
 	slices.Sort(ids)
 	out := make([]VectorHit, 0, len(ids))
 	err := e.db.View(func(tx *bolt.Tx) error {
-		vs := e.preadVectors(tx, e.db.newPageReader(tx))
+		vs := e.preadVectors(tx)
 		for i, id := range ids {
 			if i > 0 && id == ids[i-1] {
 				continue
