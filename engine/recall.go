@@ -302,12 +302,7 @@ func (e *Engine) cachedRecordFrom(recs kvGetter) func(*bolt.Tx, uint64) (Record,
 		if d, ok := e.docCache.get(id); ok {
 			return docRecord(&d), nil
 		}
-		if f := e.fresh.Load(); f != nil {
-			if r := (*f)[id]; r != nil {
-				return *r, nil
-			}
-		}
-		return getRecordFrom(recs, id)
+		return e.freshRecord(recs, id)
 	}
 }
 
