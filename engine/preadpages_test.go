@@ -323,30 +323,33 @@ func TestPreadDamagedPage(t *testing.T) {
 // FuzzPreadPages: the pread walk (Get's and Seek's) never panics or
 // hangs on any bytes, and what it returns lies inside the file.
 func FuzzPreadPages(f *testing.F) {
-	const ps = 1024
+	const ps = 512
 	db, err := bolt.Open(filepath.Join(f.TempDir(), DBFile), 0o600, &bolt.Options{PageSize: ps})
 	if err != nil {
 		f.Fatal(err)
 	}
-	var root uint64
+	var root, size uint64
 	err = db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucket([]byte("b"))
 		if err != nil {
 			return err
 		}
-		for i := range uint64(120) {
-			if err := b.Put(u64key(3*i), bytes.Repeat([]byte{byte(i)}, int(i%7)*40)); err != nil {
+		for i := range uint64(60) {
+			if err := b.Put(u64key(3*i), bytes.Repeat([]byte{byte(i)}, int(i%5)*20)); err != nil {
 				return err
 			}
 		}
-		if err := b.Put(u64key(1000), make([]byte, 3*ps)); err != nil { // overflow pages
+		if err := b.Put(u64key(1000), make([]byte, 2*ps)); err != nil { // overflow pages
 			return err
 		}
 		_, err = b.CreateBucket(u64key(2000))
 		return err
 	})
 	if err == nil {
-		err = db.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket([]byte("b")).Root()); return nil })
+		err = db.View(func(tx *bolt.Tx) error {
+			root, size = uint64(tx.Bucket([]byte("b")).Root()), uint64(tx.Size())
+			return nil
+		})
 	}
 	path := db.Path()
 	if cerr := db.Close(); err == nil {
@@ -358,6 +361,14 @@ func FuzzPreadPages(f *testing.F) {
 	file, err := os.ReadFile(path)
 	if err != nil {
 		f.Fatal(err)
+	}
+	file = file[:min(size, uint64(len(file)))] // to the high-water mark: a small seed
+	seed := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &branchCache{}}
+	if v, err := seed.get(root, u64key(1000)); err != nil || len(v) != 2*ps {
+		f.Fatalf("the seed's overflow value: %d bytes, %v", len(v), err)
+	}
+	if k, _, err := seed.seek(root, u64key(4)); err != nil || !bytes.Equal(k, u64key(6)) {
+		f.Fatalf("the seed's seek past 4: %x, %v", k, err)
 	}
 	for _, k := range []uint64{0, 3, 4, 1000, 2000, 5000} {
 		f.Add(file, uint16(root), u64key(k))
