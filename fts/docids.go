@@ -15,9 +15,12 @@ import (
 // are kept in a small direct-mapped table, and the words of the next
 // questions, which return many of the same records, read them from it.
 
-// docIDSlots is the number of entries of the table (a power of two): 24
+// docIDSlots is the number of entries of the table, 1<<docIDBits: 24
 // bytes each, 384 KiB.
-const docIDSlots = 1 << 14
+const (
+	docIDBits  = 14
+	docIDSlots = 1 << docIDBits
+)
 
 // docIDEntry is one segment document's record id; id 0 marks an empty
 // slot (bleve's _id of an hmo record is its id, never 0).
@@ -35,7 +38,7 @@ type docIDCache struct {
 }
 
 func docIDSlot(seg, doc uint64) uint64 {
-	return ((seg*0x9e3779b97f4a7c15 ^ doc) * 0xbf58476d1ce4e5b9) >> (64 - 14)
+	return ((seg*0x9e3779b97f4a7c15 ^ doc) * 0xbf58476d1ce4e5b9) >> (64 - docIDBits)
 }
 
 // get returns the record id of document doc of segment seg, and false
