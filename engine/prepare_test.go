@@ -68,20 +68,7 @@ func TestPreparedBatchesStoreTheSame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bulk {
-			if _, err := e.RememberBatches(context.Background(), slices.Values(bs), nil); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			for _, b := range bs {
-				if _, err := e.RememberBatch(context.Background(), b); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
+		rememberAndClose(t, e, bs, bulk)
 		db, err := bolt.Open(filepath.Join(dir, DBFile), 0o600, &bolt.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
@@ -137,5 +124,25 @@ func TestPreparedBatchesStoreTheSame(t *testing.T) {
 	}
 	if !strings.Contains(strings.ToLower(string(one[string(bucketEntities)])), "alice") {
 		t.Errorf("no entity stored: the test stores none to compare")
+	}
+}
+
+// rememberAndClose stores the batches bs in e, all through RememberBatches
+// (bulk) or one RememberBatch each, and closes e.
+func rememberAndClose(t *testing.T, e *Engine, bs []Batch, bulk bool) {
+	t.Helper()
+	if bulk {
+		if _, err := e.RememberBatches(context.Background(), slices.Values(bs), nil); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		for _, b := range bs {
+			if _, err := e.RememberBatch(context.Background(), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

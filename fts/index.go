@@ -39,6 +39,8 @@ type Index struct {
 	counter  *termCounter         // pool's text analysis as counts, nil when it has none
 	scoring  Scoring
 	postings *postingsCache // decoded postings of the text search (postings.go)
+	ids      docIDCache     // record ids of the documents searches returned (docids.go)
+	counts   termCounts     // live postings of words whose lists are not decoded (termcounts.go)
 	dir      string
 	readOnly bool // Options.ReadOnly: Apply fails
 

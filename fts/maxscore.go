@@ -302,16 +302,21 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 					live[fi] = uint64(c)
 				}
 			} else {
-				for fi, field := range bm25Fields {
-					dict, err := seg.Segment().Dictionary(field)
-					if err != nil {
-						return nil, nil, err
+				ck := countKey(seg, t)
+				var ok bool
+				if live, ok = x.counts.get(ck); !ok {
+					for fi, field := range bm25Fields {
+						dict, err := seg.Segment().Dictionary(field)
+						if err != nil {
+							return nil, nil, err
+						}
+						pl, err := dict.PostingsList([]byte(t), seg.Deleted(), nil)
+						if err != nil {
+							return nil, nil, err
+						}
+						live[fi] = pl.Count()
 					}
-					pl, err := dict.PostingsList([]byte(t), seg.Deleted(), nil)
-					if err != nil {
-						return nil, nil, err
-					}
-					live[fi] = pl.Count()
+					x.counts.put(ck, live)
 				}
 			}
 			for fi, c := range live {
@@ -600,13 +605,19 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 				}
 			}
 		}
-		ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
+		id, err := x.ids.recordID(segs[t.seg], t.doc-segStart[t.seg], func() (uint64, error) {
+			ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
+			if err != nil {
+				return 0, err
+			}
+			id, err := strconv.ParseUint(ext, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
+			}
+			return id, nil
+		})
 		if err != nil {
 			return nil, nil, err
-		}
-		id, err := strconv.ParseUint(ext, 10, 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
 		}
 		h := engine.TextHit{ID: id, Score: t.score, Coverage: t.cov}
 		if idfSum > 0 {

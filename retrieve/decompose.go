@@ -146,12 +146,15 @@ func nameToken(t string) bool {
 // runParts runs the query path for the whole question and for each part
 // and merges the lists: each list's scores are divided by its best, and a
 // record keeps its best normalised score, so the top of every part's list
-// reaches the merged top.
+// reaches the merged top. Every run has the whole question's vector, so
+// the vector candidates are searched for once, by the first run.
 func (p *Pipeline) runParts(ctx context.Context, q *Query, parts []string, src Source) ([]Candidate, error) {
 	merged := map[uint64]int{}
 	var out []Candidate
+	vec := &vectorMemo{}
 	for i := -1; i < len(parts); i++ {
 		pq := *q
+		pq.vec = vec
 		if i >= 0 {
 			pq.Text = parts[i]
 		}

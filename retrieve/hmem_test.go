@@ -1,9 +1,11 @@
 package retrieve_test
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +128,84 @@ func TestDecomposeStageMerges(t *testing.T) {
 	if len(src.asked) != 3 {
 		t.Fatalf("asked %q, want the whole question and two parts", src.asked)
 	}
+}
+
+// TestDecomposeAsksVectorOnce: the parts of a decomposed question share
+// the whole question's vector, so the vector candidates are asked for
+// once, and every part's run ranks them as the first run did.
+func TestDecomposeAsksVectorOnce(t *testing.T) {
+	q := &retrieve.Query{Text: "What do Jon and Gina both like?", Vector: []float32{1, 0}, K: 3, Candidates: 10}
+	newSource := func() *vectorCounter {
+		return &vectorCounter{wordSource: wordSource{hits: map[string][]retrieve.Hit{
+			"jon":  {{ID: 1, Score: 9}, {ID: 4, Score: 1}},
+			"gina": {{ID: 2, Score: 3}, {ID: 5, Score: 1}},
+		}, whole: []retrieve.Hit{{ID: 3, Score: 20}, {ID: 1, Score: 2}, {ID: 6, Score: 1}},
+			fakeSource: fakeSource{vec: []retrieve.Hit{{ID: 7, Score: 0.9}, {ID: 2, Score: 0.5}, {ID: 8, Score: 0.1}}}}}
+	}
+	stages := retrieve.StageText | retrieve.StageVector | retrieve.StageDecompose
+	src := newSource()
+	got, err := run(&retrieve.Options{Stages: stages}, q, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.vectors != 1 || len(src.asked) != 3 {
+		t.Fatalf("vector asked %d times, text %d times; want 1 and 3", src.vectors, len(src.asked))
+	}
+	// Each run alone, merged as the stage merges: the same list.
+	var want []uint64
+	seen := map[uint64]bool{}
+	type scored struct {
+		id uint64
+		s  float64
+	}
+	var all []scored
+	best := map[uint64]float64{}
+	p, err := retrieve.New(&retrieve.Options{Stages: stages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := p.Parts(q.Text)
+	if len(parts) != 2 {
+		t.Fatalf("parts %q, want 2", parts)
+	}
+	for _, text := range append([]string{q.Text}, parts...) {
+		pq := *q
+		pq.Text = text
+		c, err := run(&retrieve.Options{Stages: retrieve.StageText | retrieve.StageVector}, &pq, newSource())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range c {
+			s := x.Score / c[0].Score
+			if !seen[x.ID] {
+				seen[x.ID] = true
+				all = append(all, scored{x.ID, s})
+			}
+			best[x.ID] = max(best[x.ID], s)
+		}
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		if best[a.id] != best[b.id] {
+			return cmp.Compare(best[b.id], best[a.id])
+		}
+		return cmp.Compare(b.id, a.id)
+	})
+	for _, x := range all {
+		want = append(want, x.id)
+	}
+	if !reflect.DeepEqual(ids(got), want) {
+		t.Errorf("decomposed %v, want the runs merged %v", ids(got), want)
+	}
+}
+
+type vectorCounter struct {
+	wordSource
+	vectors int
+}
+
+func (v *vectorCounter) Vector(ctx context.Context, q *retrieve.Query, c int) ([]retrieve.Hit, error) {
+	v.vectors++
+	return v.wordSource.Vector(ctx, q, c)
 }
 
 type wordSource struct {

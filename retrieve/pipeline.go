@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -332,8 +333,14 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 			text, textErr = src.Text(ctx, q, c)
 		}()
 	}
-	if p.o.Stages.Has(StageVector) && q.Vector != nil {
+	if p.o.Stages.Has(StageVector) && q.Vector != nil && q.vec != nil && q.vec.done {
+		// Another part of the question searched for them (runParts).
+		vec = slices.Clone(q.vec.hits)
+	} else if p.o.Stages.Has(StageVector) && q.Vector != nil {
 		vec, vecErr = src.Vector(ctx, q, c)
+		if q.vec != nil && vecErr == nil {
+			q.vec.done, q.vec.hits = true, slices.Clone(vec)
+		}
 		// Every vector candidate is a candidate of the priors: read
 		// their metadata while the lexical search runs.
 		if pf, ok := src.(Prefetcher); ok && vecErr == nil && len(vec) > 0 && p.o.Stages&priorStages != 0 {

@@ -36,6 +36,17 @@ type Query struct {
 	// TextPostings of 0, searches every record.
 	TextPool     []uint64
 	TextPostings int
+
+	// vec, when set, holds the vector candidates of this Vector, asked
+	// once for all the runs of a multi-part question (runParts).
+	vec *vectorMemo
+}
+
+// vectorMemo is the vector generator's answer for one query vector and
+// candidate count, shared by the runs of one question's parts.
+type vectorMemo struct {
+	done bool
+	hits []Hit
 }
 
 // Null describes the cosine similarity of a query to records spread
@@ -215,7 +226,10 @@ func (d *Doc) ownCoverage(terms []string) float64 {
 type Source interface {
 	// Text returns up to c lexical candidates, best first.
 	Text(ctx context.Context, q *Query, c int) ([]Hit, error)
-	// Vector returns up to c vector candidates (cosine), best first.
+	// Vector returns up to c vector candidates (cosine), best first. It
+	// answers for q's Vector and the source's filters, not for q's Text:
+	// the parts of a decomposed question, which share the whole
+	// question's vector, ask it once.
 	Vector(ctx context.Context, q *Query, c int) ([]Hit, error)
 	// Docs returns the metadata of ids, in order; a record that is gone
 	// has a zero Doc.
