@@ -200,10 +200,22 @@ type freshRecords map[uint64]*Record
 // record returns record id: from the records of the write whose
 // post-commit work is running (e.fresh), else from tx.
 func (e *Engine) record(tx *bolt.Tx, id uint64) (Record, error) {
+	return e.freshRecord(tx.Bucket(bucketRecords), id)
+}
+
+// preadRecords returns record for the read transaction tx, reading the
+// records bucket by pread when it can (boltDB.preadBucket).
+func (e *Engine) preadRecords(tx *bolt.Tx) func(*bolt.Tx, uint64) (Record, error) {
+	recs := e.db.preadBucket(tx, bucketRecords)
+	return func(_ *bolt.Tx, id uint64) (Record, error) { return e.freshRecord(recs, id) }
+}
+
+// freshRecord is record reading the records bucket through recs.
+func (e *Engine) freshRecord(recs kvGetter, id uint64) (Record, error) {
 	if f := e.fresh.Load(); f != nil {
 		if r := (*f)[id]; r != nil {
 			return *r, nil
 		}
 	}
-	return getRecord(tx, id)
+	return getRecordFrom(recs, id)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,6 +26,40 @@ type boltDB struct {
 	*bolt.DB
 	dir      string
 	readOnly bool // Update fails with ErrReadOnly
+
+	// The query path's pread reads (pageReader): the store file opened
+	// read-only (by Open, beside bbolt; else at the first read), and
+	// the branch pages read.
+	preadOnce sync.Once
+	pread     *os.File // nil when it could not be opened: bbolt reads
+	branches  branchCache
+}
+
+// preadFile returns the store file opened read-only for pageReader, nil
+// when it cannot be opened.
+func (d *boltDB) preadFile() *os.File {
+	d.preadOnce.Do(func() {
+		if f, err := os.Open(d.DB.Path()); err == nil {
+			d.pread = f
+		}
+	})
+	return d.pread
+}
+
+// Close closes bbolt and the file pageReader reads.
+func (d *boltDB) Close() error {
+	err := d.DB.Close()
+	d.closePread()
+	return err
+}
+
+// closePread closes the file pageReader reads, if it was opened; no
+// reader may be in use.
+func (d *boltDB) closePread() {
+	d.preadOnce.Do(func() {}) // none opens it after this
+	if d.pread != nil {
+		d.pread.Close()
+	}
 }
 
 // View is bolt.DB.View with damage recovered as ErrDamaged.

@@ -87,8 +87,9 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	}
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
+		recs := e.db.preadBucket(tx, bucketRecords)
 		for _, i := range missing {
-			if r, err := getRecord(tx, ids[i]); err == nil {
+			if r, err := getRecordFrom(recs, ids[i]); err == nil {
 				out[i] = e.cacheDoc(&r, gen)
 			}
 		}

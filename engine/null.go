@@ -107,7 +107,7 @@ func (e *Engine) sampleVectors() [][]float32 {
 	unit = unit && r.RescoreCandidates(1) > 0
 	var out [][]float32
 	_ = e.db.View(func(tx *bolt.Tx) error {
-		next := e.storedVectors(tx).next
+		next := e.preadVectors(tx).next
 		out = sampleIDs(tx.Bucket(bucketRecords).Sequence(), func(from uint64) (uint64, []float32, bool) {
 			id, v, ok := next(from)
 			if v != nil && unit && !normalize(v) {

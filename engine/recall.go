@@ -270,13 +270,15 @@ func (e *Engine) readTextDocs(ids []uint64) ([]TextDoc, error) {
 	out := make([]TextDoc, 0, len(ids))
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
+		recs := e.db.preadBucket(tx, bucketRecords)
+		cached := e.cachedRecordFrom(recs)
 		for _, id := range ids {
 			var r Record
 			if d, ok := e.docCache.get(id); ok {
 				r = docRecord(&d)
 			} else {
 				var err error
-				r, err = getRecord(tx, id)
+				r, err = getRecordFrom(recs, id)
 				if errors.Is(err, ErrNotFound) {
 					continue
 				}
@@ -285,21 +287,23 @@ func (e *Engine) readTextDocs(ids []uint64) ([]TextDoc, error) {
 				}
 				e.cacheDoc(&r, gen)
 			}
-			out = append(out, e.textDocVia(tx, &r, e.cachedRecord))
+			out = append(out, e.textDocVia(tx, &r, cached))
 		}
 		return nil
 	})
 	return out, err
 }
 
-// cachedRecord is record with what a text document reads of it (its
-// text, role, labels, time and previous turn) from the doc cache when
-// the cache holds it.
-func (e *Engine) cachedRecord(tx *bolt.Tx, id uint64) (Record, error) {
-	if d, ok := e.docCache.get(id); ok {
-		return docRecord(&d), nil
+// cachedRecordFrom returns record with what a text document reads of it
+// (its text, role, labels, time and previous turn) from the doc cache
+// when the cache holds it, and the rest read through recs.
+func (e *Engine) cachedRecordFrom(recs kvGetter) func(*bolt.Tx, uint64) (Record, error) {
+	return func(_ *bolt.Tx, id uint64) (Record, error) {
+		if d, ok := e.docCache.get(id); ok {
+			return docRecord(&d), nil
+		}
+		return e.freshRecord(recs, id)
 	}
-	return e.record(tx, id)
 }
 
 // docRecord is the part of a record its pipeline doc (docOf) holds: what
@@ -417,11 +421,12 @@ func dot(a, b []float32) float32 { return vecscan.Dot(a, b) }
 func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
 	out := make([]Result, 0, min(k, len(fused)))
 	err := e.db.View(func(tx *bolt.Tx) error {
+		recs := e.db.preadBucket(tx, bucketRecords)
 		for _, f := range fused {
 			if len(out) == k {
 				break
 			}
-			r, err := getRecord(tx, f.ID)
+			r, err := getRecordFrom(recs, f.ID)
 			if err != nil {
 				continue // forgotten since the index answered
 			}

@@ -4,14 +4,15 @@ import "fmt"
 
 // ReleaseMemory gives back the pages of the store file and of the vector
 // index's files (when the index keeps them mapped: MemoryReleaser) that
-// this process has mapped while reading them. A query maps every page it
-// reads, and the kernel maps up to 64 KiB of cached neighbours with each:
-// after a few hundred queries a process maps most of its store, which
-// counts in its resident size although the pages are shared page cache.
-// The pages stay in the page cache, so the next query maps what it reads
-// again at the cost of minor faults (about 1.2 ms of CPU for a query of a
-// 100K store, measured in BENCHMARKS.md): call it when the process goes
-// idle, not between queries. Only Linux releases; elsewhere it does
+// this process has mapped while reading them. A read through a mapping
+// maps the page it reads, and the kernel maps up to 64 KiB of cached
+// neighbours with it; a query reads the records and vectors it needs by
+// pread (pageReader), which maps nothing, but opening the store, writes,
+// the tiers and the vector file's scans read through mappings, and their
+// pages count in the process's resident size although they are shared
+// page cache. The pages stay in the page cache, so the next read maps
+// what it reads again at the cost of minor faults: call it when the
+// process goes idle, not between queries. Only Linux releases; elsewhere it does
 // nothing. It is safe for concurrent use with every other method.
 func (e *Engine) ReleaseMemory() error {
 	if err := e.checkOpen(); err != nil {

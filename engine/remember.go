@@ -338,7 +338,16 @@ func putRecord(tx *bolt.Tx, r *Record, compressAbove int) error {
 }
 
 func getRecord(tx *bolt.Tx, id uint64) (Record, error) {
-	b := tx.Bucket(bucketRecords).Get(u64key(id))
+	return getRecordFrom(tx.Bucket(bucketRecords), id)
+}
+
+// getRecordFrom is getRecord reading the records bucket through recs (a
+// pageReader's bucket on the query path).
+func getRecordFrom(recs kvGetter, id uint64) (Record, error) {
+	var b []byte
+	if recs != nil {
+		b = recs.Get(u64key(id))
+	}
 	if b == nil {
 		return Record{}, fmt.Errorf("%w: record %d", ErrNotFound, id)
 	}

@@ -132,7 +132,14 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 	if err != nil {
 		return nil, openErr(dir, err)
 	}
-	e = &Engine{dir: dir, opts: o, pipe: pipe, db: &boltDB{DB: db, dir: dir, readOnly: o.ReadOnly}, dims: o.Embedder.Dims(), vecDir: VectorDir, unitPending: map[uint64]bool{}}
+	bdb := &boltDB{DB: db, dir: dir, readOnly: o.ReadOnly}
+	bdb.preadFile() // now, from the path bbolt just opened
+	defer func() {
+		if err != nil {
+			bdb.closePread()
+		}
+	}()
+	e = &Engine{dir: dir, opts: o, pipe: pipe, db: bdb, dims: o.Embedder.Dims(), vecDir: VectorDir, unitPending: map[uint64]bool{}}
 	e.corpus, _ = o.Embedder.(CorpusAware)
 	if err := e.init(); err != nil {
 		db.Close()

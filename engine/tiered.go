@@ -139,8 +139,9 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	ts.views[2].text.(*lazyText).applyLater(ids, func() (out []TextDoc, err error) {
 		err = e.db.View(func(tx *bolt.Tx) error {
 			out = make([]TextDoc, len(recs))
+			get := e.preadRecords(tx)
 			for i, r := range recs {
-				out[i] = e.textDoc(tx, r)
+				out[i] = e.textDocVia(tx, r, get)
 			}
 			return nil
 		})
@@ -161,8 +162,9 @@ func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
 // records.
 func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 	docs, err := e.viewRows(tx, ids)
+	get := e.preadRecords(tx)
 	for i := range docs {
-		docs[i].text = e.textDoc(tx, &docs[i].rec)
+		docs[i].text = e.textDocVia(tx, &docs[i].rec, get)
 	}
 	return docs, err
 }
@@ -170,9 +172,9 @@ func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 // viewRows is viewDocs without the indexed documents.
 func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
-	sv := e.storedVectors(tx)
+	sv, recs := e.preadVectors(tx), e.db.preadBucket(tx, bucketRecords)
 	for _, id := range ids {
-		r, err := e.record(tx, id)
+		r, err := e.freshRecord(recs, id)
 		if err != nil {
 			continue // forgotten; the manager is told on the next flush
 		}

@@ -20,34 +20,40 @@ import (
 // normalised float32 copy; the relevance null sample reads that copy
 // when it can (sampleVectors).
 type storedVectors struct {
-	vb   *bolt.Bucket
+	kv   kvSeeker // the vectors bucket, or a pageReader's reads of it
 	dims int
 }
 
 // storedVectors returns the vector reader of tx.
 func (e *Engine) storedVectors(tx *bolt.Tx) storedVectors {
-	return storedVectors{vb: tx.Bucket(bucketVectors), dims: e.dims}
+	return storedVectors{kv: boltSeeker{tx.Bucket(bucketVectors)}, dims: e.dims}
+}
+
+// preadVectors is storedVectors reading by pread when it can
+// (boltDB.preadBucket).
+func (e *Engine) preadVectors(tx *bolt.Tx) storedVectors {
+	return storedVectors{kv: e.db.preadBucket(tx, bucketVectors), dims: e.dims}
 }
 
 // get returns the vector of id: an error wrapping ErrDims when it has
 // none (a history version, a record being re-embedded, a forgotten id)
 // or one of other dimensions.
 func (s storedVectors) get(id uint64) ([]float32, error) {
-	return decodeVector(s.vb.Get(u64key(id)), s.dims)
+	return decodeVector(s.kv.Get(u64key(id)), s.dims)
 }
 
 // getKey is get with id as a bbolt key.
 func (s storedVectors) getKey(k []byte) ([]float32, error) {
-	return decodeVector(s.vb.Get(k), s.dims)
+	return decodeVector(s.kv.Get(k), s.dims)
 }
 
 // has reports whether id has a vector.
-func (s storedVectors) has(id uint64) bool { return s.vb.Get(u64key(id)) != nil }
+func (s storedVectors) has(id uint64) bool { return s.kv.Get(u64key(id)) != nil }
 
 // next returns the lowest id at or above from that has a vector, and its
 // vector (nil when it has other dimensions); false when there is none.
 func (s storedVectors) next(from uint64) (uint64, []float32, bool) {
-	k, v := s.vb.Cursor().Seek(u64key(from))
+	k, v := s.kv.Seek(u64key(from))
 	if k == nil {
 		return 0, nil, false
 	}
@@ -101,7 +107,7 @@ func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, er
 	slices.Sort(ids)
 	out := make([]VectorHit, 0, len(ids))
 	err := e.db.View(func(tx *bolt.Tx) error {
-		vs := e.storedVectors(tx)
+		vs := e.preadVectors(tx)
 		for i, id := range ids {
 			if i > 0 && id == ids[i-1] {
 				continue

@@ -384,7 +384,7 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
 	en, ok := ts.mgr.Entry(id)
 	if !ok {
 		r := &res.Record
-		vs := e.storedVectors(tx)
+		vs := e.preadVectors(tx)
 		if !vs.has(id) {
 			// A history version, or forgotten since the caller saw it:
 			// it has no vector and nothing to count.

@@ -1,0 +1,385 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// preadStore is a bbolt file with one bucket, "b", of random keys: 8-byte
+// ids (as the records and vectors buckets hold) and keys of other
+// lengths, values from empty to several pages (overflow pages), and a
+// nested bucket; "small" is a bucket small enough to be inline.
+type preadStore struct {
+	db   *boltDB
+	rng  *rand.Rand
+	keys [][]byte // every key ever written, present or not
+}
+
+func newPreadStore(t *testing.T, seed uint64, pageSize int) *preadStore {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(t.TempDir(), DBFile), 0o600, &bolt.Options{PageSize: pageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &preadStore{db: &boltDB{DB: db}, rng: rand.New(rand.NewPCG(seed, 7))}
+	t.Cleanup(func() { s.db.Close() })
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("b"))
+		if err != nil {
+			return err
+		}
+		if _, err := b.CreateBucket(u64key(500)); err != nil { // a key naming a nested bucket
+			return err
+		}
+		small, err := tx.CreateBucket([]byte("small"))
+		if err != nil {
+			return err
+		}
+		return small.Put(u64key(1), []byte("inline"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.keys = append(s.keys, u64key(500))
+	return s
+}
+
+func (s *preadStore) key() []byte {
+	if s.rng.IntN(4) > 0 {
+		return u64key(s.rng.Uint64N(4000))
+	}
+	k := make([]byte, 1+s.rng.IntN(40))
+	for i := range k {
+		k[i] = byte(s.rng.IntN(256))
+	}
+	return k
+}
+
+func (s *preadStore) value() []byte {
+	n := s.rng.IntN(500)
+	switch s.rng.IntN(20) {
+	case 0:
+		n = 0
+	case 1:
+		n = 4000 + s.rng.IntN(20000) // past a page: overflow pages
+	}
+	v := make([]byte, n)
+	for i := range v {
+		v[i] = byte(s.rng.IntN(256))
+	}
+	return v
+}
+
+// write puts n random keys, deletes about a third as many, and rewrites
+// some present ones, in one transaction.
+func (s *preadStore) write(t *testing.T, n int) {
+	t.Helper()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		for range n {
+			k := s.key()
+			if bytes.Equal(k, u64key(500)) {
+				continue
+			}
+			if err := b.Put(k, s.value()); err != nil {
+				return err
+			}
+			s.keys = append(s.keys, k)
+		}
+		for range n / 3 {
+			k := s.keys[s.rng.IntN(len(s.keys))]
+			if bytes.Equal(k, u64key(500)) {
+				continue
+			}
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		for range n / 5 {
+			k := s.keys[s.rng.IntN(len(s.keys))]
+			if b.Get(k) != nil {
+				if err := b.Put(k, s.value()); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// probes is written keys and random ones (mostly absent).
+func (s *preadStore) probes(n int) [][]byte {
+	out := make([][]byte, 0, n)
+	for range n {
+		if s.rng.IntN(3) == 0 {
+			out = append(out, s.key())
+		} else {
+			out = append(out, s.keys[s.rng.IntN(len(s.keys))])
+		}
+	}
+	return out
+}
+
+// compare reads every probe of bucket name through pread and through
+// bbolt in one read transaction and reports the first difference.
+func compare(db *boltDB, name []byte, probes [][]byte, wantPread bool) error {
+	return db.View(func(tx *bolt.Tx) error {
+		got := db.preadBucket(tx, name)
+		pb, isPread := got.(*preadBucket)
+		if isPread != wantPread {
+			return fmt.Errorf("bucket %s read by pread: %v, want %v", name, isPread, wantPread)
+		}
+		want := tx.Bucket(name)
+		for _, k := range probes {
+			g, w := got.Get(k), want.Get(k)
+			if (g == nil) != (w == nil) || !bytes.Equal(g, w) {
+				return fmt.Errorf("Get(%x): pread %d bytes (nil %v), bbolt %d bytes (nil %v)", k, len(g), g == nil, len(w), w == nil)
+			}
+			gk, gv := got.Seek(k)
+			wk, wv := want.Cursor().Seek(k)
+			if !bytes.Equal(gk, wk) || (gk == nil) != (wk == nil) || !bytes.Equal(gv, wv) || (gv == nil) != (wv == nil) {
+				return fmt.Errorf("Seek(%x): pread %x (%d bytes, nil %v), bbolt %x (%d bytes, nil %v)", k, gk, len(gv), gv == nil, wk, len(wv), wv == nil)
+			}
+		}
+		if pb != nil && pb.failed {
+			return fmt.Errorf("the pread walk failed on a sound file and fell back to bbolt")
+		}
+		return nil
+	})
+}
+
+// TestPreadMatchesBolt: a bucket read by pread (pageReader) returns
+// exactly what bbolt's Get and Cursor.Seek return, on random stores, for
+// present and absent keys, overflow values, a nested bucket's key, after
+// deletes and rewrites, and with page sizes that make deep trees.
+func TestPreadMatchesBolt(t *testing.T) {
+	for _, tc := range []struct {
+		seed     uint64
+		pageSize int
+		rounds   int
+	}{
+		{1, 4096, 6},
+		{2, 4096, 3},
+		{3, 1024, 6}, // small pages: more levels of branch pages
+		{4, 1024, 4},
+		{5, 8192, 3},
+	} {
+		t.Run(fmt.Sprintf("seed=%d,page=%d", tc.seed, tc.pageSize), func(t *testing.T) {
+			s := newPreadStore(t, tc.seed, tc.pageSize)
+			if err := compare(s.db, []byte("b"), s.probes(50), true); err != nil {
+				t.Fatalf("empty bucket: %v", err)
+			}
+			for round := range tc.rounds {
+				s.write(t, 600)
+				if err := compare(s.db, []byte("b"), s.probes(1500), true); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				// The same generation again: from the branch cache.
+				if err := compare(s.db, []byte("b"), s.probes(500), true); err != nil {
+					t.Fatalf("round %d, cached branch pages: %v", round, err)
+				}
+			}
+			// An inline bucket has no page of its own: bbolt reads it.
+			if err := compare(s.db, []byte("small"), [][]byte{u64key(1), u64key(2)}, false); err != nil {
+				t.Fatal(err)
+			}
+			// Without the file to pread, and in a write transaction,
+			// bbolt reads.
+			nofile := &boltDB{DB: s.db.DB}
+			nofile.closePread()
+			if err := compare(nofile, []byte("b"), s.probes(100), false); err != nil {
+				t.Fatalf("without the file: %v", err)
+			}
+			err := s.db.Update(func(tx *bolt.Tx) error {
+				if _, ok := s.db.preadBucket(tx, []byte("b")).(*preadBucket); ok {
+					return fmt.Errorf("a write transaction's bucket is read by pread")
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestPreadDuringWrites: readers comparing pread with bbolt, each in its
+// read transaction, while a writer commits puts, deletes and rewrites:
+// the pages a reader's transaction reaches are not reused while it is
+// open, and the branch cache never serves a page of another generation.
+func TestPreadDuringWrites(t *testing.T) {
+	s := newPreadStore(t, 9, 1024)
+	s.write(t, 1000)
+	probes := s.probes(3000)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := compare(s.db, []byte("b"), probes, true); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range 40 {
+		s.write(t, 150)
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// TestPreadDamagedPage: a leaf page whose bytes are damaged makes the
+// pread walk fail without a panic; the bucket then reads through bbolt
+// and returns what bbolt returns.
+func TestPreadDamagedPage(t *testing.T) {
+	s := newPreadStore(t, 11, 4096)
+	s.write(t, 400)
+	var leaf uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		r := s.db.newPageReader(tx)
+		b := tx.Bucket([]byte("b"))
+		p, err := r.page(uint64(b.Root()))
+		if err != nil {
+			return err
+		}
+		if binary.LittleEndian.Uint16(p[8:]) != branchPageFlag {
+			return fmt.Errorf("the bucket's root is not a branch page")
+		}
+		leaf = binary.LittleEndian.Uint64(p[pageHeaderSize+8:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The file pageReader reads, damaged where bbolt does not look: a
+	// copy of it with the leaf's header overwritten.
+	path := s.db.Path()
+	for i, damage := range []func(p []byte){
+		func(p []byte) { binary.LittleEndian.PutUint64(p, 0) },           // wrong page id
+		func(p []byte) { binary.LittleEndian.PutUint16(p[8:], 0x40) },    // unknown flags
+		func(p []byte) { binary.LittleEndian.PutUint16(p[10:], 0xFFFF) }, // elements past the page
+		func(p []byte) { // every key past the page
+			for i := range int(binary.LittleEndian.Uint16(p[10:])) {
+				binary.LittleEndian.PutUint32(p[pageHeaderSize+i*leafElementSize+4:], 1<<30)
+			}
+		},
+		func(p []byte) { binary.LittleEndian.PutUint32(p[12:], 1<<30) }, // overflow past the file
+	} {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := int64(4096)
+		damage(raw[int64(leaf)*ps : int64(leaf+1)*ps])
+		r := &pageReader{f: bytes.NewReader(raw), ps: ps, hwm: uint64(int64(len(raw)) / ps), cache: &branchCache{}}
+		err = s.db.View(func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("b"))
+			pb := &preadBucket{r: r, b: b, root: uint64(b.Root())}
+			for _, k := range s.probes(300) {
+				if g, w := pb.Get(k), b.Get(k); !bytes.Equal(g, w) || (g == nil) != (w == nil) {
+					return fmt.Errorf("Get(%x) on a damaged page: %d bytes, bbolt %d", k, len(g), len(w))
+				}
+				gk, gv := pb.Seek(k)
+				if wk, wv := b.Cursor().Seek(k); !bytes.Equal(gk, wk) || !bytes.Equal(gv, wv) {
+					return fmt.Errorf("Seek(%x) on a damaged page: %x, bbolt %x", k, gk, wk)
+				}
+			}
+			if !pb.failed {
+				return fmt.Errorf("damage %d: no read reported the damaged leaf %d", i, leaf)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// FuzzPreadPages: the pread walk (Get's and Seek's) never panics or
+// hangs on any bytes, and what it returns lies inside the file.
+func FuzzPreadPages(f *testing.F) {
+	const ps = 512
+	db, err := bolt.Open(filepath.Join(f.TempDir(), DBFile), 0o600, &bolt.Options{PageSize: ps})
+	if err != nil {
+		f.Fatal(err)
+	}
+	var root, size uint64
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucket([]byte("b"))
+		if err != nil {
+			return err
+		}
+		for i := range uint64(60) {
+			if err := b.Put(u64key(3*i), bytes.Repeat([]byte{byte(i)}, int(i%5)*20)); err != nil {
+				return err
+			}
+		}
+		if err := b.Put(u64key(1000), make([]byte, 2*ps)); err != nil { // overflow pages
+			return err
+		}
+		_, err = b.CreateBucket(u64key(2000))
+		return err
+	})
+	if err == nil {
+		err = db.View(func(tx *bolt.Tx) error {
+			root, size = uint64(tx.Bucket([]byte("b")).Root()), uint64(tx.Size())
+			return nil
+		})
+	}
+	path := db.Path()
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		f.Fatal(err)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	file = file[:min(size, uint64(len(file)))] // to the high-water mark: a small seed
+	seed := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &branchCache{}}
+	if v, err := seed.get(root, u64key(1000)); err != nil || len(v) != 2*ps {
+		f.Fatalf("the seed's overflow value: %d bytes, %v", len(v), err)
+	}
+	if k, _, err := seed.seek(root, u64key(4)); err != nil || !bytes.Equal(k, u64key(6)) {
+		f.Fatalf("the seed's seek past 4: %x, %v", k, err)
+	}
+	for _, k := range []uint64{0, 3, 4, 1000, 2000, 5000} {
+		f.Add(file, uint16(root), u64key(k))
+	}
+	f.Fuzz(func(t *testing.T, file []byte, root uint16, key []byte) {
+		r := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &branchCache{}}
+		if v, err := r.get(uint64(root), key); err == nil && len(v) > len(file) {
+			t.Fatalf("a value of %d bytes from a file of %d", len(v), len(file))
+		}
+		if k, v, err := r.seek(uint64(root), key); err == nil && len(k)+len(v) > len(file) {
+			t.Fatalf("a key and value of %d bytes from a file of %d", len(k)+len(v), len(file))
+		}
+	})
+}
