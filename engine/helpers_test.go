@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -100,4 +101,44 @@ func contains(ids []uint64, id uint64) bool {
 		}
 	}
 	return false
+}
+
+// sameHistory gives every engine of es the same history, calling check
+// after the first step and after the last: 600 notes over sessions of 25
+// (and over scopes "scope0".. when scopes > 0), check("first"); forget
+// six, update one, 100 more notes, check("after changes").
+func sameHistory(t *testing.T, es []*engine.Engine, scopes int, check func(label string)) {
+	t.Helper()
+	ctx := context.Background()
+	step := func(name string, fn func(e *engine.Engine) error) {
+		t.Helper()
+		for _, e := range es {
+			if err := fn(e); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+	notes := func(from, n int) func(e *engine.Engine) error {
+		return func(e *engine.Engine) error {
+			var ins []engine.Input
+			for i := from; i < from+n; i++ {
+				in := engine.Input{
+					Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d with item%d", i, i%11, i%17),
+					Time: time.Date(2024, 1, 1, 0, i, 0, 0, time.UTC),
+				}
+				if scopes > 0 {
+					in.Scope = fmt.Sprint("scope", i%scopes)
+				}
+				ins = append(ins, in)
+			}
+			_, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins})
+			return err
+		}
+	}
+	step("remember", notes(0, 600))
+	check("first")
+	step("forget", func(e *engine.Engine) error { return e.Forget(ctx, 1, 2, 3, 50, 51, 300) })
+	step("update", func(e *engine.Engine) error { _, err := e.Update(ctx, 100, "a new text about topic3"); return err })
+	step("remember more", notes(600, 100))
+	check("after changes")
 }

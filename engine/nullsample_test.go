@@ -56,27 +56,6 @@ func TestNullSampleFromVectorFile(t *testing.T) {
 			}
 			file, bolt := open(false), open(true)
 			ctx := context.Background()
-			step := func(name string, fn func(e *engine.Engine) error) {
-				t.Helper()
-				for _, e := range []*engine.Engine{file, bolt} {
-					if err := fn(e); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-				}
-			}
-			batch := func(from, n int) func(e *engine.Engine) error {
-				return func(e *engine.Engine) error {
-					var ins []engine.Input
-					for i := from; i < from+n; i++ {
-						ins = append(ins, engine.Input{
-							Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d with item%d", i, i%11, i%17),
-							Time: time.Date(2024, 1, 1, 0, i, 0, 0, time.UTC),
-						})
-					}
-					_, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins})
-					return err
-				}
-			}
 			compare := func(label string) {
 				t.Helper()
 				for _, q := range []string{"topic3 item5", "note about topic7", "item16"} {
@@ -100,19 +79,13 @@ func TestNullSampleFromVectorFile(t *testing.T) {
 					}
 				}
 			}
-			step("remember", batch(0, 600))
-			compare("first")
-			if mode == engine.ModeFlat && reads.Load() == 0 {
-				t.Fatal("the flat store's null sample was not read from the vector file")
-			}
-			step("forget", func(e *engine.Engine) error { return e.Forget(ctx, 1, 2, 3, 50, 51, 300) })
-			step("update", func(e *engine.Engine) error { _, err := e.Update(ctx, 100, "a new text about topic3"); return err })
-			step("remember more", batch(600, 100))
-			before := reads.Load()
-			compare("after changes")
-			if mode == engine.ModeFlat && reads.Load() == before {
-				t.Fatal("the null sample was not read again from the vector file")
-			}
+			sameHistory(t, []*engine.Engine{file, bolt}, 0, func(label string) {
+				before := reads.Load()
+				compare(label)
+				if mode == engine.ModeFlat && reads.Load() == before {
+					t.Fatalf("%s: the flat store's null sample was not read from the vector file", label)
+				}
+			})
 		})
 	}
 }

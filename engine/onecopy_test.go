@@ -44,28 +44,6 @@ func TestOneFloat32Copy(t *testing.T) {
 			old, _ := open(vecfile.Float32)
 			one, oneDir := open(vecfile.Int8Rescore)
 			ctx := context.Background()
-			step := func(name string, fn func(e *engine.Engine) error) {
-				t.Helper()
-				for _, e := range []*engine.Engine{old, one} {
-					if err := fn(e); err != nil {
-						t.Fatalf("%s: %v", name, err)
-					}
-				}
-			}
-			batch := func(from, n int) func(e *engine.Engine) error {
-				return func(e *engine.Engine) error {
-					var ins []engine.Input
-					for i := from; i < from+n; i++ {
-						ins = append(ins, engine.Input{
-							Scope: fmt.Sprint("scope", i%3), Session: fmt.Sprint("s", i/25),
-							Text: fmt.Sprintf("note %d on topic%d with item%d", i, i%11, i%17),
-							Time: time.Date(2024, 1, 1, 0, i, 0, 0, time.UTC),
-						})
-					}
-					_, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins})
-					return err
-				}
-			}
 			queries := []engine.Query{
 				{Text: "topic3 item5", K: 8}, {Text: "note about topic7", K: 8}, {Text: "item16", K: 20},
 				{Text: "topic3 item5", K: 8, Scope: "scope1"}, {Text: "note topic2", K: 5, Session: "s4"},
@@ -113,12 +91,7 @@ func TestOneFloat32Copy(t *testing.T) {
 					}
 				}
 			}
-			step("remember", batch(0, 600))
-			compare("first")
-			step("forget", func(e *engine.Engine) error { return e.Forget(ctx, 1, 2, 3, 50, 51, 300) })
-			step("update", func(e *engine.Engine) error { _, err := e.Update(ctx, 100, "a new text about topic3"); return err })
-			step("remember more", batch(600, 100))
-			compare("after changes")
+			sameHistory(t, []*engine.Engine{old, one}, 3, compare)
 			if err := one.Close(); err != nil {
 				t.Fatal(err)
 			}

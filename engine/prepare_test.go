@@ -88,20 +88,7 @@ func comparePreparedRuns(t *testing.T, bs []Batch, clock time.Time, preparing bo
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bulk {
-			if _, err := e.RememberBatches(context.Background(), slices.Values(bs), nil); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			for _, b := range bs {
-				if _, err := e.RememberBatch(context.Background(), b); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
+		rememberAndClose(t, e, bs, bulk)
 		db, err := bolt.Open(filepath.Join(dir, DBFile), 0o600, &bolt.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
@@ -242,4 +229,24 @@ func (p *preparingEmbedder) UnmarshalState(b []byte) error {
 	defer p.mu.Unlock()
 	p.observed = strings.Split(strings.TrimPrefix(string(b), "observed:"), "\x00")
 	return nil
+}
+
+// rememberAndClose stores the batches bs in e, all through RememberBatches
+// (bulk) or one RememberBatch each, and closes e.
+func rememberAndClose(t *testing.T, e *Engine, bs []Batch, bulk bool) {
+	t.Helper()
+	if bulk {
+		if _, err := e.RememberBatches(context.Background(), slices.Values(bs), nil); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		for _, b := range bs {
+			if _, err := e.RememberBatch(context.Background(), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -51,87 +51,114 @@ func (h *holdingText) applied() int {
 	return h.docs
 }
 
+// topicTiers is a small tiered store, built once per test: five topics
+// over six sessions, each record with a code of its own, in a Tier 1 of 4
+// and a Tier 2 of 8. Each case opens a copy.
+type topicTiers struct {
+	clock  *fakeClock
+	built  string
+	ins    []engine.Input
+	ids    []uint64
+	tierOf map[uint64]uint8
+}
+
+var tierTopics = []string{"kayak", "violin", "garden", "pottery", "chess"}
+
+func newTopicTiers(t *testing.T) *topicTiers {
+	t.Helper()
+	s := &topicTiers{clock: &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}, built: t.TempDir()}
+	for se := range 6 {
+		for i, w := range tierTopics {
+			n := se*len(tierTopics) + i
+			s.ins = append(s.ins, engine.Input{Scope: "a", Session: fmt.Sprintf("s%d", se), Role: "user",
+				Text: fmt.Sprintf("session %d: we talked about the %s and the %s, code w%c%c", se, w, w, 'a'+n/26, 'a'+n%26),
+				Time: s.clock.t.Add(time.Duration(n) * time.Minute)})
+		}
+	}
+	e, err := engine.Open(s.built, s.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ids = remember(t, e, s.ins...)
+	s.tierOf = tiersOf(t, e, s.ids)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *topicTiers) options() *engine.Options {
+	o := testOptions(s.clock)
+	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
+	return o
+}
+
+// question is a question of a topic and one record's code, held whole by
+// the first record in tier and by no other.
+func (s *topicTiers) question(t *testing.T, tier uint8) string {
+	t.Helper()
+	for i, id := range s.ids {
+		if s.tierOf[id] == tier {
+			f := strings.Fields(s.ins[i].Text)
+			return "the " + tierTopics[i%len(tierTopics)] + " code " + f[len(f)-1]
+		}
+	}
+	t.Fatalf("no record in tier %d: %v", tier, s.tierOf)
+	return ""
+}
+
+// open opens a copy of the store whose tier indexes are holdingTexts,
+// listed in *ix as they are made (Tier 1's, then Tier 2's). With asks
+// false they hide engine.TermHolder: indexes the engine cannot ask.
+func (s *topicTiers) open(t *testing.T, asks bool, ix *[]*holdingText) *engine.Engine {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(s.built)); err != nil {
+		t.Fatal(err)
+	}
+	o := s.options()
+	o.NewTierTextIndex = func() (engine.TextIndex, error) {
+		m, err := fts.NewMemory("")
+		h := &holdingText{Memory: m}
+		*ix = append(*ix, h)
+		if !asks {
+			return struct{ engine.TextIndex }{h}, err // hides TermHolder
+		}
+		return h, err
+	}
+	e, err := engine.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // TestTier2UnfilledWhenNoTierRecordHoldsQuery checks that the walk does
 // not fill Tier 2's lexical index for a question no record of Tiers 1
 // and 2 holds every term of (the archive's index says so), and fills it
 // for one a Tier 2 record holds; and that both rank exactly as a walk
 // that fills it every time (a tier index the engine cannot ask).
 func TestTier2UnfilledWhenNoTierRecordHoldsQuery(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
-	topics := []string{"kayak", "violin", "garden", "pottery", "chess"}
-	var ins []engine.Input
-	for s := range 6 {
-		for i, w := range topics {
-			n := s*len(topics) + i
-			ins = append(ins, engine.Input{Scope: "a", Session: fmt.Sprintf("s%d", s), Role: "user",
-				Text: fmt.Sprintf("session %d: we talked about the %s and the %s, code w%c%c", s, w, w, 'a'+n/26, 'a'+n%26),
-				Time: clock.t.Add(time.Duration(n) * time.Minute)})
-		}
-	}
-	built := t.TempDir()
-	o := testOptions(clock)
-	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
-	e, err := engine.Open(built, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := remember(t, e, ins...)
-	tierOf := tiersOf(t, e, ids)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// A question of a topic and one record's code: held whole by that
-	// record alone.
-	question := func(tier uint8) (string, uint64) {
-		t.Helper()
-		for i, id := range ids {
-			if tierOf[id] == tier {
-				f := strings.Fields(ins[i].Text)
-				return "the " + topics[i%len(topics)] + " code " + f[len(f)-1], id
-			}
-		}
-		t.Fatalf("no record in tier %d: %v", tier, tierOf)
-		return "", 0
-	}
-	archived, _ := question(engine.TierArchive)
-	buffered, _ := question(engine.TierBuffer)
+	s := newTopicTiers(t)
 	tests := []struct {
 		name, q string
 		fill    bool // Tier 2's index is filled by the walk
 	}{
-		{"no tier record holds it", archived, false},
-		{"a Tier 2 record holds it", buffered, true},
+		{"no tier record holds it", s.question(t, engine.TierArchive), false},
+		{"a Tier 2 record holds it", s.question(t, engine.TierBuffer), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [2][]engine.Result
 			var stats [2]engine.TierStats
 			for v, asks := range []bool{false, true} {
-				dir := t.TempDir()
-				if err := os.CopyFS(dir, os.DirFS(built)); err != nil {
-					t.Fatal(err)
-				}
-				var tier2 *holdingText
-				o := testOptions(clock)
-				o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
-				o.NewTierTextIndex = func() (engine.TextIndex, error) {
-					m, err := fts.NewMemory("")
-					h := &holdingText{Memory: m}
-					tier2 = h // the last one made is Tier 2's
-					if !asks {
-						return struct{ engine.TextIndex }{h}, err // hides TermHolder
-					}
-					return h, err
-				}
-				e, err := engine.Open(dir, o)
-				if err != nil {
-					t.Fatal(err)
-				}
+				var ix []*holdingText
+				e := s.open(t, asks, &ix)
 				res, err := e.Recall(context.Background(), engine.Query{Text: tc.q, Scope: "a", NoAccess: true})
 				if err != nil {
 					t.Fatal(err)
 				}
-				filled := tier2.applied() > 0
+				filled := ix[len(ix)-1].applied() > 0 // the last one made is Tier 2's
 				stats[v] = e.TierStats()
 				if err := e.Close(); err != nil {
 					t.Fatal(err)
@@ -172,80 +199,25 @@ func brief(res []engine.Result) []string {
 // a walk searching every tier returns (tier indexes the engine cannot
 // ask).
 func TestTierUnsearchedWhenItsIndexLacksTerms(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
-	topics := []string{"kayak", "violin", "garden", "pottery", "chess"}
-	var ins []engine.Input
-	for s := range 6 {
-		for i, w := range topics {
-			n := s*len(topics) + i
-			ins = append(ins, engine.Input{Scope: "a", Session: fmt.Sprintf("s%d", s), Role: "user",
-				Text: fmt.Sprintf("session %d: we talked about the %s and the %s, code w%c%c", s, w, w, 'a'+n/26, 'a'+n%26),
-				Time: clock.t.Add(time.Duration(n) * time.Minute)})
-		}
-	}
-	options := func() *engine.Options {
-		o := testOptions(clock)
-		o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
-		return o
-	}
-	built := t.TempDir()
-	e, err := engine.Open(built, options())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := remember(t, e, ins...)
-	tierOf := tiersOf(t, e, ids)
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// A question of a topic and one record's code: held whole by that
-	// record alone.
-	question := func(tier uint8) string {
-		t.Helper()
-		for i, id := range ids {
-			if tierOf[id] == tier {
-				f := strings.Fields(ins[i].Text)
-				return "the " + topics[i%len(topics)] + " code " + f[len(f)-1]
-			}
-		}
-		t.Fatalf("no record in tier %d: %v", tier, tierOf)
-		return ""
-	}
-	fill := question(engine.TierBuffer)
+	s := newTopicTiers(t)
+	fill := s.question(t, engine.TierBuffer)
 	tests := []struct {
 		name, q          string
 		search1, search2 bool // the walk that asks searches Tier 1's, Tier 2's index
 	}{
-		{"no tier record holds it", question(engine.TierArchive), false, false},
+		{"no tier record holds it", s.question(t, engine.TierArchive), false, false},
 		{"a Tier 2 record holds it", fill, false, true},
 		// Tier 1 alone holds fewer than K results: it is ranked, not
 		// sufficient, and Tier 2, which holds its records, is ranked.
-		{"a Tier 1 record holds it", question(engine.TierCache), true, true},
+		{"a Tier 1 record holds it", s.question(t, engine.TierCache), true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got [2][]engine.Result
 			var stats [2]engine.TierStats
 			for v, asks := range []bool{false, true} {
-				dir := t.TempDir()
-				if err := os.CopyFS(dir, os.DirFS(built)); err != nil {
-					t.Fatal(err)
-				}
 				var ix []*holdingText // Tier 1's, then Tier 2's
-				o := options()
-				o.NewTierTextIndex = func() (engine.TextIndex, error) {
-					m, err := fts.NewMemory("")
-					h := &holdingText{Memory: m}
-					ix = append(ix, h)
-					if !asks {
-						return struct{ engine.TextIndex }{h}, err // hides TermHolder
-					}
-					return h, err
-				}
-				e, err := engine.Open(dir, o)
-				if err != nil {
-					t.Fatal(err)
-				}
+				e := s.open(t, asks, &ix)
 				// A Tier 2 record holds it: Tier 2's index is filled.
 				if _, err := e.Recall(context.Background(), engine.Query{Text: fill, Scope: "a", NoAccess: true}); err != nil {
 					t.Fatal(err)

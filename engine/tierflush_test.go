@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -78,20 +77,7 @@ func TestBulkWritesTiersOnce(t *testing.T) {
 				headers = append(headers, r.Header)
 			}
 		}
-		if bulk {
-			if _, err := e.RememberBatches(context.Background(), slices.Values(bs), nil); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			for _, b := range bs {
-				if _, err := e.RememberBatch(context.Background(), b); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
+		rememberAndClose(t, e, bs, bulk)
 		db, err := bolt.Open(filepath.Join(dir, DBFile), 0o600, &bolt.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
