@@ -3,6 +3,7 @@ package fts
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -42,6 +43,10 @@ const (
 	optTime    = index.IndexField
 	optStored  = index.StoreField
 )
+
+// timeLayout is the layout bleve's mapping records with a time.Time value;
+// the field is not stored, so it is never read back.
+const timeLayout = time.RFC3339
 
 // analyzerName is the name under which a's analysis is registered in the
 // index mapping.
@@ -155,10 +160,7 @@ func (a analysed) Analyze([]byte) analysis.TokenStream { return analysis.TokenSt
 // describes what newDocument builds: text, context and role analysed by
 // the index's analyzer, scope and session as exact keywords, time as a
 // datetime, dl stored only, nothing else stored, BM25 scoring, no _all
-// field and no dynamic fields. The time field holds half of the terms
-// bleve's datetime field would (timeShiftStep): bleve's own date range
-// query, which asks for the others too, misses documents this package
-// wrote.
+// field and no dynamic fields.
 type (
 	bleveMapping struct {
 		DefaultMapping        bleveDocMapping `json:"default_mapping"`
