@@ -140,7 +140,11 @@ func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, toks *do
 		doc.AddField(document.NewTextFieldCustom(fieldSession, noPos, []byte(d.Session), optKeyword, an.keyword))
 	}
 	if !d.Time.IsZero() {
-		doc.AddField(newTimeField(timeKey(d.Time).UnixNano()))
+		f, err := document.NewDateTimeFieldWithIndexingOptions(fieldTime, noPos, timeKey(d.Time), timeLayout, optTime)
+		if err != nil {
+			return nil, fmt.Errorf("fts: document %d: %w", d.ID, err)
+		}
+		doc.AddField(f)
 	}
 	doc.AddField(document.NewTextFieldCustom(fieldLengths, noPos, []byte(encodeDocLen(l)), optStored, an.keyword))
 	doc.SetIndexed()

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/searcher"
 	index "github.com/blevesearch/bleve_index_api"
@@ -181,14 +182,15 @@ func filterSearcher(ctx context.Context, r index.IndexReader, f engine.TextFilte
 		ss = append(ss, s)
 	}
 	if !f.From.IsZero() || !f.To.IsZero() {
-		lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // inclusive
+		lo, hi := math.Inf(-1), math.Inf(1)
 		if !f.From.IsZero() {
-			lo = timeKey(f.From).UnixNano()
+			lo = numeric.Int64ToFloat64(timeKey(f.From).UnixNano())
 		}
 		if !f.To.IsZero() {
-			hi = timeKey(f.To).UnixNano() - 1 // never the least int64: timeKey is within ±2^62
+			hi = numeric.Int64ToFloat64(timeKey(f.To).UnixNano())
 		}
-		s, err := timeRangeSearcher(ctx, r, lo, hi, opts)
+		incl, excl := true, false
+		s, err := searcher.NewNumericRangeSearcher(ctx, r, &lo, &hi, &incl, &excl, fieldTime, 1, opts)
 		if err != nil {
 			return fail(err)
 		}
