@@ -403,6 +403,60 @@ func (e *Engine) indexText(tx *bolt.Tx, r *Record) string {
 	return strings.Join(append(parts, e.turnText(r)), "\n")
 }
 
+// indexParts is indexText(tx, r) as the parts a TextPreparer embeds
+// concatenated: each turn's role prefix and text, with "\n" between
+// turns. own is r's text prepared; the texts of records in c are taken
+// from it, the others prepared here.
+func (e *Engine) indexParts(tx *bolt.Tx, r *Record, own PreparedText, tp TextPreparer, c *partsCache) []PreparedText {
+	var out []PreparedText
+	for _, p := range e.contextOf(tx, r) {
+		t, ok := c.texts[p.ID]
+		if !ok {
+			t = tp.PrepareText(p.Text)
+		}
+		out = c.turn(out, e, tp, &p, t)
+		out = append(out, c.fixed(tp, "\n"))
+	}
+	return c.turn(out, e, tp, r, own)
+}
+
+// partsCache holds what indexParts reuses within one write: the prepared
+// texts of the records it created so far, by id, and of role prefixes
+// and separators.
+type partsCache struct {
+	texts map[uint64]PreparedText
+	small map[string]PreparedText
+}
+
+func (c *partsCache) set(id uint64, t PreparedText) {
+	if c.texts == nil {
+		c.texts = map[uint64]PreparedText{}
+	}
+	c.texts[id] = t
+}
+
+// fixed is s prepared, once per write.
+func (c *partsCache) fixed(tp TextPreparer, s string) PreparedText {
+	t, ok := c.small[s]
+	if !ok {
+		if c.small == nil {
+			c.small = map[string]PreparedText{}
+		}
+		t = tp.PrepareText(s)
+		c.small[s] = t
+	}
+	return t
+}
+
+// turn appends turnText(r) as parts: its role prefix, then text, r's
+// text prepared.
+func (c *partsCache) turn(out []PreparedText, e *Engine, tp TextPreparer, r *Record, text PreparedText) []PreparedText {
+	if !e.opts.NoIndexRole && r.Role != "" {
+		out = append(out, c.fixed(tp, r.Role+": "))
+	}
+	return append(out, text)
+}
+
 // contextOf returns the turns indexed with r as its context, oldest
 // first: its IndexContext previous turns in the session. Derived records
 // (StandaloneRoles) have no context and are nobody's context.

@@ -20,6 +20,30 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// TextPreparer is implemented by embedders that can do beforehand the
+// part of Embed, and of CorpusAware.Observe when they implement it, that
+// depends on a text alone (tokenising it): RememberBatches prepares a
+// batch's texts while the previous batch commits, so that its
+// transaction only weights them. The engine uses it only when the
+// embedder is also its CorpusAware, or is not corpus-aware at all.
+//
+// Its methods are safe for concurrent use, with each other and with
+// Embed and Observe.
+type TextPreparer interface {
+	// PrepareText prepares text. The result is immutable; it is passed
+	// back only to this embedder's EmbedPrepared and ObservePrepared.
+	PrepareText(text string) PreparedText
+	// EmbedPrepared returns what Embed returns for texts where each text
+	// is its prepared parts' texts concatenated, in order.
+	EmbedPrepared(ctx context.Context, texts [][]PreparedText) ([][]float32, error)
+	// ObservePrepared is Observe of the prepared texts' texts.
+	ObservePrepared(texts []PreparedText)
+}
+
+// PreparedText is a text as a TextPreparer prepared it; only the
+// embedder that made it reads it.
+type PreparedText any
+
 // CorpusAware is implemented by embedders that weight words by the store's
 // own text (SIF word probabilities). The engine calls Observe with the text
 // of every record it commits and persists the state in the same bbolt

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,13 +56,30 @@ func TestPreparedBatchesStoreTheSame(t *testing.T) {
 		}
 		bs = append(bs, batch)
 	}
+	for _, preparing := range []bool{false, true} {
+		t.Run(fmt.Sprint("preparing=", preparing), func(t *testing.T) {
+			comparePreparedRuns(t, bs, clock, preparing)
+		})
+	}
+}
+
+// comparePreparedRuns stores bs through RememberBatches and through
+// RememberBatch and compares the stores; preparing uses an embedder that
+// is a TextPreparer.
+func comparePreparedRuns(t *testing.T, bs []Batch, clock time.Time, preparing bool) {
 	run := func(bulk bool) (map[string][]byte, int64) {
 		dir := t.TempDir()
 		scorer := &lengthScorer{}
+		var emb Embedder = testembed.Hash{ID: "test:hash/16", Size: 16}
+		var pe *preparingEmbedder
+		if preparing {
+			pe = &preparingEmbedder{Hash: testembed.Hash{ID: "test:hash/16", Size: 16}}
+			emb = pe
+		}
 		o := &Options{
 			Mode:            ModeFlat,
 			Clock:           func() time.Time { return clock },
-			Embedder:        testembed.Hash{ID: "test:hash/16", Size: 16},
+			Embedder:        emb,
 			Importance:      scorer,
 			OpenVectorIndex: func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
 			OpenTextIndex:   func(string) (TextIndex, error) { return &probeText{}, nil },
@@ -102,6 +122,14 @@ func TestPreparedBatchesStoreTheSame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if preparing {
+			if got := pe.preparedCalls.Load(); bulk != (got > 0) {
+				t.Errorf("bulk %t: %d EmbedPrepared calls", bulk, got)
+			}
+			if len(out[string(bucketMeta)]) == 0 || !bytes.Contains(out[string(bucketMeta)], []byte("observed:")) {
+				t.Errorf("bulk %t: the corpus state was not stored", bulk)
+			}
+		}
 		return out, scorer.calls.Load()
 	}
 	one, _ := run(false)
@@ -125,6 +153,82 @@ func TestPreparedBatchesStoreTheSame(t *testing.T) {
 	if !strings.Contains(strings.ToLower(string(one[string(bucketEntities)])), "alice") {
 		t.Errorf("no entity stored: the test stores none to compare")
 	}
+}
+
+// preparingEmbedder is a corpus-aware TextPreparer: its vectors are
+// Hash's with one more component set by the whole text, so that a text
+// assembled from other parts than indexText's embeds differently, and its
+// state is every observed text in order.
+type preparingEmbedder struct {
+	testembed.Hash
+	mu            sync.Mutex
+	observed      []string
+	preparedCalls atomic.Int64
+}
+
+type preparedForTest struct{ text string }
+
+func (p *preparingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := p.Hash.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range texts {
+		h := fnv.New32a()
+		h.Write([]byte(t))
+		v := vs[i]
+		v[int(h.Sum32())%len(v)] += 0.5
+		var ss float64
+		for _, x := range v {
+			ss += float64(x) * float64(x)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(ss))
+		}
+	}
+	return vs, nil
+}
+
+func (p *preparingEmbedder) PrepareText(text string) PreparedText { return preparedForTest{text} }
+
+func (p *preparingEmbedder) EmbedPrepared(ctx context.Context, texts [][]PreparedText) ([][]float32, error) {
+	p.preparedCalls.Add(1)
+	joined := make([]string, len(texts))
+	for i, parts := range texts {
+		for _, part := range parts {
+			joined[i] += part.(preparedForTest).text
+		}
+	}
+	return p.Embed(ctx, joined)
+}
+
+func (p *preparingEmbedder) ObservePrepared(texts []PreparedText) {
+	var ts []string
+	for _, t := range texts {
+		ts = append(ts, t.(preparedForTest).text)
+	}
+	p.Observe(ts)
+}
+
+func (p *preparingEmbedder) Observe(texts []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observed = append(p.observed, texts...)
+}
+
+func (p *preparingEmbedder) Forget([]string) {}
+
+func (p *preparingEmbedder) MarshalState() ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return []byte("observed:" + strings.Join(p.observed, "\x00")), nil
+}
+
+func (p *preparingEmbedder) UnmarshalState(b []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observed = strings.Split(strings.TrimPrefix(string(b), "observed:"), "\x00")
+	return nil
 }
 
 // rememberAndClose stores the batches bs in e, all through RememberBatches

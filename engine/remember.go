@@ -140,6 +140,9 @@ type prepared struct {
 	// timed: the input has its own time, so ents are its entities (an
 	// input without one gets the commit's clock).
 	timed bool
+	// text is the input's text prepared by the embedder, when it is a
+	// TextPreparer (Engine.preparer).
+	text PreparedText
 }
 
 // prepare computes the prepared inputs of ins, which are valid. It reads
@@ -148,15 +151,30 @@ type prepared struct {
 // prepare calls, nor a prepare and a commit without one, at a time.
 func (e *Engine) prepare(ins []Input) []prepared {
 	out := make([]prepared, len(ins))
+	tp := e.preparer()
 	for i := range ins {
 		in := &ins[i]
 		out[i] = prepared{keys: identityOf(in.Scope, in.Role, in.Text, in.Sources), i0: e.importance(in.Text)}
+		if tp != nil {
+			out[i].text = tp.PrepareText(in.Text)
+		}
 		if !in.Time.IsZero() {
 			out[i].timed = true
 			out[i].ents = entity.Extract(in.Text, in.Time.UTC())
 		}
 	}
 	return out
+}
+
+// preparer is the embedder as a TextPreparer, or nil when it is none or
+// is not the engine's CorpusAware (whose Observe the prepared texts
+// replace).
+func (e *Engine) preparer() TextPreparer {
+	tp, ok := e.opts.Embedder.(TextPreparer)
+	if !ok || e.corpus != nil && any(e.corpus) != any(tp) {
+		return nil
+	}
+	return tp
 }
 
 // importance is I0 of a new record with text.
@@ -181,6 +199,16 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 	var embedTexts, texts []string
 	var added []*Record
 	var leaves []htreeChange
+	// With prepared inputs and a TextPreparer, the embedder's work in
+	// the transaction is only weighting: the texts to embed are given as
+	// their prepared parts (indexParts).
+	var tp TextPreparer
+	if pre != nil {
+		tp = e.preparer()
+	}
+	var parts partsCache
+	var embedParts [][]PreparedText
+	var prepTexts []PreparedText
 	for i := range ins {
 		in := &ins[i]
 		var p *prepared
@@ -241,17 +269,37 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 		leaves = append(leaves, htreeChange{id: id, scope: r.Scope, at: r.Time})
 		ids = append(ids, id)
 		texts = append(texts, r.Text)
-		embedTexts = append(embedTexts, e.indexText(tx, &r))
+		if tp != nil {
+			own := p.text
+			if own == nil {
+				own = tp.PrepareText(r.Text)
+			}
+			parts.set(id, own)
+			prepTexts = append(prepTexts, own)
+			embedParts = append(embedParts, e.indexParts(tx, &r, own, tp, &parts))
+		} else {
+			embedTexts = append(embedTexts, e.indexText(tx, &r))
+		}
 	}
 	if len(ids) == 0 {
 		return out, nil, nil, nil
 	}
 	var observed []string
 	if dedup && e.corpus != nil {
-		e.corpus.Observe(texts)
+		if tp != nil {
+			tp.ObservePrepared(prepTexts)
+		} else {
+			e.corpus.Observe(texts)
+		}
 		observed = texts
 	}
-	vecs, err := e.opts.Embedder.Embed(ctx, embedTexts)
+	var vecs [][]float32
+	var err error
+	if tp != nil {
+		vecs, err = tp.EmbedPrepared(ctx, embedParts)
+	} else {
+		vecs, err = e.opts.Embedder.Embed(ctx, embedTexts)
+	}
 	if err != nil {
 		return nil, nil, observed, fmt.Errorf("hmo: embed: %w", err)
 	}

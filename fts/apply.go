@@ -22,9 +22,16 @@ import (
 // on them; likewise a zero Time matches no time filter. Time is indexed in
 // whole seconds (see timeKey).
 func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64) (err error) {
-	defer recoverTo("apply", &err)
 	x.applyMu.Lock()
 	defer x.applyMu.Unlock()
+	defer func() {
+		if err != nil {
+			// Whether the batch is in the index is not known: every
+			// document is looked up from now on.
+			x.maxKnown = false
+		}
+	}()
+	defer recoverTo("apply", &err)
 	if x.closed.Load() {
 		return fmt.Errorf("fts: apply: %w", ErrClosed)
 	}
@@ -41,9 +48,13 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	var lr lengthReader
 	defer lr.close(&err)
 	pending := map[uint64]*[nFields]uint32{} // lengths set in this batch; nil: deleted
+	maxID := x.maxID
 	old := func(id uint64) (*[nFields]uint32, error) {
 		if l, ok := pending[id]; ok {
 			return l, nil
+		}
+		if x.maxKnown && id > x.maxID {
+			return nil, nil // never indexed
 		}
 		return lr.docLengths(x, id)
 	}
@@ -59,6 +70,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		nl := toks[i].lengths()
 		lens.add(&nl)
 		pending[d.ID] = &nl
+		maxID = max(maxID, d.ID)
 		doc, err := x.an.newDocument(d, &nl, &toks[i])
 		if err != nil {
 			return err
@@ -78,10 +90,16 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	var wm [8]byte
 	binary.BigEndian.PutUint64(wm[:], watermark)
 	b.SetInternal(keyWatermark, wm[:])
+	if x.maxKnown {
+		var v [8]byte
+		binary.BigEndian.PutUint64(v[:], maxID)
+		b.SetInternal(keyMaxID, v[:])
+	}
 	b.SetPersistedCallback(x.persisted(watermark))
 	if err := x.s.Batch(b); err != nil {
 		return x.wrap("apply", err)
 	}
+	x.maxID = maxID
 	x.applied.Store(watermark)
 	return nil
 }

@@ -24,6 +24,13 @@ var _ engine.TextIndex = (*Index)(nil)
 var (
 	keyWatermark = []byte("hmo_watermark") // big-endian uint64
 	keySchema    = []byte("hmo_schema")    // schemaValue of the settings
+	// keyMaxID bounds the ids of the documents the index holds: a
+	// big-endian uint64 no indexed id exceeds, written with every Apply
+	// (and 0 when the index is created). Apply looks up the stored
+	// lengths of a document it adds only when its id is not above it.
+	// Indexes written before it was kept have none: Apply looks every
+	// document up in them.
+	keyMaxID = []byte("hmo_maxid")
 )
 
 // Index is a BM25 full-text index of records in one directory, backed by a
@@ -45,6 +52,11 @@ type Index struct {
 	readOnly bool // Options.ReadOnly: Apply fails
 
 	applyMu sync.Mutex // serialises Apply so that batches land in call order
+	// maxID is keyMaxID's value when maxKnown: no document above it is
+	// indexed. Both are guarded by applyMu.
+	maxID    uint64
+	maxKnown bool
+	lookups  atomic.Uint64 // documents Apply looked up in the index
 
 	async   bool          // Options.AsyncPersist
 	applied atomic.Uint64 // watermark of the last Apply
@@ -111,7 +123,25 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	}
 	x.applied.Store(wm)
 	x.durable.Store(wm)
+	if x.maxID, x.maxKnown, err = x.storedMaxID(); err != nil {
+		return nil, err
+	}
 	return x, nil
+}
+
+// storedMaxID reads keyMaxID: false when the index has none.
+func (x *Index) storedMaxID() (uint64, bool, error) {
+	v, err := x.getInternal(keyMaxID)
+	if err != nil {
+		return 0, false, x.wrap("open", err)
+	}
+	switch len(v) {
+	case 0:
+		return 0, false, nil
+	case 8:
+		return binary.BigEndian.Uint64(v), true, nil
+	}
+	return 0, false, fmt.Errorf("fts: open %s: %w (max id of %d bytes)", x.dir, ErrCorrupt, len(v))
 }
 
 // hasIndex reports whether dir holds an index, and fails with ErrCorrupt

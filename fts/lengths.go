@@ -121,6 +121,7 @@ func (lr *lengthReader) docLengths(x *Index, id uint64) (*[nFields]uint32, error
 		}
 		lr.r = r
 	}
+	x.lookups.Add(1)
 	doc, err := lr.r.Document(docID(id))
 	if err != nil {
 		return nil, x.wrap("apply", err)

@@ -6,23 +6,37 @@ import "math"
 // acc is scratch space of length dims.
 func (s *Static) embed(sc *scanner, text string, acc []float64) []float32 {
 	clear(acc)
-	dims := s.tab.dims
 	words := 0
 	sc.scan(text, func(id int, tok []byte) {
-		if id >= 0 {
-			w := s.weight(s.probKnown(id)) * float64(s.tab.scales[id])
-			addScaled(acc, s.tab.vecs[id*dims:(id+1)*dims], w)
+		r := tokenRef{id: id}
+		if id < 0 {
+			if s.opts.Unknown == UnknownSkip {
+				return
+			}
+			r.hash = hashBytes(tok)
+		}
+		if s.addToken(acc, r) {
 			words++
-			return
 		}
-		if s.opts.Unknown == UnknownSkip {
-			return
-		}
-		h := hashBytes(tok)
-		addHashed(acc, h, s.weight(s.probUnknown(h))*s.opts.UnknownNorm/math.Sqrt(float64(dims)))
-		words++
 	})
 	return s.finish(acc, words)
+}
+
+// addToken adds the weighted vector of token r to acc and reports
+// whether it counts as a word (an unknown word under UnknownSkip does
+// not); s.mu is held for reading.
+func (s *Static) addToken(acc []float64, r tokenRef) bool {
+	dims := s.tab.dims
+	if r.id >= 0 {
+		w := s.weight(s.probKnown(r.id)) * float64(s.tab.scales[r.id])
+		addScaled(acc, s.tab.vecs[r.id*dims:(r.id+1)*dims], w)
+		return true
+	}
+	if s.opts.Unknown == UnknownSkip {
+		return false
+	}
+	addHashed(acc, r.hash, s.weight(s.probUnknown(r.hash))*s.opts.UnknownNorm/math.Sqrt(float64(dims)))
+	return true
 }
 
 // finish removes the common component and normalises. A text without

@@ -1,0 +1,166 @@
+package static
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hmo-dev/hmo/engine"
+)
+
+// preparedText is a text tokenised against the table (PrepareText): the
+// tokens Embed and Observe would read from it, in order.
+type preparedText struct {
+	s    *Static
+	text string
+	refs []tokenRef
+	ok   bool // tokenised; false when the table did not decode
+}
+
+// PrepareText tokenises text as Embed and Observe do (engine.TextPreparer).
+// It waits for the table.
+func (s *Static) PrepareText(text string) engine.PreparedText {
+	p := &preparedText{s: s, text: text}
+	if s.wait(context.Background()) != nil {
+		return p
+	}
+	sc := s.scratch.Get().(*scanner)
+	defer s.scratch.Put(sc)
+	p.refs = scanRefs(sc, text, nil)
+	p.ok = true
+	return p
+}
+
+// scanRefs appends text's tokens to refs.
+func scanRefs(sc *scanner, text string, refs []tokenRef) []tokenRef {
+	sc.scan(text, func(id int, tok []byte) {
+		if id >= 0 {
+			refs = append(refs, tokenRef{id: id})
+		} else {
+			refs = append(refs, tokenRef{id: -1, hash: hashBytes(tok)})
+		}
+	})
+	return refs
+}
+
+// EmbedPrepared returns what Embed returns for each text made of its
+// prepared parts concatenated (engine.TextPreparer). Parts whose
+// boundary a token could cross (a letter, a digit, a hyphen or an
+// apostrophe on both sides) are tokenised again as one text, so the
+// result is Embed's whatever the parts are.
+func (s *Static) EmbedPrepared(ctx context.Context, texts [][]engine.PreparedText) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	parts := make([]*preparedText, 0, 8)
+	for _, t := range texts {
+		for _, p := range t {
+			if q, ok := p.(*preparedText); !ok || q.s != s {
+				return nil, fmt.Errorf("static: EmbedPrepared: a text this embedder did not prepare (%T)", p)
+			}
+		}
+	}
+	sc := s.scratch.Get().(*scanner)
+	defer s.scratch.Put(sc)
+	acc := make([]float64, s.dims)
+	out := make([][]float32, len(texts))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i, t := range texts {
+		if i%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		parts = parts[:0]
+		for _, p := range t {
+			parts = append(parts, p.(*preparedText))
+		}
+		if !separable(parts) {
+			out[i] = s.embed(sc, joinTexts(parts), acc)
+			continue
+		}
+		clear(acc)
+		words := 0
+		for _, p := range parts {
+			for _, r := range p.refs {
+				if s.addToken(acc, r) {
+					words++
+				}
+			}
+		}
+		out[i] = s.finish(acc, words)
+	}
+	return out, nil
+}
+
+// ObservePrepared is Observe of the prepared texts' texts
+// (engine.TextPreparer).
+func (s *Static) ObservePrepared(texts []engine.PreparedText) {
+	if s.wait(context.Background()) != nil {
+		return
+	}
+	sc := s.scratch.Get().(*scanner)
+	defer s.scratch.Put(sc)
+	var refs []tokenRef
+	flush := func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, r := range refs {
+			s.corpus.add(r, s.limit)
+		}
+		refs = refs[:0]
+	}
+	for _, t := range texts {
+		if p, ok := t.(*preparedText); ok && p.ok && p.s == s {
+			refs = append(refs, p.refs...)
+		} else if p, ok := t.(*preparedText); ok {
+			refs = scanRefs(sc, p.text, refs)
+		}
+		if len(refs) >= observeChunk {
+			flush()
+		}
+	}
+	if len(refs) > 0 {
+		flush()
+	}
+}
+
+// separable reports whether the tokens of parts concatenated are the
+// parts' tokens one after the other: every part was tokenised, and at
+// each boundary one side is an ASCII character that is neither a letter,
+// a digit, a hyphen nor an apostrophe (so no token, nor the joining of
+// one, crosses it, and Unicode normalisation does not reorder across it).
+func separable(parts []*preparedText) bool {
+	prev := "" // the last non-empty part
+	for _, p := range parts {
+		if !p.ok {
+			return false
+		}
+		if p.text == "" {
+			continue
+		}
+		if prev != "" && !separator(prev[len(prev)-1]) && !separator(p.text[0]) {
+			return false
+		}
+		prev = p.text
+	}
+	return true
+}
+
+// separator reports whether the byte c is an ASCII character that ends
+// any token and joins none.
+func separator(c byte) bool {
+	return c < 0x80 && c != '-' && c != '\'' && !isWordRune(rune(c))
+}
+
+func joinTexts(parts []*preparedText) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.text)
+	}
+	return b.String()
+}
