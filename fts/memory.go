@@ -32,19 +32,49 @@ type Memory struct {
 	free      []int     // free places in slots
 	totalLen  [nFields]int
 	watermark uint64
+	terms     uint64 // memTerms made so far: the next one's number
 }
 
 type memDoc struct {
-	slot  int            // the document's place in Memory.slots
-	meta  engine.TextDoc // text fields cleared
-	terms []string       // distinct terms, to remove the doc
-	n     [nFields]int   // field lengths in tokens
+	slot int            // the document's place in Memory.slots
+	meta engine.TextDoc // text fields cleared
+	// refs locate the document's posting of each of its distinct terms,
+	// ordered by the term's number: removing the document, or looking up
+	// its posting of a term (memTerm.post), needs no map.
+	refs []memRef
+	n    [nFields]int // field lengths in tokens
+}
+
+// memRef is where a document's posting of one term is: ps.posts[i].
+type memRef struct {
+	t  *memTerm
+	ps *memPosts
+	i  int
+}
+
+// ref returns the index in d.refs of d's posting of t, or -1.
+func (d *memDoc) ref(t *memTerm) int {
+	lo, hi := 0, len(d.refs)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if d.refs[h].t.num < t.num {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < len(d.refs) && d.refs[lo].t == t {
+		return lo
+	}
+	return -1
 }
 
 // memTerm is a term's postings, in no order, grouped by the documents'
 // scope (a search is most often for one scope), and its document
 // frequency in each field over all scopes.
 type memTerm struct {
+	word   string
+	num    uint64 // the term's number in its index, which orders memDoc.refs
 	scopes map[string]*memPosts
 	n      int // postings in all scopes
 	df     [nFields]int
@@ -53,7 +83,6 @@ type memTerm struct {
 // memPosts are a term's postings in one scope.
 type memPosts struct {
 	posts []memPost
-	at    map[uint64]int // document id -> index in posts
 }
 
 // lists are the postings a search restricted to scope reads ("": all).
@@ -73,15 +102,12 @@ func (t *memTerm) lists(scope string) []*memPosts {
 
 // post returns d's posting of the term, nil when d lacks it.
 func (t *memTerm) post(d *memDoc) *memPost {
-	ps := t.scopes[d.meta.Scope]
-	if ps == nil {
+	r := d.ref(t)
+	if r < 0 {
 		return nil
 	}
-	i, ok := ps.at[d.meta.ID]
-	if !ok {
-		return nil
-	}
-	return &ps.posts[i]
+	ref := &d.refs[r]
+	return &ref.ps.posts[ref.i]
 }
 
 type memPost struct {
@@ -89,13 +115,14 @@ type memPost struct {
 	tf  [nFields]int32
 }
 
-func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
+// add appends d's posting of the term; the caller records where (the
+// memRef it returns) in d.refs.
+func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
 	ps := t.scopes[d.meta.Scope]
 	if ps == nil {
-		ps = &memPosts{at: map[uint64]int{}}
+		ps = &memPosts{}
 		t.scopes[d.meta.Scope] = ps
 	}
-	ps.at[d.meta.ID] = len(ps.posts)
 	ps.posts = append(ps.posts, memPost{doc: d, tf: *tf})
 	t.n++
 	for f := range nFields {
@@ -103,29 +130,26 @@ func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
 			t.df[f]++
 		}
 	}
+	return memRef{t: t, ps: ps, i: len(ps.posts) - 1}
 }
 
-// remove drops d's posting; it reports whether none is left.
-func (t *memTerm) remove(d *memDoc) bool {
-	ps := t.scopes[d.meta.Scope]
-	if ps == nil {
-		return t.n == 0
-	}
-	i, ok := ps.at[d.meta.ID]
-	if !ok {
-		return t.n == 0
-	}
+// remove drops d's posting at ref (the last one of the list takes its
+// place); it reports whether none is left.
+func (t *memTerm) remove(d *memDoc, ref *memRef) bool {
+	ps, i := ref.ps, ref.i
 	for f := range nFields {
 		if ps.posts[i].tf[f] > 0 {
 			t.df[f]--
 		}
 	}
 	last := len(ps.posts) - 1
-	ps.posts[i] = ps.posts[last]
-	ps.at[ps.posts[i].doc.meta.ID] = i
+	if i != last {
+		ps.posts[i] = ps.posts[last]
+		moved := ps.posts[i].doc
+		moved.refs[moved.ref(t)].i = i
+	}
 	ps.posts[last] = memPost{}
 	ps.posts = ps.posts[:last]
-	delete(ps.at, d.meta.ID)
 	if len(ps.posts) == 0 {
 		delete(t.scopes, d.meta.Scope)
 	}
@@ -172,16 +196,17 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	for i, d := range docs {
 		m.remove(d.ID)
 		d.Text, d.Context, d.Role = "", "", ""
-		md := &memDoc{meta: d, terms: make([]string, 0, len(analysed[i].tf)), n: analysed[i].lens}
+		md := &memDoc{meta: d, refs: make([]memRef, 0, len(analysed[i].tf)), n: analysed[i].lens}
 		for t, f := range analysed[i].tf {
 			p := m.postings[t]
 			if p == nil {
-				p = &memTerm{scopes: map[string]*memPosts{}}
+				p = &memTerm{word: t, num: m.terms, scopes: map[string]*memPosts{}}
+				m.terms++
 				m.postings[t] = p
 			}
-			p.add(md, f)
-			md.terms = append(md.terms, t)
+			md.refs = append(md.refs, p.add(md, f))
 		}
+		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.t.num, b.t.num) })
 		if n := len(m.free); n > 0 {
 			md.slot, m.free = m.free[n-1], m.free[:n-1]
 			m.slots[md.slot] = md
@@ -347,9 +372,9 @@ func (m *Memory) remove(id uint64) {
 	if !ok {
 		return
 	}
-	for _, t := range d.terms {
-		if p := m.postings[t]; p != nil && p.remove(d) {
-			delete(m.postings, t)
+	for i := range d.refs {
+		if t := d.refs[i].t; t.remove(d, &d.refs[i]) {
+			delete(m.postings, t.word)
 		}
 	}
 	for f := range nFields {
