@@ -39,12 +39,14 @@ func NewAnalysed(capacity int) *Analysed {
 	return &Analysed{seed: maphash.MakeSeed(), docs: map[uint64]*docAnalysis{}, ring: make([]uint64, 0, capacity)}
 }
 
-// docAnalysis is a document's indexed terms with their frequency in each
-// field, and its field lengths. It is not changed once made.
+// docAnalysis is a document's distinct indexed terms with their
+// frequency in each field (tf[i] is terms[i]'s), and its field lengths.
+// It is not changed once made.
 type docAnalysis struct {
-	sum  uint64 // hash of the text fields
-	tf   map[string]*[nFields]int32
-	lens [nFields]int
+	sum   uint64 // hash of the text fields
+	terms []string
+	tf    [][nFields]int32
+	lens  [nFields]int
 }
 
 // bind ties a to the indexes of analyzer an: an Analysed holds one

@@ -196,15 +196,16 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	for i, d := range docs {
 		m.remove(d.ID)
 		d.Text, d.Context, d.Role = "", "", ""
-		md := &memDoc{meta: d, refs: make([]memRef, 0, len(analysed[i].tf)), n: analysed[i].lens}
-		for t, f := range analysed[i].tf {
+		an := analysed[i]
+		md := &memDoc{meta: d, refs: make([]memRef, 0, len(an.terms)), n: an.lens}
+		for k, t := range an.terms {
 			p := m.postings[t]
 			if p == nil {
 				p = &memTerm{word: t, num: m.terms, scopes: map[string]*memPosts{}}
 				m.terms++
 				m.postings[t] = p
 			}
-			md.refs = append(md.refs, p.add(md, f))
+			md.refs = append(md.refs, p.add(md, &an.tf[k]))
 		}
 		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.t.num, b.t.num) })
 		if n := len(m.free); n > 0 {
@@ -242,19 +243,28 @@ func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
 		miss, at = append(miss, docs[i]), append(at, i)
 	}
 	toks := (&analyzers{text: m.analyzer}).analyseDocs(miss)
+	place := map[string]int{} // term -> its index in an.terms, per document
 	for j, i := range at {
-		an := &docAnalysis{sum: sums[i], tf: map[string]*[nFields]int32{}}
+		an := &docAnalysis{sum: sums[i]}
+		clear(place)
 		for f, ts := range toks[j] {
-			tf, n := termFreqs(ts)
-			an.lens[f] = n
-			for t, c := range tf {
-				a := an.tf[t]
-				if a == nil {
-					a = new([nFields]int32)
-					an.tf[t] = a
+			n := 0
+			for _, t := range ts {
+				if len(t.Term) == 0 {
+					continue
 				}
-				a[f] = c
+				n++
+				k, ok := place[string(t.Term)]
+				if !ok {
+					k = len(an.terms)
+					w := string(t.Term)
+					place[w] = k
+					an.terms = append(an.terms, w)
+					an.tf = append(an.tf, [nFields]int32{})
+				}
+				an.tf[k][f]++
 			}
+			an.lens[f] = n
 		}
 		if m.cache != nil {
 			m.cache.put(docs[i].ID, an)
@@ -262,20 +272,6 @@ func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
 		out[i] = an
 	}
 	return out
-}
-
-// termFreqs counts the terms of an analysed text and its length in
-// tokens.
-func termFreqs(ts analysis.TokenStream) (map[string]int32, int) {
-	tf := map[string]int32{}
-	n := 0
-	for _, t := range ts {
-		if len(t.Term) > 0 {
-			tf[string(t.Term)]++
-			n++
-		}
-	}
-	return tf, n
 }
 
 // probeFactor: once no new document can enter, a word's postings are read
