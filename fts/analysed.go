@@ -40,13 +40,25 @@ func NewAnalysed(capacity int) *Analysed {
 }
 
 // docAnalysis is a document's distinct indexed terms with their
-// frequency in each field (tf[i] is terms[i]'s), and its field lengths.
-// It is not changed once made.
+// frequency in each field, and its field lengths. The terms are one
+// string, the i-th ending at ends[i], and tf[i] is the i-th's: a few
+// objects per document rather than one per term, for the collector (a
+// tier's Analysed holds thousands). It is not changed once made.
 type docAnalysis struct {
 	sum   uint64 // hash of the text fields
-	terms []string
+	terms string
+	ends  []uint32
 	tf    [][nFields]int32
 	lens  [nFields]int
+}
+
+// term returns the i-th term.
+func (an *docAnalysis) term(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = an.ends[i-1]
+	}
+	return an.terms[start:an.ends[i]]
 }
 
 // bind ties a to the indexes of analyzer an: an Analysed holds one

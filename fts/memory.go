@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -45,11 +46,14 @@ type memDoc struct {
 	n    [nFields]int // field lengths in tokens
 }
 
-// memRef is where a document's posting of one term is: ps.posts[i].
+// memRef is where a document's posting of one term is: ps.posts[i],
+// for the term numbered num (ps.t.num: kept here, so that finding a ref
+// reads no other object). One pointer: the tiers' indexes hold many, and
+// the collector visits each.
 type memRef struct {
-	t  *memTerm
-	ps *memPosts
-	i  int
+	ps  *memPosts
+	num uint64
+	i   int
 }
 
 // ref returns the index in d.refs of d's posting of t, or -1.
@@ -57,13 +61,13 @@ func (d *memDoc) ref(t *memTerm) int {
 	lo, hi := 0, len(d.refs)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		if d.refs[h].t.num < t.num {
+		if d.refs[h].num < t.num {
 			lo = h + 1
 		} else {
 			hi = h
 		}
 	}
-	if lo < len(d.refs) && d.refs[lo].t == t {
+	if lo < len(d.refs) && d.refs[lo].num == t.num { // numbers are unique within an index
 		return lo
 	}
 	return -1
@@ -82,6 +86,7 @@ type memTerm struct {
 
 // memPosts are a term's postings in one scope.
 type memPosts struct {
+	t     *memTerm
 	posts []memPost
 }
 
@@ -120,7 +125,7 @@ type memPost struct {
 func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
 	ps := t.scopes[d.meta.Scope]
 	if ps == nil {
-		ps = &memPosts{}
+		ps = &memPosts{t: t}
 		t.scopes[d.meta.Scope] = ps
 	}
 	ps.posts = append(ps.posts, memPost{doc: d, tf: *tf})
@@ -130,7 +135,7 @@ func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
 			t.df[f]++
 		}
 	}
-	return memRef{t: t, ps: ps, i: len(ps.posts) - 1}
+	return memRef{ps: ps, num: t.num, i: len(ps.posts) - 1}
 }
 
 // remove drops d's posting at ref (the last one of the list takes its
@@ -197,17 +202,21 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 		m.remove(d.ID)
 		d.Text, d.Context, d.Role = "", "", ""
 		an := analysed[i]
-		md := &memDoc{meta: d, refs: make([]memRef, 0, len(an.terms)), n: an.lens}
-		for k, t := range an.terms {
+		md := &memDoc{meta: d, refs: make([]memRef, 0, len(an.tf)), n: an.lens}
+		for k := range an.tf {
+			t := an.term(k)
 			p := m.postings[t]
 			if p == nil {
+				// Its own copy: a substring would keep the analysis's
+				// whole string of terms.
+				t = strings.Clone(t)
 				p = &memTerm{word: t, num: m.terms, scopes: map[string]*memPosts{}}
 				m.terms++
 				m.postings[t] = p
 			}
 			md.refs = append(md.refs, p.add(md, &an.tf[k]))
 		}
-		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.t.num, b.t.num) })
+		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.num, b.num) })
 		if n := len(m.free); n > 0 {
 			md.slot, m.free = m.free[n-1], m.free[:n-1]
 			m.slots[md.slot] = md
@@ -243,10 +252,12 @@ func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
 		miss, at = append(miss, docs[i]), append(at, i)
 	}
 	toks := (&analyzers{text: m.analyzer}).analyseDocs(miss)
-	place := map[string]int{} // term -> its index in an.terms, per document
+	place := map[string]int{} // term -> its index in an.tf, per document
+	var terms []byte
 	for j, i := range at {
 		an := &docAnalysis{sum: sums[i]}
 		clear(place)
+		terms = terms[:0]
 		for f, ts := range toks[j] {
 			n := 0
 			for _, t := range ts {
@@ -256,16 +267,17 @@ func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
 				n++
 				k, ok := place[string(t.Term)]
 				if !ok {
-					k = len(an.terms)
-					w := string(t.Term)
-					place[w] = k
-					an.terms = append(an.terms, w)
+					k = len(an.tf)
+					place[string(t.Term)] = k
+					terms = append(terms, t.Term...)
+					an.ends = append(an.ends, uint32(len(terms)))
 					an.tf = append(an.tf, [nFields]int32{})
 				}
 				an.tf[k][f]++
 			}
 			an.lens[f] = n
 		}
+		an.terms = string(terms)
 		if m.cache != nil {
 			m.cache.put(docs[i].ID, an)
 		}
@@ -369,7 +381,7 @@ func (m *Memory) remove(id uint64) {
 		return
 	}
 	for i := range d.refs {
-		if t := d.refs[i].t; t.remove(d, &d.refs[i]) {
+		if t := d.refs[i].ps.t; t.remove(d, &d.refs[i]) {
 			delete(m.postings, t.word)
 		}
 	}
