@@ -484,13 +484,8 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
 	at := slices.Grow(sb.at[:0], len(m.slots))[:len(m.slots)]
 	clear(at)
-	add := func(w float64, post *memPost) float64 {
-		var tff, dl [nFields]float64
-		for fi := range nFields {
-			tff[fi], dl[fi] = float64(post.tf[fi]), float64(post.doc.n[fi])
-		}
-		return m.scoring.termScore(w, &st, &tff, &dl)
-	}
+	sc := newMemScorer(&m.scoring, &st)
+	add := sc.score
 	closed, high := false, 0.0 // closed: no new document can make the top k; high: the best score so far
 	for _, wd := range words {
 		if !closed && floor > 0 && rest < floor {
@@ -609,3 +604,42 @@ func (m *Memory) Watermark() (uint64, error) {
 
 // Close releases nothing; it exists to satisfy engine.TextIndex.
 func (m *Memory) Close() error { return nil }
+
+// memScorer is Scoring.termScore for the postings of one Memory search:
+// the fields' weights and average lengths are taken once per search, not
+// once per posting, and the arithmetic is termScore's, operation for
+// operation, so that the scores are the same to the last bit.
+type memScorer struct {
+	k1, b float64
+	w     [nFields]float64
+	avg   [nFields]float64
+}
+
+func newMemScorer(s *Scoring, st *fieldStats) *memScorer {
+	sc := &memScorer{k1: s.K1, b: s.B, w: s.weights()}
+	for f := range nFields {
+		sc.avg[f] = st.avg(f)
+	}
+	return sc
+}
+
+// score is termScore(idf, st, tf, dl) for post's term frequencies and
+// its document's field lengths.
+func (sc *memScorer) score(idf float64, post *memPost) float64 {
+	var t float64
+	for f := range nFields {
+		tf := float64(post.tf[f])
+		if tf == 0 {
+			continue
+		}
+		norm := 1.0
+		if avg := sc.avg[f]; avg > 0 {
+			norm = 1 - sc.b + sc.b*float64(post.doc.n[f])/avg
+		}
+		t += sc.w[f] * tf / norm
+	}
+	if t == 0 {
+		return 0
+	}
+	return idf * t * (sc.k1 + 1) / (sc.k1 + t)
+}
