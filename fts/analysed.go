@@ -39,12 +39,26 @@ func NewAnalysed(capacity int) *Analysed {
 	return &Analysed{seed: maphash.MakeSeed(), docs: map[uint64]*docAnalysis{}, ring: make([]uint64, 0, capacity)}
 }
 
-// docAnalysis is a document's indexed terms with their frequency in each
-// field, and its field lengths. It is not changed once made.
+// docAnalysis is a document's distinct indexed terms with their
+// frequency in each field, and its field lengths. The terms are one
+// string, the i-th ending at ends[i], and tf[i] is the i-th's: a few
+// objects per document rather than one per term, for the collector (a
+// tier's Analysed holds thousands). It is not changed once made.
 type docAnalysis struct {
-	sum  uint64 // hash of the text fields
-	tf   map[string]*[nFields]int32
-	lens [nFields]int
+	sum   uint64 // hash of the text fields
+	terms string
+	ends  []uint32
+	tf    [][nFields]int32
+	lens  [nFields]int
+}
+
+// term returns the i-th term.
+func (an *docAnalysis) term(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = an.ends[i-1]
+	}
+	return an.terms[start:an.ends[i]]
 }
 
 // bind ties a to the indexes of analyzer an: an Analysed holds one

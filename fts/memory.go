@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/analysis"
@@ -32,19 +33,52 @@ type Memory struct {
 	free      []int     // free places in slots
 	totalLen  [nFields]int
 	watermark uint64
+	terms     uint64 // memTerms made so far: the next one's number
 }
 
 type memDoc struct {
-	slot  int            // the document's place in Memory.slots
-	meta  engine.TextDoc // text fields cleared
-	terms []string       // distinct terms, to remove the doc
-	n     [nFields]int   // field lengths in tokens
+	slot int            // the document's place in Memory.slots
+	meta engine.TextDoc // text fields cleared
+	// refs locate the document's posting of each of its distinct terms,
+	// ordered by the term's number: removing the document, or looking up
+	// its posting of a term (memTerm.post), needs no map.
+	refs []memRef
+	n    [nFields]int // field lengths in tokens
+}
+
+// memRef is where a document's posting of one term is: ps.posts[i],
+// for the term numbered num (ps.t.num: kept here, so that finding a ref
+// reads no other object). One pointer: the tiers' indexes hold many, and
+// the collector visits each.
+type memRef struct {
+	ps  *memPosts
+	num uint64
+	i   int
+}
+
+// ref returns the index in d.refs of d's posting of t, or -1.
+func (d *memDoc) ref(t *memTerm) int {
+	lo, hi := 0, len(d.refs)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if d.refs[h].num < t.num {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < len(d.refs) && d.refs[lo].num == t.num { // numbers are unique within an index
+		return lo
+	}
+	return -1
 }
 
 // memTerm is a term's postings, in no order, grouped by the documents'
 // scope (a search is most often for one scope), and its document
 // frequency in each field over all scopes.
 type memTerm struct {
+	word   string
+	num    uint64 // the term's number in its index, which orders memDoc.refs
 	scopes map[string]*memPosts
 	n      int // postings in all scopes
 	df     [nFields]int
@@ -52,8 +86,8 @@ type memTerm struct {
 
 // memPosts are a term's postings in one scope.
 type memPosts struct {
+	t     *memTerm
 	posts []memPost
-	at    map[uint64]int // document id -> index in posts
 }
 
 // lists are the postings a search restricted to scope reads ("": all).
@@ -73,15 +107,12 @@ func (t *memTerm) lists(scope string) []*memPosts {
 
 // post returns d's posting of the term, nil when d lacks it.
 func (t *memTerm) post(d *memDoc) *memPost {
-	ps := t.scopes[d.meta.Scope]
-	if ps == nil {
+	r := d.ref(t)
+	if r < 0 {
 		return nil
 	}
-	i, ok := ps.at[d.meta.ID]
-	if !ok {
-		return nil
-	}
-	return &ps.posts[i]
+	ref := &d.refs[r]
+	return &ref.ps.posts[ref.i]
 }
 
 type memPost struct {
@@ -89,13 +120,14 @@ type memPost struct {
 	tf  [nFields]int32
 }
 
-func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
+// add appends d's posting of the term; the caller records where (the
+// memRef it returns) in d.refs.
+func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
 	ps := t.scopes[d.meta.Scope]
 	if ps == nil {
-		ps = &memPosts{at: map[uint64]int{}}
+		ps = &memPosts{t: t}
 		t.scopes[d.meta.Scope] = ps
 	}
-	ps.at[d.meta.ID] = len(ps.posts)
 	ps.posts = append(ps.posts, memPost{doc: d, tf: *tf})
 	t.n++
 	for f := range nFields {
@@ -103,29 +135,26 @@ func (t *memTerm) add(d *memDoc, tf *[nFields]int32) {
 			t.df[f]++
 		}
 	}
+	return memRef{ps: ps, num: t.num, i: len(ps.posts) - 1}
 }
 
-// remove drops d's posting; it reports whether none is left.
-func (t *memTerm) remove(d *memDoc) bool {
-	ps := t.scopes[d.meta.Scope]
-	if ps == nil {
-		return t.n == 0
-	}
-	i, ok := ps.at[d.meta.ID]
-	if !ok {
-		return t.n == 0
-	}
+// remove drops d's posting at ref (the last one of the list takes its
+// place); it reports whether none is left.
+func (t *memTerm) remove(d *memDoc, ref *memRef) bool {
+	ps, i := ref.ps, ref.i
 	for f := range nFields {
 		if ps.posts[i].tf[f] > 0 {
 			t.df[f]--
 		}
 	}
 	last := len(ps.posts) - 1
-	ps.posts[i] = ps.posts[last]
-	ps.at[ps.posts[i].doc.meta.ID] = i
+	if i != last {
+		ps.posts[i] = ps.posts[last]
+		moved := ps.posts[i].doc
+		moved.refs[moved.ref(t)].i = i
+	}
 	ps.posts[last] = memPost{}
 	ps.posts = ps.posts[:last]
-	delete(ps.at, d.meta.ID)
 	if len(ps.posts) == 0 {
 		delete(t.scopes, d.meta.Scope)
 	}
@@ -172,16 +201,22 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	for i, d := range docs {
 		m.remove(d.ID)
 		d.Text, d.Context, d.Role = "", "", ""
-		md := &memDoc{meta: d, terms: make([]string, 0, len(analysed[i].tf)), n: analysed[i].lens}
-		for t, f := range analysed[i].tf {
+		an := analysed[i]
+		md := &memDoc{meta: d, refs: make([]memRef, 0, len(an.tf)), n: an.lens}
+		for k := range an.tf {
+			t := an.term(k)
 			p := m.postings[t]
 			if p == nil {
-				p = &memTerm{scopes: map[string]*memPosts{}}
+				// Its own copy: a substring would keep the analysis's
+				// whole string of terms.
+				t = strings.Clone(t)
+				p = &memTerm{word: t, num: m.terms, scopes: map[string]*memPosts{}}
+				m.terms++
 				m.postings[t] = p
 			}
-			p.add(md, f)
-			md.terms = append(md.terms, t)
+			md.refs = append(md.refs, p.add(md, &an.tf[k]))
 		}
+		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.num, b.num) })
 		if n := len(m.free); n > 0 {
 			md.slot, m.free = m.free[n-1], m.free[:n-1]
 			m.slots[md.slot] = md
@@ -217,40 +252,38 @@ func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
 		miss, at = append(miss, docs[i]), append(at, i)
 	}
 	toks := (&analyzers{text: m.analyzer}).analyseDocs(miss)
+	place := map[string]int{} // term -> its index in an.tf, per document
+	var terms []byte
 	for j, i := range at {
-		an := &docAnalysis{sum: sums[i], tf: map[string]*[nFields]int32{}}
+		an := &docAnalysis{sum: sums[i]}
+		clear(place)
+		terms = terms[:0]
 		for f, ts := range toks[j] {
-			tf, n := termFreqs(ts)
-			an.lens[f] = n
-			for t, c := range tf {
-				a := an.tf[t]
-				if a == nil {
-					a = new([nFields]int32)
-					an.tf[t] = a
+			n := 0
+			for _, t := range ts {
+				if len(t.Term) == 0 {
+					continue
 				}
-				a[f] = c
+				n++
+				k, ok := place[string(t.Term)]
+				if !ok {
+					k = len(an.tf)
+					place[string(t.Term)] = k
+					terms = append(terms, t.Term...)
+					an.ends = append(an.ends, uint32(len(terms)))
+					an.tf = append(an.tf, [nFields]int32{})
+				}
+				an.tf[k][f]++
 			}
+			an.lens[f] = n
 		}
+		an.terms = string(terms)
 		if m.cache != nil {
 			m.cache.put(docs[i].ID, an)
 		}
 		out[i] = an
 	}
 	return out
-}
-
-// termFreqs counts the terms of an analysed text and its length in
-// tokens.
-func termFreqs(ts analysis.TokenStream) (map[string]int32, int) {
-	tf := map[string]int32{}
-	n := 0
-	for _, t := range ts {
-		if len(t.Term) > 0 {
-			tf[string(t.Term)]++
-			n++
-		}
-	}
-	return tf, n
 }
 
 // probeFactor: once no new document can enter, a word's postings are read
@@ -347,9 +380,9 @@ func (m *Memory) remove(id uint64) {
 	if !ok {
 		return
 	}
-	for _, t := range d.terms {
-		if p := m.postings[t]; p != nil && p.remove(d) {
-			delete(m.postings, t)
+	for i := range d.refs {
+		if t := d.refs[i].ps.t; t.remove(d, &d.refs[i]) {
+			delete(m.postings, t.word)
 		}
 	}
 	for f := range nFields {
@@ -451,13 +484,8 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
 	at := slices.Grow(sb.at[:0], len(m.slots))[:len(m.slots)]
 	clear(at)
-	add := func(w float64, post *memPost) float64 {
-		var tff, dl [nFields]float64
-		for fi := range nFields {
-			tff[fi], dl[fi] = float64(post.tf[fi]), float64(post.doc.n[fi])
-		}
-		return m.scoring.termScore(w, &st, &tff, &dl)
-	}
+	sc := newMemScorer(&m.scoring, &st)
+	add := sc.score
 	closed, high := false, 0.0 // closed: no new document can make the top k; high: the best score so far
 	for _, wd := range words {
 		if !closed && floor > 0 && rest < floor {
@@ -576,3 +604,42 @@ func (m *Memory) Watermark() (uint64, error) {
 
 // Close releases nothing; it exists to satisfy engine.TextIndex.
 func (m *Memory) Close() error { return nil }
+
+// memScorer is Scoring.termScore for the postings of one Memory search:
+// the fields' weights and average lengths are taken once per search, not
+// once per posting, and the arithmetic is termScore's, operation for
+// operation, so that the scores are the same to the last bit.
+type memScorer struct {
+	k1, b float64
+	w     [nFields]float64
+	avg   [nFields]float64
+}
+
+func newMemScorer(s *Scoring, st *fieldStats) *memScorer {
+	sc := &memScorer{k1: s.K1, b: s.B, w: s.weights()}
+	for f := range nFields {
+		sc.avg[f] = st.avg(f)
+	}
+	return sc
+}
+
+// score is termScore(idf, st, tf, dl) for post's term frequencies and
+// its document's field lengths.
+func (sc *memScorer) score(idf float64, post *memPost) float64 {
+	var t float64
+	for f := range nFields {
+		tf := float64(post.tf[f])
+		if tf == 0 {
+			continue
+		}
+		norm := 1.0
+		if avg := sc.avg[f]; avg > 0 {
+			norm = 1 - sc.b + sc.b*float64(post.doc.n[f])/avg
+		}
+		t += sc.w[f] * tf / norm
+	}
+	if t == 0 {
+		return 0
+	}
+	return idf * t * (sc.k1 + 1) / (sc.k1 + t)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -279,5 +280,88 @@ func TestMemorySearchAllocationsIndependentOfMatches(t *testing.T) {
 	rare, common := allocs("rare zeppelin"), allocs("common garden")
 	if common > rare+2 {
 		t.Errorf("allocations per search: %v for words in every document, %v for words in one", common, rare)
+	}
+}
+
+// A Memory that has seen many changes (documents added in batches,
+// replaced, deleted, across scopes, as the tiers move records in and
+// out) answers every search and HoldsAll as one built afresh from the
+// documents it holds: each document's postings are found and removed
+// from wherever earlier removals moved them.
+func TestMemoryChurnMatchesFresh(t *testing.T) {
+	docs, queries := memoryDocs(1500)
+	scopes := []string{"a", "b", "c"}
+	churned, err := fts.NewMemoryWith(&fts.Options{Analysed: fts.NewAnalysed(500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[uint64]engine.TextDoc{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for step := range 400 {
+		var add []engine.TextDoc
+		var del []uint64
+		for range 1 + r.IntN(12) {
+			d := docs[r.IntN(len(docs))]
+			d.Scope = scopes[r.IntN(len(scopes))]
+			if r.IntN(4) == 0 { // a new text for a held id
+				d.Text = docs[r.IntN(len(docs))].Text
+			}
+			add = append(add, d)
+		}
+		for id := range held {
+			if len(del) > r.IntN(10) {
+				break
+			}
+			del = append(del, id)
+		}
+		if err := churned.Apply(add, del, uint64(step)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range del {
+			delete(held, id)
+		}
+		for _, d := range add {
+			held[d.ID] = d
+		}
+	}
+	fresh, err := fts.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	survivors := make([]engine.TextDoc, 0, len(held))
+	for _, d := range held {
+		survivors = append(survivors, d)
+	}
+	if err := fresh.Apply(survivors, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if churned.Len() != fresh.Len() {
+		t.Fatalf("%d documents, want %d", churned.Len(), fresh.Len())
+	}
+	ctx := context.Background()
+	for _, f := range []engine.TextFilter{{}, {Scope: "b"}} {
+		for _, q := range queries {
+			for _, k := range []int{1, 10, 1000} {
+				got, err := churned.Search(ctx, q, k, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := fresh.Search(ctx, q, k, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%q %+v k=%d:\n got %v\nwant %v", q, f, k, got, want)
+				}
+			}
+			keep := func(id uint64) bool { return id%2 == 0 }
+			for _, words := range []string{q, q[:len(q)/2]} {
+				g, err1 := churned.HoldsAll(ctx, words, keep)
+				w, err2 := fresh.HoldsAll(ctx, words, keep)
+				if err1 != nil || err2 != nil || g != w {
+					t.Fatalf("HoldsAll(%q) = %v, %v; want %v, %v", words, g, err1, w, err2)
+				}
+			}
+		}
 	}
 }
