@@ -19,18 +19,7 @@ import (
 // pages every read transaction touches (the meta pages, the bucket
 // list).
 func TestRecallMapsNoRecordPages(t *testing.T) {
-	dir := buildStore(t, 3000)
-	o := testOptions(&fakeClock{t: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
-	o.Mode = engine.ModeFlat
-	e, err := engine.Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	path, err := filepath.Abs(filepath.Join(dir, engine.DBFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, path := openFlatBuilt(t, 3000)
 	// Open reads the store through bbolt: start from nothing mapped.
 	if err := e.ReleaseMemory(); err != nil {
 		t.Fatal(err)

@@ -40,18 +40,7 @@ func mappedKB(t *testing.T, path string) int {
 // that a query mapped leave the process's resident set, and the next
 // query answers the same.
 func TestReleaseMemory(t *testing.T) {
-	dir := buildStore(t, 3000)
-	o := testOptions(&fakeClock{t: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
-	o.Mode = engine.ModeFlat // searches the archive's vector file
-	e, err := engine.Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	path, err := filepath.Abs(filepath.Join(dir, engine.DBFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, path := openFlatBuilt(t, 3000)
 	matrix := filepath.Join(filepath.Dir(path), engine.VectorDir, "matrix")
 	q := engine.Query{Text: "tide station 42 heights", K: 10}
 	before, err := e.Recall(context.Background(), q)
@@ -90,4 +79,24 @@ func TestReleaseMemory(t *testing.T) {
 	if err := e.ReleaseMemory(); err == nil {
 		t.Fatal("ReleaseMemory on a closed engine succeeded")
 	}
+}
+
+// openFlatBuilt opens, in flat mode (it searches the archive's vector file), a
+// store of n records made by buildStore, closed when the test ends, and
+// returns it with the absolute path of its store file.
+func openFlatBuilt(t *testing.T, n int) (*engine.Engine, string) {
+	t.Helper()
+	dir := buildStore(t, n)
+	o := testOptions(&fakeClock{t: time.Date(2024, 5, 2, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat
+	e, err := engine.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	path, err := filepath.Abs(filepath.Join(dir, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, path
 }

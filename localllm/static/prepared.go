@@ -100,33 +100,17 @@ func (s *Static) EmbedPrepared(ctx context.Context, texts [][]engine.PreparedTex
 // ObservePrepared is Observe of the prepared texts' texts
 // (engine.TextPreparer).
 func (s *Static) ObservePrepared(texts []engine.PreparedText) {
-	if s.wait(context.Background()) != nil {
-		return
-	}
-	sc := s.scratch.Get().(*scanner)
-	defer s.scratch.Put(sc)
-	var refs []tokenRef
-	flush := func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		for _, r := range refs {
-			s.corpus.add(r, s.limit)
+	s.updateRefs(len(texts), func(sc *scanner, i int, refs []tokenRef) []tokenRef {
+		p, ok := texts[i].(*preparedText)
+		switch {
+		case !ok:
+			return refs
+		case p.ok && p.s == s:
+			return append(refs, p.refs...)
+		default:
+			return scanRefs(sc, p.text, refs)
 		}
-		refs = refs[:0]
-	}
-	for _, t := range texts {
-		if p, ok := t.(*preparedText); ok && p.ok && p.s == s {
-			refs = append(refs, p.refs...)
-		} else if p, ok := t.(*preparedText); ok {
-			refs = scanRefs(sc, p.text, refs)
-		}
-		if len(refs) >= observeChunk {
-			flush()
-		}
-	}
-	if len(refs) > 0 {
-		flush()
-	}
+	}, func(c *corpus, r tokenRef) { c.add(r, s.limit) })
 }
 
 // separable reports whether the tokens of parts concatenated are the

@@ -46,6 +46,15 @@ func (s *Static) Forget(texts []string) {
 
 // update tokenises texts and applies fn to every token.
 func (s *Static) update(texts []string, fn func(*corpus, tokenRef)) {
+	s.updateRefs(len(texts), func(sc *scanner, i int, refs []tokenRef) []tokenRef {
+		return scanRefs(sc, texts[i], refs)
+	}, fn)
+}
+
+// updateRefs applies fn to the tokens of n texts, which refsOf appends
+// for the i-th, holding the lock for observeChunk tokens at a time. Like
+// Observe, it waits for the table.
+func (s *Static) updateRefs(n int, refsOf func(sc *scanner, i int, refs []tokenRef) []tokenRef, fn func(*corpus, tokenRef)) {
 	if s.wait(context.Background()) != nil {
 		return
 	}
@@ -60,14 +69,8 @@ func (s *Static) update(texts []string, fn func(*corpus, tokenRef)) {
 		}
 		refs = refs[:0]
 	}
-	for _, t := range texts {
-		sc.scan(t, func(id int, tok []byte) {
-			if id >= 0 {
-				refs = append(refs, tokenRef{id: id})
-			} else {
-				refs = append(refs, tokenRef{id: -1, hash: hashBytes(tok)})
-			}
-		})
+	for i := range n {
+		refs = refsOf(sc, i, refs)
 		if len(refs) >= observeChunk {
 			flush()
 		}
