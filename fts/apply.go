@@ -91,8 +91,9 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 	binary.BigEndian.PutUint64(wm[:], watermark)
 	b.SetInternal(keyWatermark, wm[:])
 	if x.maxKnown {
-		var v [8]byte
+		var v [16]byte
 		binary.BigEndian.PutUint64(v[:], maxID)
+		binary.BigEndian.PutUint64(v[8:], watermark)
 		b.SetInternal(keyMaxID, v[:])
 	}
 	b.SetPersistedCallback(x.persisted(watermark))

@@ -25,11 +25,13 @@ var (
 	keyWatermark = []byte("hmo_watermark") // big-endian uint64
 	keySchema    = []byte("hmo_schema")    // schemaValue of the settings
 	// keyMaxID bounds the ids of the documents the index holds: a
-	// big-endian uint64 no indexed id exceeds, written with every Apply
-	// (and 0 when the index is created). Apply looks up the stored
+	// big-endian uint64 no indexed id exceeds, then the watermark it was
+	// written with (another big-endian uint64), written with every Apply
+	// (zeros when the index is created). Apply looks up the stored
 	// lengths of a document it adds only when its id is not above it.
-	// Indexes written before it was kept have none: Apply looks every
-	// document up in them.
+	// Indexes written before it was kept have none, and a bound whose
+	// watermark is not the index's was left behind by a build that did
+	// not keep it: Apply looks every document up in them.
 	keyMaxID = []byte("hmo_maxid")
 )
 
@@ -123,22 +125,26 @@ func Open(dir string, opts *Options) (x *Index, err error) {
 	}
 	x.applied.Store(wm)
 	x.durable.Store(wm)
-	if x.maxID, x.maxKnown, err = x.storedMaxID(); err != nil {
+	if x.maxID, x.maxKnown, err = x.storedMaxID(wm); err != nil {
 		return nil, err
 	}
 	return x, nil
 }
 
-// storedMaxID reads keyMaxID: false when the index has none.
-func (x *Index) storedMaxID() (uint64, bool, error) {
+// storedMaxID reads keyMaxID: false when the index has none, or one
+// written at another watermark than wm, the index's.
+func (x *Index) storedMaxID(wm uint64) (uint64, bool, error) {
 	v, err := x.getInternal(keyMaxID)
 	if err != nil {
 		return 0, false, x.wrap("open", err)
 	}
 	switch len(v) {
-	case 0:
+	case 0, 8: // none, or the first layout, which had no watermark
 		return 0, false, nil
-	case 8:
+	case 16:
+		if binary.BigEndian.Uint64(v[8:]) != wm {
+			return 0, false, nil
+		}
 		return binary.BigEndian.Uint64(v), true, nil
 	}
 	return 0, false, fmt.Errorf("fts: open %s: %w (max id of %d bytes)", x.dir, ErrCorrupt, len(v))

@@ -1,10 +1,12 @@
 package fts
 
 import (
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"testing"
 
+	index "github.com/blevesearch/bleve_index_api"
 	"github.com/hmo-dev/hmo/engine"
 )
 
@@ -61,9 +63,27 @@ func TestApplyLooksUpOnlyIndexedIDs(t *testing.T) {
 	if x, err = Open(dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer x.Close()
 	apply(x, "after reopening, a new document", docs(63, 63, "e"), nil, 0)
 	apply(x, "after reopening, a replaced one", docs(30, 30, "f"), nil, 1)
+
+	// A build that does not keep the bound applies a batch (here only
+	// its watermark): the bound left behind is not trusted after that.
+	b := index.NewBatch()
+	var raw [8]byte
+	binary.BigEndian.PutUint64(raw[:], wm+1)
+	b.SetInternal(keyWatermark, raw[:])
+	if err := x.s.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if x, err = Open(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	wm++
+	apply(x, "after another build's batch, a new document", docs(64, 64, "g"), nil, 1)
 
 	// The final documents, given at once to a new index.
 	final := map[uint64]engine.TextDoc{}
@@ -75,7 +95,7 @@ func TestApplyLooksUpOnlyIndexedIDs(t *testing.T) {
 			delete(final, id)
 		}
 	}
-	final[63], final[30] = doc(63, "e"), doc(30, "f")
+	final[63], final[30], final[64] = doc(63, "e"), doc(30, "f"), doc(64, "g")
 	var all []engine.TextDoc
 	for _, d := range final {
 		all = append(all, d)

@@ -132,7 +132,7 @@ func createIndex(dir string, o Options, q *index.AnalysisQueue) (*scorch.Scorch,
 	b := index.NewBatch()
 	b.SetInternal(mappingKey, mj)
 	b.SetInternal(keySchema, []byte(schemaValue(o)))
-	b.SetInternal(keyMaxID, make([]byte, 8)) // no document yet
+	b.SetInternal(keyMaxID, make([]byte, 16)) // no document yet, watermark 0
 	if err := s.Batch(b); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
