@@ -39,6 +39,16 @@ const (
 // damaged file. The reader falls back to bbolt's read.
 var errPageFormat = errors.New("hmo: store page")
 
+// errLongRun is a page whose overflow pages make a run longer than
+// maxPreadRun: bbolt reads that key (the run is not read into the heap,
+// whatever a damaged header claims).
+var errLongRun = errors.New("hmo: store page run too long to pread")
+
+// maxPreadRun bounds the bytes of one page run (a page and its overflow
+// pages) the reader reads, in bytes: 16 MiB, far above any record (64
+// KiB of text by default). A variable for tests.
+var maxPreadRun int64 = 16 << 20
+
 // branchCache keeps the branch pages read by pread, for one transaction
 // generation: every page in it was read while a read transaction of
 // txid was open, so it is what every transaction of that txid reads. A
@@ -162,7 +172,7 @@ func (p *preadBucket) Get(key []byte) []byte {
 		if err == nil {
 			return v
 		}
-		p.failed = true
+		p.failed = !errors.Is(err, errLongRun)
 	}
 	return p.b.Get(key)
 }
@@ -176,7 +186,7 @@ func (p *preadBucket) Seek(key []byte) (k, v []byte) {
 		if err == nil {
 			return k, v
 		}
-		p.failed = true
+		p.failed = !errors.Is(err, errLongRun)
 	}
 	return p.b.Cursor().Seek(key)
 }
@@ -314,6 +324,9 @@ func (r *pageReader) page(id uint64) ([]byte, error) {
 			return nil, fmt.Errorf("%w %d: %d overflow pages past the high-water mark", errPageFormat, id, over)
 		}
 		n := int64(over+1) * r.ps
+		if n > maxPreadRun {
+			return nil, fmt.Errorf("%w: page %d and %d overflow pages", errLongRun, id, over)
+		}
 		if int64(cap(r.buf)) < n {
 			r.buf = append(r.buf[:r.ps], make([]byte, n-r.ps)...)
 		}

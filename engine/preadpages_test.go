@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -211,6 +212,40 @@ func TestPreadMatchesBolt(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestPreadLongRun: a value whose page run is longer than maxPreadRun is
+// read by bbolt, key by key, and the bucket goes on reading by pread.
+func TestPreadLongRun(t *testing.T) {
+	s := newPreadStore(t, 11, 1024)
+	s.write(t, 600)
+	defer func(n int64) { maxPreadRun = n }(maxPreadRun)
+	maxPreadRun = 2 * 1024 // values of more than one overflow page
+	if err := compare(s.db, []byte("b"), s.probes(1500), true); err != nil {
+		t.Fatal(err)
+	}
+	long, short := 0, 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := s.db.preadBucket(tx, []byte("b")).(*preadBucket)
+		return tx.Bucket([]byte("b")).ForEach(func(k, v []byte) error {
+			_, err := b.r.get(b.root, k)
+			switch {
+			case errors.Is(err, errLongRun):
+				long++
+			case err == nil:
+				short++
+			default:
+				return err
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long == 0 || short == 0 {
+		t.Fatalf("%d values past the bound, %d within it: the store does not test the bound", long, short)
 	}
 }
 
