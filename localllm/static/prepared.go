@@ -49,13 +49,6 @@ func scanRefs(sc *scanner, text string, refs []tokenRef) []tokenRef {
 // apostrophe on both sides) are tokenised again as one text, so the
 // result is Embed's whatever the parts are.
 func (s *Static) EmbedPrepared(ctx context.Context, texts [][]engine.PreparedText) ([][]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := s.wait(ctx); err != nil {
-		return nil, err
-	}
-	parts := make([]*preparedText, 0, 8)
 	for _, t := range texts {
 		for _, p := range t {
 			if q, ok := p.(*preparedText); !ok || q.s != s {
@@ -63,25 +56,14 @@ func (s *Static) EmbedPrepared(ctx context.Context, texts [][]engine.PreparedTex
 			}
 		}
 	}
-	sc := s.scratch.Get().(*scanner)
-	defer s.scratch.Put(sc)
-	acc := make([]float64, s.dims)
-	out := make([][]float32, len(texts))
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for i, t := range texts {
-		if i%64 == 63 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
+	parts := make([]*preparedText, 0, 8)
+	return s.embedEach(ctx, len(texts), func(sc *scanner, acc []float64, i int) []float32 {
 		parts = parts[:0]
-		for _, p := range t {
+		for _, p := range texts[i] {
 			parts = append(parts, p.(*preparedText))
 		}
 		if !separable(parts) {
-			out[i] = s.embed(sc, joinTexts(parts), acc)
-			continue
+			return s.embed(sc, joinTexts(parts), acc)
 		}
 		clear(acc)
 		words := 0
@@ -92,9 +74,8 @@ func (s *Static) EmbedPrepared(ctx context.Context, texts [][]engine.PreparedTex
 				}
 			}
 		}
-		out[i] = s.finish(acc, words)
-	}
-	return out, nil
+		return s.finish(acc, words)
+	})
 }
 
 // ObservePrepared is Observe of the prepared texts' texts

@@ -264,6 +264,15 @@ func (s *Static) Dims() int { return s.dims }
 // It waits for the table; a table that did not decode is an error
 // wrapping ErrTable.
 func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return s.embedEach(ctx, len(texts), func(sc *scanner, acc []float64, i int) []float32 {
+		return s.embed(sc, texts[i], acc)
+	})
+}
+
+// embedEach returns one vector for each of n texts, the i-th made by
+// vec with a scanner and a scratch accumulator of the embedder's: once
+// the table is loaded, under the read lock, ctx checked every 64 texts.
+func (s *Static) embedEach(ctx context.Context, n int, vec func(sc *scanner, acc []float64, i int) []float32) ([][]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -273,16 +282,16 @@ func (s *Static) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	sc := s.scratch.Get().(*scanner)
 	defer s.scratch.Put(sc)
 	acc := make([]float64, s.dims)
-	out := make([][]float32, len(texts))
+	out := make([][]float32, n)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for i, text := range texts {
+	for i := range n {
 		if i%64 == 63 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		out[i] = s.embed(sc, text, acc)
+		out[i] = vec(sc, acc, i)
 	}
 	return out, nil
 }
