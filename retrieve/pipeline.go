@@ -320,6 +320,32 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 	return cands, nil
 }
 
+// vectorCandidates returns up to c vector candidates of q. The runs of a
+// decomposed question share the whole question's vector, and the first
+// run's answer (q.vec) serves the others.
+func (p *Pipeline) vectorCandidates(ctx context.Context, q *Query, src Source, c int) ([]Hit, error) {
+	if q.vec != nil && q.vec.done {
+		return slices.Clone(q.vec.hits), nil // prefetched by the first run
+	}
+	vec, err := src.Vector(ctx, q, c)
+	if err != nil {
+		return nil, err
+	}
+	if q.vec != nil {
+		q.vec.done, q.vec.hits = true, slices.Clone(vec)
+	}
+	// Every vector candidate is a candidate of the priors: read their
+	// metadata while the lexical search runs.
+	if pf, ok := src.(Prefetcher); ok && len(vec) > 0 && p.o.Stages&priorStages != 0 {
+		ids := make([]uint64, len(vec))
+		for i, h := range vec {
+			ids[i] = h.ID
+		}
+		pf.Prefetch(ids)
+	}
+	return vec, nil
+}
+
 // candidates runs the enabled generators, the lexical one alongside the
 // vector one.
 func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
@@ -333,23 +359,8 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 			text, textErr = src.Text(ctx, q, c)
 		}()
 	}
-	if p.o.Stages.Has(StageVector) && q.Vector != nil && q.vec != nil && q.vec.done {
-		// Another part of the question searched for them (runParts).
-		vec = slices.Clone(q.vec.hits)
-	} else if p.o.Stages.Has(StageVector) && q.Vector != nil {
-		vec, vecErr = src.Vector(ctx, q, c)
-		if q.vec != nil && vecErr == nil {
-			q.vec.done, q.vec.hits = true, slices.Clone(vec)
-		}
-		// Every vector candidate is a candidate of the priors: read
-		// their metadata while the lexical search runs.
-		if pf, ok := src.(Prefetcher); ok && vecErr == nil && len(vec) > 0 && p.o.Stages&priorStages != 0 {
-			ids := make([]uint64, len(vec))
-			for i, h := range vec {
-				ids[i] = h.ID
-			}
-			pf.Prefetch(ids)
-		}
+	if p.o.Stages.Has(StageVector) && q.Vector != nil {
+		vec, vecErr = p.vectorCandidates(ctx, q, src, c)
 	}
 	wg.Wait()
 	if err := errors.Join(textErr, vecErr); err != nil {
