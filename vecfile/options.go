@@ -100,11 +100,13 @@ const (
 	// int8 scan is as fast (BENCHMARKS.md, "A 4-bit first pass").
 	DefaultQuickAbove = 200_000
 	// DefaultQuick is the rows per int8 candidate the 4-bit pass hands
-	// to the int8 ranking: on the static embedder's vectors the int8
-	// scan's best 200 were all among the 4-bit pass's best 1000 at 100K
-	// and 1M rows (0.9997 of them among the best 700 at 1M; BENCHMARKS.md).
-	// Each costs a pread of its 112-byte int8 row, under a microsecond.
-	DefaultQuick = 5
+	// to the int8 ranking: on the static embedder's vectors of 1M
+	// records the int8 scan's best 200 (the engine's candidates for k
+	// 100) were 0.9988 among the 4-bit pass's best 600, 0.9998 among
+	// its best 1000; their best 100 all among its best 600
+	// (BENCHMARKS.md). Each row ranked costs a pread of its 112-byte
+	// int8 row, about a microsecond; QuickMargin stops before the last.
+	DefaultQuick = 4
 )
 
 // Options configure an Index. Dims is required, so a nil *Options is

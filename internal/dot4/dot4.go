@@ -8,6 +8,11 @@
 // the same way (Split): its even components, then its odd ones.
 package dot4
 
+import (
+	"encoding/binary"
+	"math"
+)
+
 // Chunk is the bytes of a row the kernel reads at a time: a row's codes
 // are read in whole chunks, so the query is padded with zeros up to a
 // multiple of it (the bytes past the codes then count for nothing).
@@ -55,6 +60,38 @@ func Dots(q []int8, rows []byte, stride int, out []int32) int {
 			s += int32(c&15)*int32(even[j]) + int32(c>>4)*int32(odd[j])
 		}
 		out[i] = s
+	}
+	return n
+}
+
+// DotsScaled sets out[i] to lo_i*qsum + step_i*d_i in float32 (each
+// product rounded to float32, then the sum), d_i the dot product Dots
+// computes for row i and lo_i, step_i the little-endian float32s at bytes
+// fieldOff and fieldOff+4 of row i: a row's estimate of its dot product
+// with the query when its components are lo + code*step. It computes the
+// rows that fit in rows and out (each needs its codes and fieldOff+8
+// bytes) and returns their count; it never panics.
+func DotsScaled(q []int8, rows []byte, stride, fieldOff int, qsum float32, out []float32) int {
+	b := len(q) / 2
+	need := max(b, fieldOff+8)
+	if b == 0 || len(q) != 2*b || b%Chunk != 0 || fieldOff < 0 || stride < need || len(rows) < need {
+		return 0
+	}
+	n := min(len(out), (len(rows)-need)/stride+1)
+	if n == 0 {
+		return 0
+	}
+	if useAVX2 {
+		dotsScaledAVX2(&q[0], b/Chunk, &rows[0], stride, fieldOff, qsum, &out[0], n)
+		return n
+	}
+	d := make([]int32, n)
+	Dots(q, rows, stride, d)
+	for i, s := range d {
+		r := rows[i*stride+fieldOff : i*stride+fieldOff+8]
+		lo := math.Float32frombits(binary.LittleEndian.Uint32(r))
+		step := math.Float32frombits(binary.LittleEndian.Uint32(r[4:]))
+		out[i] = float32(lo*qsum) + float32(step*float32(s))
 	}
 	return n
 }

@@ -11,3 +11,10 @@ var useAVX2 = cpu.X86.HasAVX2
 //
 //go:noescape
 func dotsAVX2(q *int8, chunks int, rows *byte, stride int, out *int32, n int)
+
+// dotsScaledAVX2 is dotsAVX2 with each sum d turned into lo*qsum +
+// step*d, lo and step the float32s at bytes fieldOff and fieldOff+4 of
+// its row.
+//
+//go:noescape
+func dotsScaledAVX2(q *int8, chunks int, rows *byte, stride, fieldOff int, qsum float32, out *float32, n int)

@@ -1,6 +1,8 @@
 package dot4
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -146,4 +148,74 @@ func BenchmarkDots(b *testing.B) {
 			Dots(sq, rows[r*stride:], stride, out)
 		}
 	}
+}
+
+// TestDotsScaledMatchesReference checks DotsScaled bit for bit against
+// lo*qsum + step*dot computed in Go from the reference dot product, on
+// both kernels, with row counts that do and do not fill groups of four.
+func TestDotsScaledMatchesReference(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, tc := range []struct{ dims, n int }{{1, 1}, {16, 3}, {100, 4}, {100, 37}, {130, 9}, {600, 6}} {
+			bytes := ((tc.dims+1)/2 + Chunk - 1) / Chunk * Chunk
+			fieldOff := ((tc.dims+1)/2 + 3) &^ 3
+			stride := (max(bytes, fieldOff+12) + 15) &^ 15
+			q := make([]int8, tc.dims)
+			var qsum int32
+			for j := range q {
+				q[j] = int8(rng.IntN(255) - 127)
+				qsum += int32(q[j])
+			}
+			rows := make([]byte, tc.n*stride)
+			for i := range rows {
+				rows[i] = byte(rng.IntN(256))
+			}
+			for i := range tc.n {
+				binary.LittleEndian.PutUint32(rows[i*stride+fieldOff:], math.Float32bits(float32(rng.NormFloat64())))
+				binary.LittleEndian.PutUint32(rows[i*stride+fieldOff+4:], math.Float32bits(float32(rng.Float64()/15)))
+			}
+			sq := Split(q, bytes)
+			out := make([]float32, tc.n)
+			if got := DotsScaled(sq, rows, stride, fieldOff, float32(qsum), out); got != tc.n {
+				t.Fatalf("dims %d: %d rows, want %d", tc.dims, got, tc.n)
+			}
+			// The kernel reads the fields too (they sit in its last
+			// chunk at some dims): zero them for the reference dot.
+			plain := slices.Clone(rows)
+			for i := range tc.n {
+				clear(plain[i*stride+(tc.dims+1)/2 : (i+1)*stride])
+			}
+			d := ref(q, plain, stride, tc.n)
+			for i := range tc.n {
+				lo := math.Float32frombits(binary.LittleEndian.Uint32(rows[i*stride+fieldOff:]))
+				step := math.Float32frombits(binary.LittleEndian.Uint32(rows[i*stride+fieldOff+4:]))
+				want := float32(lo*float32(qsum)) + float32(step*float32(d[i]))
+				if math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Fatalf("dims %d row %d: %v, want %v", tc.dims, i, out[i], want)
+				}
+			}
+		}
+	})
+}
+
+func TestDotsScaledBounds(t *testing.T) {
+	paths(t, func(t *testing.T) {
+		q := Split(make([]int8, 100), 64)
+		out := make([]float32, 10)
+		for _, tc := range []struct {
+			name             string
+			rows             []byte
+			stride, fieldOff int
+			want             int
+		}{
+			{"fields past the stride", make([]byte, 640), 64, 60, 0},
+			{"negative field offset", make([]byte, 640), 64, -4, 0},
+			{"rows for 2 rows and a part", make([]byte, 2*64+63), 64, 52, 2},
+			{"more rows than out", make([]byte, 64*20), 64, 52, 10},
+		} {
+			if got := DotsScaled(q, tc.rows, tc.stride, tc.fieldOff, 1, out); got != tc.want {
+				t.Errorf("%s: %d rows, want %d", tc.name, got, tc.want)
+			}
+		}
+	})
 }
