@@ -96,9 +96,13 @@ const (
 	// candidate costs one pread of its float32 row, about a microsecond.
 	DefaultRescore = 2
 	// DefaultQuickAbove is the rows a search of an Int8Rescore index
-	// must scan to take the 4-bit pass first (quick.go): below it the
-	// int8 scan is as fast (BENCHMARKS.md, "A 4-bit first pass").
-	DefaultQuickAbove = 200_000
+	// must scan to take the 4-bit pass first (quick.go). The pass saves
+	// about 40% of the scan's memory traffic but adds a fixed cost (the
+	// int8 rows of its best read by pread, a larger selection): it cost
+	// CPU at 83K rows and was about even at 784K, where the querying
+	// process kept 70 MB less resident (BENCHMARKS.md, "A 4-bit first
+	// pass"). Set near that break-even.
+	DefaultQuickAbove = 500_000
 	// DefaultQuick is the rows per int8 candidate the 4-bit pass hands
 	// to the int8 ranking: on the static embedder's vectors of 1M
 	// records the int8 scan's best 200 (the engine's candidates for k

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/dot4"
@@ -416,52 +417,96 @@ const QuickMargin = 2
 
 // rankInt8 scores the rows rows (counting from first, each with its
 // 4-bit estimate of the int8 score) by their int8 rows, read by pread,
-// exactly as scanQuant scores them, best estimate first, until the
-// cands best int8 scores are found and the next estimate falls below
-// the cands-th of them by more than QuickMargin steps; it returns the
-// best cands in no order.
+// exactly as scanQuant scores them, best estimate first: the first cands,
+// then rankBatch at a time up to the first whose estimate falls below
+// the cands-th best int8 score so far by more than QuickMargin steps of
+// its codes. It returns the best cands in no order.
 func (x *Index) rankInt8(uq []float32, rows []vecscan.Hit, cands, first int) ([]vecscan.Hit, error) {
-	dims, rb := x.opts.Dims, x.rowBytes()
-	q16, qscale := quantizeQuery(uq, dims)
+	q16, qscale := quantizeQuery(uq, x.opts.Dims)
 	slices.SortFunc(rows, vecscan.Compare)
-	f := q4Fields(dims)
-	buf := make([]byte, rb)
-	out := make([]float32, 1)
-	scored := rows[:0] // overwrites the hits already read
+	f := q4Fields(x.opts.Dims)
 	// top holds the best cands unscaled int8 scores so far, a min-heap:
 	// top[0] is the cands-th best once it is full.
 	top := make([]float32, 0, cands)
-	for _, c := range rows {
+	done := 0 // rows[:done] hold their int8 scores, unscaled
+	for done < len(rows) {
+		end := min(len(rows), done+max(rankBatch, cands-done))
 		if len(top) == cands {
-			step := math.Float32frombits(binary.LittleEndian.Uint32(x.q4At(first + c.Row)[f+4:]))
-			if c.Score+QuickMargin*step < top[0]*qscale {
-				break
+			for i := done; i < end; i++ {
+				step := math.Float32frombits(binary.LittleEndian.Uint32(x.q4At(first + rows[i].Row)[f+4:]))
+				if rows[i].Score+QuickMargin*step < top[0]*qscale {
+					end = i
+					break
+				}
 			}
 		}
-		r := first + c.Row
-		if _, err := x.matF.ReadAt(buf, int64(pageSize+r*rb)); err != nil {
-			return nil, fmt.Errorf("%w: int8 row %d: %v", ErrCorrupt, r, err)
+		if end == done {
+			break
 		}
-		if dot8.DotsScaled(q16, buf, rb, dims, out) != 1 {
-			return nil, fmt.Errorf("%w: int8 row %d short", ErrCorrupt, r)
+		if err := x.scoreInt8(q16, rows[done:end], first); err != nil {
+			return nil, err
 		}
-		scored = append(scored, vecscan.Hit{Row: c.Row, Score: out[0]})
-		switch s := out[0]; {
-		case len(top) < cands:
-			top = append(top, s)
-			siftUp(top)
-		case s > top[0]:
-			top[0] = s
-			siftDown(top)
+		for _, h := range rows[done:end] {
+			switch {
+			case len(top) < cands:
+				top = append(top, h.Score)
+				siftUp(top)
+			case h.Score > top[0]:
+				top[0] = h.Score
+				siftDown(top)
+			}
 		}
+		done = end
 	}
 	// Selected on the unscaled scores, as scanQuant's heap selects.
+	scored := rows[:done]
 	slices.SortFunc(scored, vecscan.Compare)
 	best := scored[:min(cands, len(scored))]
 	for i := range best {
 		best[i].Score *= qscale
 	}
 	return best, nil
+}
+
+// rankBatch is the rows rankInt8 reads between two checks of its stop.
+const rankBatch = 64
+
+// scoreInt8 sets the score of each of rows (counting from first) to its
+// unscaled int8 score, reading the int8 rows by pread, half of them on
+// another goroutine when there are enough: the reads are system calls
+// and the scan's other core is idle meanwhile.
+func (x *Index) scoreInt8(q16 []int16, rows []vecscan.Hit, first int) error {
+	if len(rows) < 16 {
+		return x.scoreInt8Run(q16, rows, first)
+	}
+	half := len(rows) / 2
+	var wg sync.WaitGroup
+	var errB error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		errB = x.scoreInt8Run(q16, rows[half:], first)
+	}()
+	errA := x.scoreInt8Run(q16, rows[:half], first)
+	wg.Wait()
+	return errors.Join(errA, errB)
+}
+
+func (x *Index) scoreInt8Run(q16 []int16, rows []vecscan.Hit, first int) error {
+	dims, rb := x.opts.Dims, x.rowBytes()
+	buf := make([]byte, rb)
+	out := make([]float32, 1)
+	for i := range rows {
+		r := first + rows[i].Row
+		if _, err := x.matF.ReadAt(buf, int64(pageSize+r*rb)); err != nil {
+			return fmt.Errorf("%w: int8 row %d: %v", ErrCorrupt, r, err)
+		}
+		if dot8.DotsScaled(q16, buf, rb, dims, out) != 1 {
+			return fmt.Errorf("%w: int8 row %d short", ErrCorrupt, r)
+		}
+		rows[i].Score = out[0]
+	}
+	return nil
 }
 
 // siftUp restores the min-heap h after an append.
