@@ -100,8 +100,8 @@ const (
 	// about 40% of the scan's memory traffic but adds a fixed cost (the
 	// int8 rows of its best read by pread, a larger selection): it cost
 	// CPU at 83K rows and was about even at 784K, where the querying
-	// process kept 70 MB less resident (BENCHMARKS.md, "A 4-bit first
-	// pass"). Set near that break-even.
+	// process kept 70 MB less resident (BENCHMARKS.md, "The 1M vector
+	// scan: a 4-bit first pass"). Set near that break-even.
 	DefaultQuickAbove = 500_000
 	// DefaultQuick is the rows per int8 candidate the 4-bit pass hands
 	// to the int8 ranking: on the static embedder's vectors of 1M

@@ -409,10 +409,11 @@ func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool) (
 // row's 4-bit estimate must fall short of the cands-th best int8 score
 // found so far for rankInt8 to stop: the estimate's error is the sum of
 // the components' rounding errors times the query's, whose standard
-// deviation is step/sqrt(12) (about 0.29 steps) for a unit query. At 2
-// steps, on 1M static-embedder rows, the search ranked 730 of 1000 rows
-// with the int8 scan's best 200 all among them for 189 of 200 queries
-// (and 0.9997 of them over all; BENCHMARKS.md, "A 4-bit first pass").
+// deviation is step/sqrt(12) (about 0.29 steps) for a unit query. With
+// 2 steps and the default Quick, on 1M static-embedder rows, the int8
+// scan's best 200 were all among the rows ranked for 181 of 200
+// queries (0.9994 of them over all, their best 100 always; BENCHMARKS.md,
+// "The 1M vector scan: a 4-bit first pass").
 const QuickMargin = 2
 
 // rankInt8 scores the rows rows (counting from first, each with its
