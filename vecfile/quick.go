@@ -486,6 +486,7 @@ func (x *Index) scoreInt8(q16 []int16, rows []vecscan.Hit, first int) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer recoverTo("search", &errB) // the caller's recover does not reach here
 		errB = x.scoreInt8Run(q16, rows[half:], first)
 	}()
 	errA := x.scoreInt8Run(q16, rows[:half], first)
