@@ -11,7 +11,7 @@
 // arrive out of order (none in the engine's use) cost a map entry.
 //
 // Two files live in the index directory, and a third by default, all
-// mode 0600:
+// mode 0600 (a fourth, q4, in a large Int8Rescore index):
 //
 //	slots   a 4 KiB header page (two alternating copies of the header,
 //	        each with a CRC, so a torn write leaves the previous one),
@@ -28,12 +28,19 @@
 //	        max(Rescore*k, RescoreMin) exactly from the matrix; it is
 //	        derived data, regenerated from the matrix at Open when it is
 //	        missing, stale or damaged (see companion.go)
+//	q4      (Int8Rescore format, Options.QuickAbove live rows or more at
+//	        Open) the 4-bit first pass: each row again as 4-bit codes of
+//	        its offset from the rows' centre, 64 bytes at 100 dims. A
+//	        search of that many rows ranks every row with it
+//	        (internal/dot4), then only its best few by their int8 rows,
+//	        read by pread: the int8 rows stay out of the resident set.
+//	        Derived data like the companion (see quick.go)
 //
 // An Int8Rescore index (the format of a store made by this version of
 // hmo) keeps no float32 rows: its matrix holds the rows the int8
 // companion would (quantised from the float32 unit vector, laid out as
-// companion rows, checked by their slots' CRC) and there is no third
-// file. Its searches return the best RescoreCandidates(k) rows by their
+// companion rows, checked by their slots' CRC) and there is no int8
+// companion. Its searches return the best RescoreCandidates(k) rows by their
 // int8 scores, and the caller, which keeps the float32 vectors (the
 // engine, in bbolt), rescores them: the candidates, and so the final
 // hits, are those of a Float32 index scanned with ScanInt8, at 48 + 112

@@ -1,6 +1,7 @@
 package vecfile_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,6 +47,88 @@ func FuzzOpen(f *testing.F) {
 			_, _ = x.SearchFilter(q, 5, engine.VectorFilter{Scope: "scope1"})
 			_ = x.Apply(docs(3, 5), []uint64{1, 2}, x.Watermark()+1)
 			_ = x.Close()
+		}
+	})
+}
+
+// FuzzQ4File feeds arbitrary q4 files to Open beside intact slots and
+// matrix: the q4 file is derived data, so Open must succeed whatever it
+// holds, rebuild it, and search exactly as a fresh build does; a
+// read-only Open must succeed too and search as the int8 scan does
+// when the file is not usable.
+func FuzzQ4File(f *testing.F) {
+	const d = 20
+	seed := f.TempDir()
+	opts := &vecfile.Options{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: 10}
+	x, err := vecfile.Open(seed, opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ds := docsDims(1, 400, d)
+	if err := x.Apply(ds, []uint64{3}, 1); err != nil {
+		f.Fatal(err)
+	}
+	x.Close()
+	if x, err = vecfile.Open(seed, opts); err != nil { // builds the q4 file
+		f.Fatal(err)
+	}
+	x.Close()
+	q4, _ := os.ReadFile(filepath.Join(seed, "q4"))
+	slots, _ := os.ReadFile(filepath.Join(seed, "slots"))
+	matrix, _ := os.ReadFile(filepath.Join(seed, "matrix"))
+	f.Add(q4)
+	f.Add(q4[:4096])
+	f.Add(q4[:4096+64*10+5])
+	f.Add([]byte{})
+	queries := docsDims(2, 4, d)
+	search := func(x *vecfile.Index) (string, error) {
+		var out [][]engine.VectorHit
+		for _, q := range queries {
+			h, err := x.Search(q.Vector, 64)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, h)
+		}
+		return fmt.Sprint(out), nil
+	}
+	x, err = vecfile.Open(seed, opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	fresh, err := search(x)
+	if err != nil {
+		f.Fatal(err)
+	}
+	x.Close()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		for name, data := range map[string][]byte{"slots": slots, "matrix": matrix, "q4": b} {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ro := *opts
+		ro.ReadOnly = true
+		r, err := vecfile.Open(dir, &ro)
+		if err != nil {
+			t.Fatalf("read-only open with a damaged q4 file: %v", err)
+		}
+		if _, err := search(r); err != nil {
+			t.Fatalf("read-only search: %v", err)
+		}
+		r.Close()
+		x, err := vecfile.Open(dir, opts)
+		if err != nil {
+			t.Fatalf("open with a damaged q4 file: %v", err)
+		}
+		defer x.Close()
+		got, err := search(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != fresh {
+			t.Fatalf("after rebuilding the q4 file: %s, want %s", got, fresh)
 		}
 	})
 }

@@ -95,6 +95,22 @@ const (
 	// and 4; recall@10 1.000 from 12 candidates; BENCHMARKS.md). Each
 	// candidate costs one pread of its float32 row, about a microsecond.
 	DefaultRescore = 2
+	// DefaultQuickAbove is the rows a search of an Int8Rescore index
+	// must scan to take the 4-bit pass first (quick.go). The pass saves
+	// about 40% of the scan's memory traffic but adds a fixed cost (the
+	// int8 rows of its best read by pread, a larger selection): it cost
+	// CPU at 83K rows and was about even at 784K, where the querying
+	// process kept 70 MB less resident (BENCHMARKS.md, "The 1M vector
+	// scan: a 4-bit first pass"). Set near that break-even.
+	DefaultQuickAbove = 500_000
+	// DefaultQuick is the rows per int8 candidate the 4-bit pass hands
+	// to the int8 ranking: on the static embedder's vectors of 1M
+	// records the int8 scan's best 200 (the engine's candidates for k
+	// 100) were 0.9988 among the 4-bit pass's best 600, 0.9998 among
+	// its best 1000; their best 100 all among its best 600
+	// (BENCHMARKS.md). Each row ranked costs a pread of its 112-byte
+	// int8 row, about a microsecond; QuickMargin stops before the last.
+	DefaultQuick = 4
 )
 
 // Options configure an Index. Dims is required, so a nil *Options is
@@ -118,6 +134,18 @@ type Options struct {
 	// RescoreMin) rows; an Int8Rescore index's RescoreCandidates asks
 	// its caller to rescore as many. Default DefaultRescore.
 	Rescore int
+	// QuickAbove is the rows, at least, a search of an Int8Rescore index
+	// scans for it to rank them with the 4-bit pass first (a file "q4"
+	// of 4-bit rows, 64 bytes a row at 100 dims; see quick.go) and the
+	// int8 rows of that pass's best only; an index with fewer live rows
+	// at Open keeps no q4 file. Negative: never. Other formats, and
+	// dims above 1015, ignore it. Default DefaultQuickAbove.
+	QuickAbove int
+	// Quick is the rows, per int8 candidate asked for, in [1, 1024],
+	// that the 4-bit pass keeps for the int8 ranking: a search for c
+	// candidates ranks max(Quick*c, QuickMin) int8 rows. Default
+	// DefaultQuick.
+	Quick int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
 	// which Apply rewrites the files without them. Default
 	// DefaultCompactRatio; 1 never compacts.
@@ -151,6 +179,12 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.CompactRatio == 0 {
 		c.CompactRatio = DefaultCompactRatio
 	}
+	if c.QuickAbove == 0 {
+		c.QuickAbove = DefaultQuickAbove
+	}
+	if c.Quick == 0 {
+		c.Quick = DefaultQuick
+	}
 	switch {
 	case c.Dims <= 0 || c.Dims > 1<<16:
 		return c, fmt.Errorf("%w: Dims %d outside [1, 65536]", ErrOptions, c.Dims)
@@ -160,6 +194,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: unknown scan %d", ErrOptions, c.Scan)
 	case c.Rescore < 1 || c.Rescore > 1024:
 		return c, fmt.Errorf("%w: Rescore %d outside [1, 1024]", ErrOptions, c.Rescore)
+	case c.Quick < 1 || c.Quick > 1024:
+		return c, fmt.Errorf("%w: Quick %d outside [1, 1024]", ErrOptions, c.Quick)
 	case !(c.CompactRatio > 0 && c.CompactRatio <= 1):
 		return c, fmt.Errorf("%w: CompactRatio %v must be in (0, 1]", ErrOptions, c.CompactRatio)
 	}

@@ -17,7 +17,7 @@ func (x *Index) ReleaseMemory() error {
 	if x.closed {
 		return ErrClosed
 	}
-	if err := errors.Join(adviseAway(x.slots), adviseAway(x.mat), adviseAway(x.comp)); err != nil {
+	if err := errors.Join(adviseAway(x.slots), adviseAway(x.mat), adviseAway(x.comp), adviseAway(x.q4)); err != nil {
 		return fmt.Errorf("vecfile: release memory: %w", err)
 	}
 	return nil

@@ -1,0 +1,63 @@
+package vecfile_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// residentKB sums the resident pages of this process's mappings of the
+// file p (/proc/self/smaps), in KiB.
+func residentKB(t *testing.T, p string) int {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skip("no /proc/self/smaps")
+	}
+	in, kb := false, 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(f[0], ":") {
+			in = len(f) >= 6 && f[5] == p
+			continue
+		}
+		if in && f[0] == "Rss:" && len(f) >= 2 {
+			n, _ := strconv.Atoi(f[1])
+			kb += n
+		}
+	}
+	return kb
+}
+
+// TestQuickResidentSet: an index searched through the 4-bit pass keeps
+// its int8 rows and its slots out of the resident set (Open gives the
+// slots it verified back; the candidates' rows and slots are read by
+// pread), and only the q4 file in it.
+func TestQuickResidentSet(t *testing.T) {
+	const d = 16
+	dir := t.TempDir()
+	x := open(t, dir, quickOpts(d))
+	mustApply(t, x, docsDims(1, 30000, d), nil, 1)
+	mustClose(t, x)
+	x = open(t, dir, quickOpts(d))
+	defer x.Close()
+	for _, q := range docsDims(2, 30, d) {
+		if _, err := x.Search(q.Vector, x.RescoreCandidates(100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, _ = filepath.Abs(dir)
+	for _, name := range []string{"slots", "matrix"} {
+		if kb := residentKB(t, filepath.Join(dir, name)); kb > 64 {
+			t.Errorf("%s: %d KiB resident after 30 searches", name, kb)
+		}
+	}
+	if kb := residentKB(t, filepath.Join(dir, "q4")); kb < 30000*32/1024 {
+		t.Errorf("q4: %d KiB resident, want the whole file", kb)
+	}
+}
