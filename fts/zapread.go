@@ -178,6 +178,11 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 		return true, corrupt("bitmap count")
 	}
 	l.docs, l.post = docs, post
+	end := at + bmLen
+	if nChunks > 0 {
+		end = max(end, dataStart+ends[nChunks-1])
+	}
+	releaseList(mem, min(val, freqOff), end)
 	return true, nil
 }
 

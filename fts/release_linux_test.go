@@ -1,0 +1,86 @@
+package fts_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/fts"
+)
+
+// zapResidentKB sums the resident pages of this process's mappings of the
+// index's segment files (/proc/self/smaps), in KiB.
+func zapResidentKB(t *testing.T, dir string) int {
+	t.Helper()
+	raw, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	in, kb := false, 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if !strings.HasSuffix(f[0], ":") {
+			in = len(f) >= 6 && strings.HasPrefix(f[5], dir) && strings.HasSuffix(f[5], ".zap")
+			continue
+		}
+		if in && f[0] == "Rss:" && len(f) >= 2 {
+			n, _ := strconv.Atoi(f[1])
+			kb += n
+		}
+	}
+	return kb
+}
+
+// TestDecodedListsLeaveTheMapping: a search that decodes a long list
+// from a persisted segment leaves the list's pages in the page cache but
+// not in the process's resident set (the decoded copy is what later
+// searches read), and its answers are those of the list.
+func TestDecodedListsLeaveTheMapping(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join(t.TempDir(), "text"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := fts.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 60000
+	docs := make([]engine.TextDoc, n)
+	for i := range docs {
+		docs[i] = engine.TextDoc{ID: uint64(i + 1), Text: fmt.Sprintf("note%d %s", i, strings.Repeat("walrus ", 1+i%5))}
+	}
+	if err := x.Apply(docs, nil, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if x, err = fts.Open(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	before := zapResidentKB(t, dir)
+	hits, err := x.Search(context.Background(), "walrus", 10, engine.TextFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 10 {
+		t.Fatalf("%d hits, want 10", len(hits))
+	}
+	after := zapResidentKB(t, dir)
+	t.Logf("segment mappings resident: %d KiB at open, %d KiB after the search", before, after)
+	// The list is ~60000 frequencies and norms (over 100 KiB); the
+	// dictionary's path to it and the fault-around span of its last read
+	// are the most that may stay.
+	if after-before > 64 {
+		t.Errorf("the search left %d KiB of the segments mapped (%d at open, %d after)", after-before, before, after)
+	}
+}
