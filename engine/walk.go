@@ -307,19 +307,31 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 	return toHits(s.vec), nil
 }
 
+// Docs returns the views' records' documents: those the views keep
+// (view.docs), else the doc cache's or analysed from the view's record,
+// then kept by the view that holds it.
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 	out := make([]retrieve.Doc, len(ids))
 	gen := s.e.docCache.generation()
+next:
 	for i, id := range ids {
-		if d, ok := s.e.docCache.get(id); ok {
-			out[i] = d
-			continue
+		for _, v := range s.views {
+			if d, ok := v.docs[id]; ok {
+				out[i] = d
+				continue next
+			}
 		}
 		for _, v := range s.views {
-			if r, ok := v.recs[id]; ok {
-				out[i] = s.e.cacheDoc(r, gen)
-				break
+			r, ok := v.recs[id]
+			if !ok {
+				continue
 			}
+			d, ok := s.e.docCache.get(id)
+			if !ok {
+				d = s.e.cacheDoc(r, gen)
+			}
+			out[i], v.docs[id] = d, d
+			break
 		}
 	}
 	return out, nil
