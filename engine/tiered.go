@@ -123,7 +123,7 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	// Tier 2's records and vectors; its documents, which need every
 	// record's context turns read, are built when its lexical index is
 	// filled (lazyText.applyLater).
-	docs, err := e.viewRows(tx, ts.mgr.Members(2), nil)
+	docs, err := e.viewRows(e.readers(tx), ts.mgr.Members(2), nil)
 	if err != nil {
 		return err
 	}
@@ -151,14 +151,14 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 }
 
 func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
-	return e.loadKnown(tx, tier, ids, nil)
+	return e.loadKnown(e.readers(tx), tier, ids, nil)
 }
 
 // loadKnown is loadIntoView with what the caller already read of one of
-// the records in tx (an accessed record: its vector, and the record
-// itself when no write came since the results were read).
-func (e *Engine) loadKnown(tx *bolt.Tx, tier uint8, ids []uint64, known *knownDoc) error {
-	docs, err := e.viewDocs(tx, ids, known)
+// the records in rd's transaction (an accessed record: its vector, and
+// the record itself when no write came since the results were read).
+func (e *Engine) loadKnown(rd *txReaders, tier uint8, ids []uint64, known *knownDoc) error {
+	docs, err := e.viewDocs(rd, ids, known)
 	if err != nil {
 		return err
 	}
@@ -175,31 +175,61 @@ type knownDoc struct {
 	vec []float32
 }
 
-// viewDocs reads the view documents of ids from tx, skipping forgotten
-// records; known, if not nil, is what the caller read of one of them.
-// The context turns of the indexed documents come from the doc cache
-// where it holds them, as the archive's pooled search reads them
-// (cachedRecordFrom).
-func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64, known *knownDoc) ([]viewDoc, error) {
-	docs, err := e.viewRows(tx, ids, known)
-	get := e.cachedRecordFrom(e.db.preadBucket(tx, bucketRecords))
+// txReaders reads a transaction's records and vectors by pread, each
+// bucket's reader made at its first use and kept for the transaction:
+// the access of ten results, each with its moves, reads through one of
+// each rather than making them for every record.
+type txReaders struct {
+	e    *Engine
+	tx   *bolt.Tx
+	recs kvSeeker
+	vecs *storedVectors
+}
+
+func (e *Engine) readers(tx *bolt.Tx) *txReaders { return &txReaders{e: e, tx: tx} }
+
+func (rd *txReaders) records() kvSeeker {
+	if rd.recs == nil {
+		rd.recs = rd.e.db.preadBucket(rd.tx, bucketRecords)
+	}
+	return rd.recs
+}
+
+func (rd *txReaders) vectors() storedVectors {
+	if rd.vecs == nil {
+		vs := rd.e.preadVectors(rd.tx)
+		rd.vecs = &vs
+	}
+	return *rd.vecs
+}
+
+// viewDocs reads the view documents of ids from rd's transaction,
+// skipping forgotten records; known, if not nil, is what the caller read
+// of one of them. The context turns of the indexed documents come from
+// the doc cache where it holds them, as the archive's pooled search reads
+// them (cachedRecordFrom).
+func (e *Engine) viewDocs(rd *txReaders, ids []uint64, known *knownDoc) ([]viewDoc, error) {
+	docs, err := e.viewRows(rd, ids, known)
+	if len(docs) == 0 {
+		return docs, err
+	}
+	get := e.cachedRecordFrom(rd.records())
 	for i := range docs {
-		docs[i].text = e.textDocVia(tx, &docs[i].rec, get)
+		docs[i].text = e.textDocVia(rd.tx, &docs[i].rec, get)
 	}
 	return docs, err
 }
 
 // viewRows is viewDocs without the indexed documents.
-func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64, known *knownDoc) ([]viewDoc, error) {
+func (e *Engine) viewRows(rd *txReaders, ids []uint64, known *knownDoc) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
-	sv, recs := e.preadVectors(tx), e.db.preadBucket(tx, bucketRecords)
 	for _, id := range ids {
 		var r Record
 		if known != nil && known.id == id && known.rec != nil {
 			r = *known.rec
 		} else {
 			var err error
-			if r, err = e.freshRecord(recs, id); err != nil {
+			if r, err = e.freshRecord(rd.records(), id); err != nil {
 				continue // forgotten; the manager is told on the next flush
 			}
 		}
@@ -211,7 +241,7 @@ func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64, known *knownDoc) ([]viewDoc
 			v = known.vec
 		} else {
 			var err error
-			if v, err = sv.get(id); err != nil {
+			if v, err = rd.vectors().get(id); err != nil {
 				return nil, fmt.Errorf("record %d: %w", id, err)
 			}
 		}
@@ -331,7 +361,7 @@ func (e *Engine) finishBatch(tx *bolt.Tx) (func() error, error) {
 	for t := uint8(1); t <= 2; t++ {
 		slices.Sort(in[t])
 		var err error
-		if docs[t], err = e.viewDocs(tx, in[t], nil); err != nil {
+		if docs[t], err = e.viewDocs(e.readers(tx), in[t], nil); err != nil {
 			return nil, err
 		}
 	}
@@ -408,12 +438,13 @@ func (e *Engine) alignment(id uint64) float64 {
 
 // applyMoves moves records between the views. ts.mu is held.
 func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
-	return e.applyKnown(tx, moves, nil)
+	return e.applyKnown(e.readers(tx), moves, nil)
 }
 
-// applyKnown is applyMoves with what the caller read of one of the moved
-// records (loadKnown).
-func (e *Engine) applyKnown(tx *bolt.Tx, moves []tiers.Move, known *knownDoc) error {
+// applyKnown is applyMoves reading through rd, with what the caller read
+// of one of the moved records (loadKnown).
+func (e *Engine) applyKnown(rd *txReaders, moves []tiers.Move, known *knownDoc) error {
+	tx := rd.tx
 	ts := e.tiers
 	if b := ts.batch; b != nil {
 		// Within an admitted batch: note where each record came from;
@@ -476,7 +507,7 @@ func (e *Engine) applyKnown(tx *bolt.Tx, moves []tiers.Move, known *knownDoc) er
 		}
 	}
 	for t := uint8(1); t <= 2; t++ {
-		if err := e.loadKnown(tx, t, in[t], known); err != nil {
+		if err := e.loadKnown(rd, t, in[t], known); err != nil {
 			return err
 		}
 	}

@@ -378,8 +378,9 @@ func (e *Engine) access(res []Result, readTx int) error {
 	now := e.opts.Clock()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		same := readTx != 0 && tx.ID() == readTx
+		rd := e.readers(tx)
 		for i := range res {
-			if err := e.accessOne(tx, &res[i], now, same); err != nil {
+			if err := e.accessOne(rd, &res[i], now, same); err != nil {
 				return err
 			}
 		}
@@ -396,14 +397,14 @@ func (e *Engine) access(res []Result, readTx int) error {
 
 // accessOne counts one result. same reports that tx sees the commits the
 // result's record was read after, and no other: the record is as stored.
-func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time, same bool) error {
-	ts := e.tiers
+func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool) error {
+	ts, tx := e.tiers, rd.tx
 	id := res.Record.ID
 	en, ok := ts.mgr.Entry(id)
 	var known *knownDoc
 	if !ok {
 		r := &res.Record
-		vs := e.preadVectors(tx)
+		vs := rd.vectors()
 		if !vs.has(id) {
 			// A history version, or forgotten since the caller saw it:
 			// it has no vector and nothing to count.
@@ -438,7 +439,7 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time, same bool) e
 	}
 	ts.dirty[id] = true
 	res.Record.Header = h
-	if err := e.applyKnown(tx, moves, known); err != nil {
+	if err := e.applyKnown(rd, moves, known); err != nil {
 		return err
 	}
 	for t := 1; t <= 2; t++ {
