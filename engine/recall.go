@@ -31,6 +31,9 @@ type Query struct {
 	// judged caches judges(Text) for the text it was computed for: the
 	// walk asks the score test's bound several times per query.
 	judged *judgement
+	// readTx is the bbolt transaction (Tx.ID) the archive's results were
+	// read in, set by recallArchive; 0 when the results came from elsewhere.
+	readTx int
 }
 
 // Result is one recalled record with its provenance.
@@ -136,7 +139,9 @@ func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]R
 	if err != nil {
 		return nil, err
 	}
-	return e.results(cands, q.K)
+	res, tx, err := e.results(cands, q.K)
+	q.readTx = tx
+	return res, err
 }
 
 // pipeQuery is what the pipeline needs of q.
@@ -417,10 +422,13 @@ func (e *Engine) exactVector(qv []float32, q *Query, c int) ([]scored, error) {
 // similarity in hmo uses.
 func dot(a, b []float32) float32 { return vecscan.Dot(a, b) }
 
-// results loads the top k candidates.
-func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
+// results loads the top k candidates, and returns the id of the bbolt
+// transaction they were read in (Tx.ID: the last commit it saw).
+func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, int, error) {
 	out := make([]Result, 0, min(k, len(fused)))
+	var id int
 	err := e.db.View(func(tx *bolt.Tx) error {
+		id = tx.ID()
 		recs := e.db.preadBucket(tx, bucketRecords)
 		for _, f := range fused {
 			if len(out) == k {
@@ -435,5 +443,5 @@ func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, error) {
 		}
 		return nil
 	})
-	return out, err
+	return out, id, err
 }

@@ -123,7 +123,7 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 	// Tier 2's records and vectors; its documents, which need every
 	// record's context turns read, are built when its lexical index is
 	// filled (lazyText.applyLater).
-	docs, err := e.viewRows(tx, ts.mgr.Members(2))
+	docs, err := e.viewRows(e.readers(tx), ts.mgr.Members(2), nil)
 	if err != nil {
 		return err
 	}
@@ -151,39 +151,99 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 }
 
 func (e *Engine) loadIntoView(tx *bolt.Tx, tier uint8, ids []uint64) error {
-	docs, err := e.viewDocs(tx, ids)
+	return e.loadKnown(e.readers(tx), tier, ids, nil)
+}
+
+// loadKnown is loadIntoView with what the caller already read of one of
+// the records in rd's transaction (an accessed record: its vector, and
+// the record itself when no write came since the results were read).
+func (e *Engine) loadKnown(rd *txReaders, tier uint8, ids []uint64, known *knownDoc) error {
+	docs, err := e.viewDocs(rd, ids, known)
 	if err != nil {
 		return err
 	}
 	return e.tiers.views[tier].add(docs)
 }
 
-// viewDocs reads the view documents of ids from tx, skipping forgotten
-// records.
-func (e *Engine) viewDocs(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
-	docs, err := e.viewRows(tx, ids)
-	get := e.preadRecords(tx)
+// knownDoc is what the access of a tier-3 record read of it in the
+// access's transaction: its vector, and the record when the results that
+// hold it were read in a transaction that saw the same commits (nil
+// otherwise: it is read again).
+type knownDoc struct {
+	id  uint64
+	rec *Record
+	vec []float32
+}
+
+// txReaders reads a transaction's records and vectors by pread, each
+// bucket's reader made at its first use and kept for the transaction:
+// the access of ten results, each with its moves, reads through one of
+// each rather than making them for every record.
+type txReaders struct {
+	e    *Engine
+	tx   *bolt.Tx
+	recs kvSeeker
+	vecs *storedVectors
+}
+
+func (e *Engine) readers(tx *bolt.Tx) *txReaders { return &txReaders{e: e, tx: tx} }
+
+func (rd *txReaders) records() kvSeeker {
+	if rd.recs == nil {
+		rd.recs = rd.e.db.preadBucket(rd.tx, bucketRecords)
+	}
+	return rd.recs
+}
+
+func (rd *txReaders) vectors() storedVectors {
+	if rd.vecs == nil {
+		vs := rd.e.preadVectors(rd.tx)
+		rd.vecs = &vs
+	}
+	return *rd.vecs
+}
+
+// viewDocs reads the view documents of ids from rd's transaction,
+// skipping forgotten records; known, if not nil, is what the caller read
+// of one of them. The context turns of the indexed documents come from
+// the doc cache where it holds them, as the archive's pooled search reads
+// them (cachedRecordFrom).
+func (e *Engine) viewDocs(rd *txReaders, ids []uint64, known *knownDoc) ([]viewDoc, error) {
+	docs, err := e.viewRows(rd, ids, known)
+	if len(docs) == 0 {
+		return docs, err
+	}
+	get := e.cachedRecordFrom(rd.records())
 	for i := range docs {
-		docs[i].text = e.textDocVia(tx, &docs[i].rec, get)
+		docs[i].text = e.textDocVia(rd.tx, &docs[i].rec, get)
 	}
 	return docs, err
 }
 
 // viewRows is viewDocs without the indexed documents.
-func (e *Engine) viewRows(tx *bolt.Tx, ids []uint64) ([]viewDoc, error) {
+func (e *Engine) viewRows(rd *txReaders, ids []uint64, known *knownDoc) ([]viewDoc, error) {
 	docs := make([]viewDoc, 0, len(ids))
-	sv, recs := e.preadVectors(tx), e.db.preadBucket(tx, bucketRecords)
 	for _, id := range ids {
-		r, err := e.freshRecord(recs, id)
-		if err != nil {
-			continue // forgotten; the manager is told on the next flush
+		var r Record
+		if known != nil && known.id == id && known.rec != nil {
+			r = *known.rec
+		} else {
+			var err error
+			if r, err = e.freshRecord(rd.records(), id); err != nil {
+				continue // forgotten; the manager is told on the next flush
+			}
 		}
 		if en, ok := e.tiers.mgr.Entry(id); ok {
 			r.Header = headerOf(en)
 		}
-		v, err := sv.get(id)
-		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", id, err)
+		var v []float32
+		if known != nil && known.id == id && known.vec != nil {
+			v = known.vec
+		} else {
+			var err error
+			if v, err = rd.vectors().get(id); err != nil {
+				return nil, fmt.Errorf("record %d: %w", id, err)
+			}
 		}
 		docs = append(docs, viewDoc{rec: r, vec: v})
 	}
@@ -301,7 +361,7 @@ func (e *Engine) finishBatch(tx *bolt.Tx) (func() error, error) {
 	for t := uint8(1); t <= 2; t++ {
 		slices.Sort(in[t])
 		var err error
-		if docs[t], err = e.viewDocs(tx, in[t]); err != nil {
+		if docs[t], err = e.viewDocs(e.readers(tx), in[t], nil); err != nil {
 			return nil, err
 		}
 	}
@@ -378,6 +438,13 @@ func (e *Engine) alignment(id uint64) float64 {
 
 // applyMoves moves records between the views. ts.mu is held.
 func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
+	return e.applyKnown(e.readers(tx), moves, nil)
+}
+
+// applyKnown is applyMoves reading through rd, with what the caller read
+// of one of the moved records (loadKnown).
+func (e *Engine) applyKnown(rd *txReaders, moves []tiers.Move, known *knownDoc) error {
+	tx := rd.tx
 	ts := e.tiers
 	if b := ts.batch; b != nil {
 		// Within an admitted batch: note where each record came from;
@@ -440,7 +507,7 @@ func (e *Engine) applyMoves(tx *bolt.Tx, moves []tiers.Move) error {
 		}
 	}
 	for t := uint8(1); t <= 2; t++ {
-		if err := e.loadIntoView(tx, t, in[t]); err != nil {
+		if err := e.loadKnown(rd, t, in[t], known); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/hmo-dev/hmo/internal/vecscan"
+	"github.com/hmo-dev/hmo/retrieve"
 )
 
 // view is a tier held in RAM: its records, their vectors in one
@@ -23,6 +24,12 @@ type view struct {
 	dims   int            // set by the first vector added to an empty view
 	text   TextIndex
 	also   TextIndex // a second index the view's documents go to; nil for none
+	// docs are the pipeline's analysed documents of the records ranked
+	// while in the view (viewSource.Docs): kept as long as the record
+	// is, so that a tier's ranking does not analyse its records again
+	// each time the engine's doc cache, which the archive's searches
+	// fill, starts over.
+	docs map[uint64]retrieve.Doc
 }
 
 func newView(newText func() (TextIndex, error)) (*view, error) {
@@ -30,7 +37,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: tier text index: %w", err)
 	}
-	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, scopes: map[string]int{}, text: t}, nil
+	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, scopes: map[string]int{}, text: t, docs: map[uint64]retrieve.Doc{}}, nil
 }
 
 // viewDoc is what a view needs of a record.
@@ -89,6 +96,7 @@ func (v *view) put(rec *Record, vec []float32) error {
 		return fmt.Errorf("%w: tier vector of %d, view holds %d", ErrDims, len(vec), v.dims)
 	}
 	v.recs[rec.ID] = rec
+	delete(v.docs, rec.ID)
 	if r, ok := v.pos[rec.ID]; ok {
 		copy(v.mat[r*v.dims:], vec)
 		v.scopes[v.rows[r].Scope]--
@@ -121,6 +129,7 @@ func (v *view) remove(ids []uint64) error {
 func (v *view) drop(id uint64) (*Record, []float32) {
 	rec := v.recs[id]
 	delete(v.recs, id)
+	delete(v.docs, id)
 	r, ok := v.pos[id]
 	if !ok {
 		return rec, nil
@@ -166,6 +175,7 @@ func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, 
 	if _, ok := v.pos[id]; !ok {
 		return false, nil
 	}
+	pd, analysed := v.docs[id]
 	rec, vec := v.drop(id)
 	from, to := v.indexes(), dst.indexes()
 	for _, ix := range from {
@@ -177,6 +187,9 @@ func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, 
 	}
 	if err := dst.put(rec, vec); err != nil {
 		return true, err
+	}
+	if analysed {
+		dst.docs[id] = pd // the same record
 	}
 	for _, ix := range to {
 		if !slices.Contains(from, ix) {

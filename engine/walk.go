@@ -46,7 +46,7 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 	if q.NoAccess {
 		return res, nil
 	}
-	return res, e.access(res)
+	return res, e.access(res, q.readTx)
 }
 
 // countQuery adds a query to the walk's counters. ts.mu is held.
@@ -75,7 +75,7 @@ func (e *Engine) Access(ids ...uint64) error {
 	}
 	e.tiers.mu.Lock()
 	defer e.tiers.mu.Unlock()
-	return e.access(res)
+	return e.access(res, 0)
 }
 
 // searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
@@ -307,19 +307,31 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 	return toHits(s.vec), nil
 }
 
+// Docs returns the views' records' documents: those the views keep
+// (view.docs), else the doc cache's or analysed from the view's record,
+// then kept by the view that holds it.
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
 	out := make([]retrieve.Doc, len(ids))
 	gen := s.e.docCache.generation()
+next:
 	for i, id := range ids {
-		if d, ok := s.e.docCache.get(id); ok {
-			out[i] = d
-			continue
+		for _, v := range s.views {
+			if d, ok := v.docs[id]; ok {
+				out[i] = d
+				continue next
+			}
 		}
 		for _, v := range s.views {
-			if r, ok := v.recs[id]; ok {
-				out[i] = s.e.cacheDoc(r, gen)
-				break
+			r, ok := v.recs[id]
+			if !ok {
+				continue
 			}
+			d, ok := s.e.docCache.get(id)
+			if !ok {
+				d = s.e.cacheDoc(r, gen)
+			}
+			out[i], v.docs[id] = d, d
+			break
 		}
 	}
 	return out, nil
@@ -357,13 +369,18 @@ func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
 
 // access counts every returned record as recalled: n += 1, t_last = now,
 // P recomputed, and a tier-3 record ranked against the active tiers.
-// ts.mu is held.
-func (e *Engine) access(res []Result) error {
+// readTx is the bbolt transaction the results' records were read in
+// (Tx.ID), 0 if unknown: when no commit came since, a record promoted
+// into a view is taken from its result rather than read again. ts.mu is
+// held.
+func (e *Engine) access(res []Result, readTx int) error {
 	ts := e.tiers
 	now := e.opts.Clock()
 	err := e.db.View(func(tx *bolt.Tx) error {
+		same := readTx != 0 && tx.ID() == readTx
+		rd := e.readers(tx)
 		for i := range res {
-			if err := e.accessOne(tx, &res[i], now); err != nil {
+			if err := e.accessOne(rd, &res[i], now, same); err != nil {
 				return err
 			}
 		}
@@ -378,13 +395,16 @@ func (e *Engine) access(res []Result) error {
 	return nil
 }
 
-func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
-	ts := e.tiers
+// accessOne counts one result. same reports that tx sees the commits the
+// result's record was read after, and no other: the record is as stored.
+func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool) error {
+	ts, tx := e.tiers, rd.tx
 	id := res.Record.ID
 	en, ok := ts.mgr.Entry(id)
+	var known *knownDoc
 	if !ok {
 		r := &res.Record
-		vs := e.preadVectors(tx)
+		vs := rd.vectors()
 		if !vs.has(id) {
 			// A history version, or forgotten since the caller saw it:
 			// it has no vector and nothing to count.
@@ -400,6 +420,14 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
 		}
 		seq := keyU64(tx.Bucket(bucketSessSeq).Get(sessionKey(r.Scope, r.Session)))
 		en = tiers.Entry{ID: id, Session: r.Session, SessionSeq: seq, I0: h.I0, N: h.N, LastUsed: h.LastUsed, Sp: ts.pers.Alignment(vec)}
+		// A promotion loads the record into a view: with the vector
+		// read here, and the record as the result holds it (read
+		// before the header below is set) when nothing was written since.
+		known = &knownDoc{id: id, vec: vec}
+		if same {
+			rec := *r
+			known.rec = &rec
+		}
 	}
 	upd, moves, err := ts.mgr.Access(en, now)
 	if err != nil {
@@ -411,7 +439,7 @@ func (e *Engine) accessOne(tx *bolt.Tx, res *Result, now time.Time) error {
 	}
 	ts.dirty[id] = true
 	res.Record.Header = h
-	if err := e.applyMoves(tx, moves); err != nil {
+	if err := e.applyKnown(rd, moves, known); err != nil {
 		return err
 	}
 	for t := 1; t <= 2; t++ {
