@@ -29,10 +29,10 @@ type boltDB struct {
 
 	// The query path's pread reads (pageReader): the store file opened
 	// read-only (by Open, beside bbolt; else at the first read), and
-	// the branch pages read.
+	// the pages kept.
 	preadOnce sync.Once
 	pread     *os.File // nil when it could not be opened: bbolt reads
-	branches  branchCache
+	pages     pageCache
 }
 
 // preadFile returns the store file opened read-only for pageReader, nil

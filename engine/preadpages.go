@@ -49,38 +49,236 @@ var errLongRun = errors.New("hmo: store page run too long to pread")
 // KiB of text by default). A variable for tests.
 var maxPreadRun int64 = 16 << 20
 
-// branchCache keeps the branch pages read by pread, for one transaction
-// generation: every page in it was read while a read transaction of
-// txid was open, so it is what every transaction of that txid reads. A
-// reader of another txid neither uses nor fills it, and a newer txid
-// starts it over. Safe for concurrent use.
-type branchCache struct {
-	mu    sync.Mutex
-	txid  int
-	pages map[uint64][]byte
+// pageCache keeps pages read by pread, for one transaction generation:
+// every page in it was read while a read transaction of txid was open,
+// so it is what every transaction of that txid reads (bbolt reuses no
+// page reachable from an open reader's meta, and a generation's pages
+// change only by a commit, which makes a newer generation). A reader of
+// another txid neither uses nor fills it, and a newer txid starts it
+// over. Safe for concurrent use; its pages are never written once in it.
+//
+// It keeps every branch page read, parsed (branchPage: at 100K records
+// 84 pages, at 1M 775), and a bounded number of leaf pages: a query
+// reads about 300 leaves of the records and vectors buckets, and most
+// of them were read by an earlier query of the process (BENCHMARKS.md,
+// "The 100K hybrid query: leaf pages kept"). A leaf is kept at its
+// leafAdmit-th read in the generation, so leaves read seldom cost no
+// copy; a full cache evicts by the clock algorithm (a page read since
+// the hand last passed it stays).
+type pageCache struct {
+	mu       sync.Mutex
+	txid     int
+	branches map[uint64]*branchPage
+	leaves   map[uint64]int // page id → its slot
+	slots    []leafSlot
+	hand     int
+	seen     []seenLeaf // leaves read and not kept, at id % len(seen)
+
+	// maxBytes bounds the leaf pages kept, in bytes of pages: 0 is
+	// defaultLeafCacheBytes, a negative value keeps none.
+	maxBytes int64
 }
 
-// get returns the branch page id of generation txid, if it is cached.
-func (c *branchCache) get(txid int, id uint64) []byte {
+// defaultLeafCacheBytes is pageCache's bound on the leaf pages it keeps,
+// in bytes: 4 MiB, 1,024 pages of 4 KiB (about a quarter of a 100K
+// hybrid query's leaf reads are served from it; the anonymous memory of
+// a 1M querying process has about 8 MB below its 96 MB line).
+const defaultLeafCacheBytes = 4 << 20
+
+// leafAdmit is the read of a leaf page, in its generation, at which the
+// cache keeps it: the third. Most leaves a query reads are read by few
+// queries; a page kept and evicted before its next read costs a copy
+// and saves nothing. Counted in a direct-mapped table (4 entries a kept
+// page), where another page at the same entry starts the count over:
+// only pages read again soon reach the count. On the 100K workload's
+// reads, against keeping a page at its second read, it keeps less than
+// half as many pages for 6% fewer hits.
+const leafAdmit = 3
+
+// seenLeaf counts the reads of a leaf page not kept.
+type seenLeaf struct {
+	id    uint64
+	reads uint32
+}
+
+// leafSlot is one kept leaf page and its clock bit.
+type leafSlot struct {
+	id  uint64
+	p   []byte
+	ref bool
+}
+
+// get returns page id of generation txid, if it is cached: a branch
+// page parsed, or a leaf page's bytes.
+func (c *pageCache) get(txid int, id uint64) (*branchPage, []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.txid != txid {
-		return nil
+		return nil, nil
 	}
-	return c.pages[id]
+	if b := c.branches[id]; b != nil {
+		return b, nil
+	}
+	if i, ok := c.leaves[id]; ok {
+		c.slots[i].ref = true
+		return nil, c.slots[i].p
+	}
+	return nil, nil
 }
 
-// put keeps the branch page id, read under a read transaction of txid.
-func (c *branchCache) put(txid int, id uint64, p []byte) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// generation makes txid the cache's generation, starting it over when
+// txid is newer, and reports whether pages read under txid may be kept.
+// c.mu is held.
+func (c *pageCache) generation(txid int) bool {
 	switch {
 	case txid < c.txid:
-		return // an older generation: not worth keeping
-	case txid > c.txid || c.pages == nil:
-		c.txid, c.pages = txid, map[uint64][]byte{}
+		return false // an older generation: not worth keeping
+	case txid > c.txid || c.branches == nil:
+		c.txid, c.branches = txid, map[uint64]*branchPage{}
+		c.leaves, c.slots, c.hand = nil, nil, 0
+		clear(c.seen)
 	}
-	c.pages[id] = p
+	return true
+}
+
+// putBranch keeps the branch page id, read under a read transaction of
+// txid.
+func (c *pageCache) putBranch(txid int, id uint64, b *branchPage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.generation(txid) {
+		c.branches[id] = b
+	}
+}
+
+// putLeaf offers the leaf page id (one page, no overflow), read under a
+// read transaction of txid into p, which the caller goes on using: it
+// returns the cache's copy when the page is kept, else p.
+func (c *pageCache) putLeaf(txid int, id uint64, p []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.maxBytes
+	if n == 0 {
+		n = defaultLeafCacheBytes
+	}
+	most := int(n / int64(len(p)))
+	if most <= 0 || !c.generation(txid) {
+		return p
+	}
+	if _, ok := c.leaves[id]; ok {
+		return p // another reader kept it meanwhile
+	}
+	if c.seen == nil {
+		c.seen = make([]seenLeaf, 4*most)
+	}
+	seen := &c.seen[id%uint64(len(c.seen))]
+	if seen.id != id {
+		*seen = seenLeaf{id: id}
+	}
+	if seen.reads++; seen.reads < leafAdmit {
+		return p
+	}
+	*seen = seenLeaf{}
+	kept := bytes.Clone(p)
+	if c.leaves == nil {
+		c.leaves = make(map[uint64]int, most)
+	}
+	if len(c.slots) < most {
+		c.leaves[id] = len(c.slots)
+		c.slots = append(c.slots, leafSlot{id: id, p: kept})
+		return kept
+	}
+	for c.slots[c.hand].ref {
+		c.slots[c.hand].ref = false
+		c.hand = (c.hand + 1) % len(c.slots)
+	}
+	delete(c.leaves, c.slots[c.hand].id)
+	c.slots[c.hand] = leafSlot{id: id, p: kept}
+	c.leaves[id] = c.hand
+	c.hand = (c.hand + 1) % len(c.slots)
+	return kept
+}
+
+// branchPage is a branch page parsed: its elements' keys and children.
+// Read-only once made.
+type branchPage struct {
+	keys8 []uint64 // the keys as big-endian numbers, when every key is 8 bytes
+	keys  [][]byte // else the keys
+	kids  []uint64
+}
+
+// parseBranch parses branch page p (with its header) of count elements.
+func parseBranch(p []byte, count int) (*branchPage, error) {
+	if count == 0 || pageHeaderSize+count*branchElementSize > len(p) {
+		return nil, fmt.Errorf("branch of %d elements", count)
+	}
+	h := binary.LittleEndian
+	b := &branchPage{kids: make([]uint64, count)}
+	all8 := true
+	for i := range count {
+		at := pageHeaderSize + i*branchElementSize
+		b.kids[i] = h.Uint64(p[at+8:])
+		k, ok := pageKey(p, at, int(h.Uint32(p[at:])), int(h.Uint32(p[at+4:])))
+		if !ok {
+			return nil, errors.New("key past the page")
+		}
+		all8 = all8 && len(k) == 8
+	}
+	if all8 {
+		b.keys8 = make([]uint64, count)
+	} else {
+		b.keys = make([][]byte, count)
+		p = bytes.Clone(p) // the keys' backing, not the reader's buffer
+	}
+	for i := range count {
+		at := pageHeaderSize + i*branchElementSize
+		k, _ := pageKey(p, at, int(h.Uint32(p[at:])), int(h.Uint32(p[at+4:])))
+		if all8 {
+			b.keys8[i] = binary.BigEndian.Uint64(k)
+		} else {
+			b.keys[i] = k
+		}
+	}
+	return b, nil
+}
+
+// index is the element to descend into for key, as bbolt's cursor
+// chooses it: the element whose key equals key, else the last element
+// below key, else the first.
+func (b *branchPage) index(key []byte) int {
+	n := len(b.kids)
+	lo, hi, exact := 0, n, false
+	if b.keys8 != nil && len(key) == 8 {
+		k := binary.BigEndian.Uint64(key)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if b.keys8[m] < k {
+				lo = m + 1
+			} else {
+				exact, hi = exact || b.keys8[m] == k, m
+			}
+		}
+	} else {
+		var k8 [8]byte
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			km := k8[:]
+			if b.keys8 != nil {
+				binary.BigEndian.PutUint64(km, b.keys8[m])
+			} else {
+				km = b.keys[m]
+			}
+			if c := bytes.Compare(km, key); c < 0 {
+				lo = m + 1
+			} else {
+				exact, hi = exact || c == 0, m
+			}
+		}
+	}
+	if !exact && lo > 0 {
+		lo--
+	}
+	return lo
 }
 
 // pageReader reads values of one read transaction's buckets by pread.
@@ -91,7 +289,7 @@ type pageReader struct {
 	ps    int64  // page size
 	hwm   uint64 // the meta's high-water mark: no page of the tree at or past it
 	txid  int
-	cache *branchCache
+	cache *pageCache
 	leaf  []byte // the last leaf page read (in buf), and its id
 	leafN uint64
 	buf   []byte
@@ -111,7 +309,7 @@ func (d *boltDB) newPageReader(tx *bolt.Tx) *pageReader {
 	if ps <= 0 {
 		return nil
 	}
-	return &pageReader{tx: tx, f: f, ps: ps, hwm: uint64(tx.Size() / ps), txid: tx.ID(), cache: &d.branches}
+	return &pageReader{tx: tx, f: f, ps: ps, hwm: uint64(tx.Size() / ps), txid: tx.ID(), cache: &d.pages}
 }
 
 // kvGetter is what reads a bucket's values by key: a bbolt bucket, or a
@@ -165,8 +363,15 @@ type preadBucket struct {
 }
 
 // Get returns the value of key as bbolt's Bucket.Get does (nil when the
-// key is absent or names a nested bucket).
+// key is absent or names a nested bucket), a copy.
 func (p *preadBucket) Get(key []byte) []byte {
+	return bytes.Clone(p.peek(key))
+}
+
+// peek is Get without the copy: the value is valid until the next read
+// of p's reader (or, read through bbolt, until the transaction ends).
+// For a caller that decodes it at once.
+func (p *preadBucket) peek(key []byte) []byte {
 	if !p.failed {
 		v, err := p.r.get(p.root, key)
 		if err == nil {
@@ -175,6 +380,15 @@ func (p *preadBucket) Get(key []byte) []byte {
 		p.failed = !errors.Is(err, errLongRun)
 	}
 	return p.b.Get(key)
+}
+
+// peekValue returns the value of key in g without a copy when g can give
+// it (preadBucket.peek): valid until g's next read; g.Get otherwise.
+func peekValue(g kvGetter, key []byte) []byte {
+	if p, ok := g.(*preadBucket); ok {
+		return p.peek(key)
+	}
+	return g.Get(key)
 }
 
 // Seek returns the first key at or above key and its value, as bbolt's
@@ -191,30 +405,25 @@ func (p *preadBucket) Seek(key []byte) (k, v []byte) {
 	return p.b.Cursor().Seek(key)
 }
 
-// get walks from page root to the leaf that holds key and returns a copy
-// of its value: nil when there is none, an error when a page is damaged.
+// get walks from page root to the leaf that holds key and returns its
+// value, valid until r's next read: nil when there is none, an error
+// when a page is damaged.
 func (r *pageReader) get(root uint64, key []byte) ([]byte, error) {
 	id := root
 	for range maxPageDepth {
-		p, err := r.page(id)
+		br, p, err := r.page(id)
 		if err != nil {
 			return nil, err
 		}
-		flags, count := binary.LittleEndian.Uint16(p[8:]), int(binary.LittleEndian.Uint16(p[10:]))
-		switch flags {
-		case branchPageFlag:
-			if id, err = branchChild(p, count, key); err != nil {
-				return nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
-			}
-		case leafPageFlag:
-			v, err := leafValue(p, count, key)
-			if err != nil {
-				return nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
-			}
-			return bytes.Clone(v), nil
-		default:
-			return nil, fmt.Errorf("%w %d: flags %#x", errPageFormat, id, flags)
+		if br != nil {
+			id = br.kids[br.index(key)]
+			continue
 		}
+		v, err := leafValue(p, int(binary.LittleEndian.Uint16(p[10:])), key)
+		if err != nil {
+			return nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
+		}
+		return v, nil
 	}
 	return nil, fmt.Errorf("%w: a tree deeper than %d", errPageFormat, maxPageDepth)
 }
@@ -224,63 +433,54 @@ func (r *pageReader) get(root uint64, key []byte) ([]byte, error) {
 // when every key is below it. An error when a page is damaged.
 func (r *pageReader) seek(root uint64, key []byte) (k, v []byte, err error) {
 	type step struct {
-		p         []byte // a branch page
-		at, count int    // the child descended into, of count
+		b  *branchPage
+		at int // the child descended into
 	}
 	var stack []step
 	id, first := root, false // first: the leftmost key under id, not a search
 	for range 4 * maxPageDepth {
-		p, err := r.page(id)
+		br, p, err := r.page(id)
 		if err != nil {
 			return nil, nil, err
 		}
-		h := binary.LittleEndian
-		flags, count := h.Uint16(p[8:]), int(h.Uint16(p[10:]))
-		switch flags {
-		case branchPageFlag:
-			if count == 0 || pageHeaderSize+count*branchElementSize > len(p) {
-				return nil, nil, fmt.Errorf("%w %d: branch of %d elements", errPageFormat, id, count)
-			}
+		if br != nil {
 			i := 0
 			if !first {
-				if i, err = branchIndex(p, count, key); err != nil {
-					return nil, nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
-				}
+				i = br.index(key)
 			}
-			stack = append(stack, step{p, i, count})
-			id = h.Uint64(p[pageHeaderSize+i*branchElementSize+8:])
+			stack = append(stack, step{br, i})
+			id = br.kids[i]
 			if len(stack) > maxPageDepth {
 				return nil, nil, fmt.Errorf("%w: a tree deeper than %d", errPageFormat, maxPageDepth)
 			}
 			continue
-		case leafPageFlag:
-			if pageHeaderSize+count*leafElementSize > len(p) {
-				return nil, nil, fmt.Errorf("%w %d: leaf of %d elements", errPageFormat, id, count)
+		}
+		h := binary.LittleEndian
+		count := int(h.Uint16(p[10:]))
+		if pageHeaderSize+count*leafElementSize > len(p) {
+			return nil, nil, fmt.Errorf("%w %d: leaf of %d elements", errPageFormat, id, count)
+		}
+		i := 0
+		if !first {
+			if i, _, err = searchPage(count, leafKeyAt(p), key); err != nil {
+				return nil, nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
 			}
-			i := 0
-			if !first {
-				if i, _, err = searchPage(count, leafKeyAt(p), key); err != nil {
-					return nil, nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
-				}
+		}
+		if i < count {
+			at := pageHeaderSize + i*leafElementSize
+			flags, pos, ksize, vsize := h.Uint32(p[at:]), int(h.Uint32(p[at+4:])), int(h.Uint32(p[at+8:])), int(h.Uint32(p[at+12:]))
+			kb, ok := pageKey(p, at, pos, ksize)
+			vb, vok := pageKey(p, at, pos+ksize, vsize)
+			if !ok || !vok || pos+ksize < pos {
+				return nil, nil, fmt.Errorf("%w %d: element past the page", errPageFormat, id)
 			}
-			if i < count {
-				at := pageHeaderSize + i*leafElementSize
-				flags, pos, ksize, vsize := h.Uint32(p[at:]), int(h.Uint32(p[at+4:])), int(h.Uint32(p[at+8:])), int(h.Uint32(p[at+12:]))
-				kb, ok := pageKey(p, at, pos, ksize)
-				vb, vok := pageKey(p, at, pos+ksize, vsize)
-				if !ok || !vok || pos+ksize < pos {
-					return nil, nil, fmt.Errorf("%w %d: element past the page", errPageFormat, id)
-				}
-				if flags&bucketLeafFlag != 0 {
-					return bytes.Clone(kb), nil, nil
-				}
-				return bytes.Clone(kb), bytes.Clone(vb), nil
+			if flags&bucketLeafFlag != 0 {
+				return bytes.Clone(kb), nil, nil
 			}
-		default:
-			return nil, nil, fmt.Errorf("%w %d: flags %#x", errPageFormat, id, flags)
+			return bytes.Clone(kb), bytes.Clone(vb), nil
 		}
 		// Past this leaf's last key: the leftmost key of the next subtree.
-		for len(stack) > 0 && stack[len(stack)-1].at+1 >= stack[len(stack)-1].count {
+		for len(stack) > 0 && stack[len(stack)-1].at+1 >= len(stack[len(stack)-1].b.kids) {
 			stack = stack[:len(stack)-1]
 		}
 		if len(stack) == 0 {
@@ -288,60 +488,75 @@ func (r *pageReader) seek(root uint64, key []byte) (k, v []byte, err error) {
 		}
 		top := &stack[len(stack)-1]
 		top.at++
-		id, first = binary.LittleEndian.Uint64(top.p[pageHeaderSize+top.at*branchElementSize+8:]), true
+		id, first = top.b.kids[top.at], true
 	}
 	return nil, nil, fmt.Errorf("%w: a walk longer than %d pages", errPageFormat, 4*maxPageDepth)
 }
 
-// page returns page id (with its overflow pages) as the file holds it:
-// from the reader's last leaf, the branch cache, or a pread.
-func (r *pageReader) page(id uint64) ([]byte, error) {
+// page returns page id as the file holds it: a branch page parsed, or a
+// leaf page's bytes with its overflow pages, valid until r's next read.
+// It comes from the reader's last leaf, the cache, or a pread; any other
+// kind of page is an error.
+func (r *pageReader) page(id uint64) (*branchPage, []byte, error) {
 	if id < 2 || id >= r.hwm {
-		return nil, fmt.Errorf("%w: page %d out of range [2, %d)", errPageFormat, id, r.hwm)
+		return nil, nil, fmt.Errorf("%w: page %d out of range [2, %d)", errPageFormat, id, r.hwm)
 	}
 	if r.leaf != nil && r.leafN == id {
-		return r.leaf, nil
+		return nil, r.leaf, nil
 	}
-	p := r.cache.get(r.txid, id)
-	if p != nil {
-		return p, nil
+	if b, p := r.cache.get(r.txid, id); b != nil || p != nil {
+		if p != nil {
+			r.leaf, r.leafN = p, id
+		}
+		return b, p, nil
 	}
-	// A leaf is read into the reader's buffer (the values returned are
-	// copies), a branch page into its own, which the cache keeps.
+	// A page is read into the reader's buffer; the cache keeps a branch
+	// page parsed, and a leaf page in a copy of its own.
 	if cap(r.buf) < int(r.ps) {
 		r.buf = make([]byte, r.ps)
 	}
-	r.leaf, p = nil, r.buf[:r.ps]
+	r.leaf, r.leafN = nil, 0
+	p := r.buf[:r.ps]
 	if _, err := r.f.ReadAt(p, int64(id)*r.ps); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h := binary.LittleEndian
 	if got := h.Uint64(p); got != id {
-		return nil, fmt.Errorf("%w %d: its header says %d", errPageFormat, id, got)
+		return nil, nil, fmt.Errorf("%w %d: its header says %d", errPageFormat, id, got)
 	}
-	if over := uint64(h.Uint32(p[12:])); over > 0 {
+	flags, count, over := h.Uint16(p[8:]), int(h.Uint16(p[10:])), uint64(h.Uint32(p[12:]))
+	if flags != branchPageFlag && flags != leafPageFlag {
+		return nil, nil, fmt.Errorf("%w %d: flags %#x", errPageFormat, id, flags)
+	}
+	if over > 0 {
 		if over >= r.hwm-id {
-			return nil, fmt.Errorf("%w %d: %d overflow pages past the high-water mark", errPageFormat, id, over)
+			return nil, nil, fmt.Errorf("%w %d: %d overflow pages past the high-water mark", errPageFormat, id, over)
 		}
 		n := int64(over+1) * r.ps
 		if n > maxPreadRun {
-			return nil, fmt.Errorf("%w: page %d and %d overflow pages", errLongRun, id, over)
+			return nil, nil, fmt.Errorf("%w: page %d and %d overflow pages", errLongRun, id, over)
 		}
 		if int64(cap(r.buf)) < n {
 			r.buf = append(r.buf[:r.ps], make([]byte, n-r.ps)...)
 		}
 		p = r.buf[:n]
 		if _, err := r.f.ReadAt(p[r.ps:], int64(id+1)*r.ps); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if h.Uint16(p[8:]) == branchPageFlag {
-		p = bytes.Clone(p)
-		r.cache.put(r.txid, id, p)
-	} else {
-		r.leaf, r.leafN = p, id
+	if flags == branchPageFlag {
+		b, err := parseBranch(p, count)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
+		}
+		r.cache.putBranch(r.txid, id, b)
+		return b, nil, nil
 	}
-	return p, nil
+	if over == 0 {
+		p = r.cache.putLeaf(r.txid, id, p)
+	}
+	r.leaf, r.leafN = p, id
+	return nil, p, nil
 }
 
 // pageKey returns the key of the element at at, which names it at
@@ -352,36 +567,6 @@ func pageKey(p []byte, at, pos, ksize int) ([]byte, bool) {
 		return nil, false
 	}
 	return p[k : k+ksize], true
-}
-
-// branchChild returns the child of branch page p to descend into for
-// key, as bbolt's cursor chooses it: the element whose key equals key,
-// else the last element below key, else the first.
-func branchChild(p []byte, count int, key []byte) (uint64, error) {
-	if count == 0 || pageHeaderSize+count*branchElementSize > len(p) {
-		return 0, fmt.Errorf("branch of %d elements", count)
-	}
-	i, err := branchIndex(p, count, key)
-	if err != nil {
-		return 0, err
-	}
-	return binary.LittleEndian.Uint64(p[pageHeaderSize+i*branchElementSize+8:]), nil
-}
-
-// branchIndex is the index of the element branchChild descends into.
-func branchIndex(p []byte, count int, key []byte) (int, error) {
-	h := binary.LittleEndian
-	i, exact, err := searchPage(count, func(i int) ([]byte, bool) {
-		at := pageHeaderSize + i*branchElementSize
-		return pageKey(p, at, int(h.Uint32(p[at:])), int(h.Uint32(p[at+4:])))
-	}, key)
-	if err != nil {
-		return 0, err
-	}
-	if !exact && i > 0 {
-		i--
-	}
-	return i, nil
 }
 
 // leafKeyAt returns the key reader of leaf page p for searchPage.
