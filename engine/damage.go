@@ -53,13 +53,14 @@ func (d *boltDB) Close() error {
 	return err
 }
 
-// closePread closes the file pageReader reads, if it was opened; no
-// reader may be in use.
+// closePread closes the file pageReader reads, if it was opened, and
+// releases the pages kept; no reader may be in use.
 func (d *boltDB) closePread() {
 	d.preadOnce.Do(func() {}) // none opens it after this
 	if d.pread != nil {
 		d.pread.Close()
 	}
+	d.pages.release()
 }
 
 // View is bolt.DB.View with damage recovered as ErrDamaged.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -55,7 +56,7 @@ var maxPreadRun int64 = 16 << 20
 // page reachable from an open reader's meta, and a generation's pages
 // change only by a commit, which makes a newer generation). A reader of
 // another txid neither uses nor fills it, and a newer txid starts it
-// over. Safe for concurrent use; its pages are never written once in it.
+// over. Safe for concurrent use.
 //
 // It keeps every branch page read, parsed (branchPage: at 100K records
 // 84 pages, at 1M 775), and a bounded number of leaf pages: a query
@@ -64,13 +65,18 @@ var maxPreadRun int64 = 16 << 20
 // "The 100K hybrid query: leaf pages kept"). A leaf is kept at its
 // leafAdmit-th read in the generation, so leaves read seldom cost no
 // copy; a full cache evicts by the clock algorithm (a page read since
-// the hand last passed it stays).
+// the hand last passed it stays). The leaves live in one block of
+// memory outside the Go heap (leafMemory), copied in and out under the
+// lock: no reader holds a kept page, so an evicted page's place is
+// reused at once.
 type pageCache struct {
 	mu       sync.Mutex
 	txid     int
 	branches map[uint64]*branchPage
 	leaves   map[uint64]int // page id → its slot
-	slots    []leafSlot
+	slots    []leafSlot     // slot i's page is mem's i-th page
+	mem      *leafMemory
+	ps       int // the size of a kept page
 	hand     int
 	seen     []seenLeaf // leaves read and not kept, at id % len(seen)
 
@@ -101,29 +107,61 @@ type seenLeaf struct {
 	reads uint32
 }
 
-// leafSlot is one kept leaf page and its clock bit.
+// leafSlot is one kept leaf page's id and its clock bit.
 type leafSlot struct {
 	id  uint64
-	p   []byte
 	ref bool
 }
 
+// leafMemory is the block the kept leaf pages live in: an anonymous
+// mapping where the system has them, which the garbage collector
+// neither scans nor counts in its heap goal (pages kept on the heap
+// would cost twice their size), else heap memory. A mapping is released
+// by release, or when the block is no longer reachable.
+type leafMemory struct {
+	b       []byte
+	cleanup runtime.Cleanup
+	mapped  bool
+}
+
+func newLeafMemory(n int) *leafMemory {
+	m := &leafMemory{}
+	if b, err := mapAnon(n); err == nil {
+		m.b, m.mapped = b, true
+		m.cleanup = runtime.AddCleanup(m, func(b []byte) { _ = unmapAnon(b) }, b)
+	} else {
+		m.b = make([]byte, n)
+	}
+	return m
+}
+
+// release unmaps the block; nothing may use it after.
+func (m *leafMemory) release() {
+	if m.mapped {
+		m.cleanup.Stop()
+		_ = unmapAnon(m.b)
+	}
+	m.b, m.mapped = nil, false
+}
+
 // get returns page id of generation txid, if it is cached: a branch
-// page parsed, or a leaf page's bytes.
-func (c *pageCache) get(txid int, id uint64) (*branchPage, []byte) {
+// page parsed, or true when it copied the leaf page into dst (of the
+// kept page's size).
+func (c *pageCache) get(txid int, id uint64, dst []byte) (*branchPage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.txid != txid {
-		return nil, nil
+		return nil, false
 	}
 	if b := c.branches[id]; b != nil {
-		return b, nil
+		return b, false
 	}
-	if i, ok := c.leaves[id]; ok {
+	if i, ok := c.leaves[id]; ok && len(dst) == c.ps {
 		c.slots[i].ref = true
-		return nil, c.slots[i].p
+		copy(dst, c.mem.b[i*c.ps:(i+1)*c.ps])
+		return nil, true
 	}
-	return nil, nil
+	return nil, false
 }
 
 // generation makes txid the cache's generation, starting it over when
@@ -135,7 +173,8 @@ func (c *pageCache) generation(txid int) bool {
 		return false // an older generation: not worth keeping
 	case txid > c.txid || c.branches == nil:
 		c.txid, c.branches = txid, map[uint64]*branchPage{}
-		c.leaves, c.slots, c.hand = nil, nil, 0
+		clear(c.leaves)
+		c.slots, c.hand = c.slots[:0], 0
 		clear(c.seen)
 	}
 	return true
@@ -152,9 +191,9 @@ func (c *pageCache) putBranch(txid int, id uint64, b *branchPage) {
 }
 
 // putLeaf offers the leaf page id (one page, no overflow), read under a
-// read transaction of txid into p, which the caller goes on using: it
-// returns the cache's copy when the page is kept, else p.
-func (c *pageCache) putLeaf(txid int, id uint64, p []byte) []byte {
+// read transaction of txid into p: the cache keeps a copy of it at its
+// leafAdmit-th read.
+func (c *pageCache) putLeaf(txid int, id uint64, p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.maxBytes
@@ -162,41 +201,60 @@ func (c *pageCache) putLeaf(txid int, id uint64, p []byte) []byte {
 		n = defaultLeafCacheBytes
 	}
 	most := int(n / int64(len(p)))
-	if most <= 0 || !c.generation(txid) {
-		return p
+	if most <= 0 || c.mem == nil && c.ps != 0 || !c.generation(txid) {
+		return // none kept, or released
+	}
+	if c.ps == 0 {
+		c.ps = len(p)
+		c.mem = newLeafMemory(most * c.ps)
+		c.leaves = make(map[uint64]int, most)
+		c.seen = make([]seenLeaf, 4*most)
+	}
+	if len(p) != c.ps {
+		return
 	}
 	if _, ok := c.leaves[id]; ok {
-		return p // another reader kept it meanwhile
-	}
-	if c.seen == nil {
-		c.seen = make([]seenLeaf, 4*most)
+		return // another reader kept it meanwhile
 	}
 	seen := &c.seen[id%uint64(len(c.seen))]
 	if seen.id != id {
 		*seen = seenLeaf{id: id}
 	}
 	if seen.reads++; seen.reads < leafAdmit {
-		return p
+		return
 	}
 	*seen = seenLeaf{}
-	kept := bytes.Clone(p)
-	if c.leaves == nil {
-		c.leaves = make(map[uint64]int, most)
-	}
-	if len(c.slots) < most {
-		c.leaves[id] = len(c.slots)
-		c.slots = append(c.slots, leafSlot{id: id, p: kept})
-		return kept
-	}
-	for c.slots[c.hand].ref {
-		c.slots[c.hand].ref = false
+	i := len(c.slots)
+	if i < len(c.mem.b)/c.ps {
+		c.slots = append(c.slots, leafSlot{id: id})
+	} else {
+		for c.slots[c.hand].ref {
+			c.slots[c.hand].ref = false
+			c.hand = (c.hand + 1) % len(c.slots)
+		}
+		i = c.hand
+		delete(c.leaves, c.slots[i].id)
+		c.slots[i] = leafSlot{id: id}
 		c.hand = (c.hand + 1) % len(c.slots)
 	}
-	delete(c.leaves, c.slots[c.hand].id)
-	c.slots[c.hand] = leafSlot{id: id, p: kept}
-	c.leaves[id] = c.hand
-	c.hand = (c.hand + 1) % len(c.slots)
-	return kept
+	copy(c.mem.b[i*c.ps:(i+1)*c.ps], p)
+	c.leaves[id] = i
+}
+
+// release gives back the leaf pages' memory; the cache keeps no leaf
+// after it. No reader may be in use.
+func (c *pageCache) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mem != nil {
+		c.mem.release()
+		c.mem = nil
+	}
+	clear(c.leaves)
+	c.slots = nil
+	if c.ps == 0 {
+		c.ps = -1 // none is made after
+	}
 }
 
 // branchPage is a branch page parsed: its elements' keys and children.
@@ -504,19 +562,21 @@ func (r *pageReader) page(id uint64) (*branchPage, []byte, error) {
 	if r.leaf != nil && r.leafN == id {
 		return nil, r.leaf, nil
 	}
-	if b, p := r.cache.get(r.txid, id); b != nil || p != nil {
-		if p != nil {
-			r.leaf, r.leafN = p, id
-		}
-		return b, p, nil
-	}
-	// A page is read into the reader's buffer; the cache keeps a branch
-	// page parsed, and a leaf page in a copy of its own.
+	// A page is read into the reader's buffer, from the cache or by
+	// pread; the cache keeps a branch page parsed.
 	if cap(r.buf) < int(r.ps) {
 		r.buf = make([]byte, r.ps)
 	}
 	r.leaf, r.leafN = nil, 0
 	p := r.buf[:r.ps]
+	b, kept := r.cache.get(r.txid, id, p)
+	if b != nil {
+		return b, nil, nil
+	}
+	if kept {
+		r.leaf, r.leafN = p, id
+		return nil, p, nil
+	}
 	if _, err := r.f.ReadAt(p, int64(id)*r.ps); err != nil {
 		return nil, nil, err
 	}
@@ -553,7 +613,7 @@ func (r *pageReader) page(id uint64) (*branchPage, []byte, error) {
 		return b, nil, nil
 	}
 	if over == 0 {
-		p = r.cache.putLeaf(r.txid, id, p)
+		r.cache.putLeaf(r.txid, id, p)
 	}
 	r.leaf, r.leafN = p, id
 	return nil, p, nil

@@ -557,5 +557,12 @@ func TestPreadLeafCache(t *testing.T) {
 		if n := reads(c, 7, some); n != 12-8 {
 			t.Fatalf("%d pages read for 12 leaves, 8 kept: want 4", n)
 		}
+		// Released (the store closed): nothing is kept any more.
+		c.release()
+		for range leafAdmit + 1 {
+			if n := reads(c, 7, some); n != 12 {
+				t.Fatalf("after release: %d pages read for 12 leaves, want 12", n)
+			}
+		}
 	})
 }
