@@ -145,8 +145,8 @@ func (m *leafMemory) release() {
 }
 
 // get returns page id of generation txid, if it is cached: a branch
-// page parsed, or true when it copied the leaf page into dst (of the
-// kept page's size).
+// page parsed (dst untouched), or true when it copied the leaf page into
+// dst (of the kept page's size).
 func (c *pageCache) get(txid int, id uint64, dst []byte) (*branchPage, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -567,9 +567,8 @@ func (r *pageReader) page(id uint64) (*branchPage, []byte, error) {
 	if cap(r.buf) < int(r.ps) {
 		r.buf = make([]byte, r.ps)
 	}
-	r.leaf, r.leafN = nil, 0
 	p := r.buf[:r.ps]
-	b, kept := r.cache.get(r.txid, id, p)
+	b, kept := r.cache.get(r.txid, id, p) // a branch page leaves the buffer as it was
 	if b != nil {
 		return b, nil, nil
 	}
@@ -577,6 +576,7 @@ func (r *pageReader) page(id uint64) (*branchPage, []byte, error) {
 		r.leaf, r.leafN = p, id
 		return nil, p, nil
 	}
+	r.leaf, r.leafN = nil, 0 // the buffer is read over
 	if _, err := r.f.ReadAt(p, int64(id)*r.ps); err != nil {
 		return nil, nil, err
 	}

@@ -441,6 +441,7 @@ func TestPreadLeafCache(t *testing.T) {
 	path := s.db.Path()
 	var keys [][]byte // present 8-byte keys, one a leaf page of one page (a run is not kept)
 	var leaves []uint64
+	var pair [][]byte // two keys of one leaf
 	err := s.db.View(func(tx *bolt.Tx) error {
 		seen := map[uint64]bool{}
 		r := s.db.newPageReader(tx)
@@ -451,6 +452,11 @@ func TestPreadLeafCache(t *testing.T) {
 			}
 			if _, err := r.get(pb.root, k); err != nil {
 				return err
+			}
+			if seen[r.leafN] && pair == nil && len(r.leaf) == 4096 {
+				if leaves[len(leaves)-1] == r.leafN {
+					pair = [][]byte{keys[len(keys)-1], bytes.Clone(k)}
+				}
 			}
 			if !seen[r.leafN] && len(r.leaf) == 4096 {
 				seen[r.leafN] = true
@@ -531,6 +537,33 @@ func TestPreadLeafCache(t *testing.T) {
 			}
 		})
 	}
+	t.Run("one reader", func(t *testing.T) {
+		// Two keys of one leaf, one after the other, by one reader: the
+		// leaf is read once, whether the cache keeps leaves or not.
+		if pair == nil {
+			t.Fatal("no two keys of one leaf")
+		}
+		for _, max := range []int64{0, -1} {
+			c := &pageCache{maxBytes: max}
+			f := &countingFile{f: bytes.NewReader(raw)}
+			err := s.db.View(func(tx *bolt.Tx) error {
+				r := &pageReader{f: f, ps: ps, hwm: uint64(len(raw) / ps), txid: 9, cache: c}
+				pb := readBucket(r, tx, []byte("b")).(*preadBucket)
+				pb.Get(pair[0])
+				before := f.reads
+				if g, w := pb.Get(pair[1]), tx.Bucket([]byte("b")).Get(pair[1]); !bytes.Equal(g, w) {
+					return fmt.Errorf("Get(%x): %d bytes, bbolt %d", pair[1], len(g), len(w))
+				}
+				if f.reads != before {
+					return fmt.Errorf("leaf cache bound %d: the second key of the leaf read %d pages, want 0", max, f.reads-before)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	t.Run("bound", func(t *testing.T) {
 		// 12 leaves at distinct entries of the cache's read counts (4
 		// entries a kept page), read leafAdmit times: all are offered.
