@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -520,7 +521,7 @@ func (r *pageReader) seek(root uint64, key []byte) (k, v []byte, err error) {
 		}
 		i := 0
 		if !first {
-			if i, _, err = searchPage(count, leafKeyAt(p), key); err != nil {
+			if i, _, err = searchLeaf(p, count, key); err != nil {
 				return nil, nil, fmt.Errorf("%w %d: %v", errPageFormat, id, err)
 			}
 		}
@@ -629,13 +630,38 @@ func pageKey(p []byte, at, pos, ksize int) ([]byte, bool) {
 	return p[k : k+ksize], true
 }
 
-// leafKeyAt returns the key reader of leaf page p for searchPage.
-func leafKeyAt(p []byte) func(int) ([]byte, bool) {
-	return func(i int) ([]byte, bool) {
-		at := pageHeaderSize + i*leafElementSize
-		h := binary.LittleEndian
-		return pageKey(p, at, int(h.Uint32(p[at+4:])), int(h.Uint32(p[at+8:])))
+// searchLeaf returns the first key of leaf page p (count elements, which
+// fit the page) at or above key, and whether it equals key: bbolt's
+// sort.Search over a page. An 8-byte key is compared with the page's
+// 8-byte keys as a number (the records' and vectors' keys), others as
+// bytes.
+func searchLeaf(p []byte, count int, key []byte) (i int, exact bool, err error) {
+	h := binary.LittleEndian
+	var k8 uint64
+	if len(key) == 8 {
+		k8 = binary.BigEndian.Uint64(key)
 	}
+	lo, hi := 0, count
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		at := pageHeaderSize + m*leafElementSize
+		k, ok := pageKey(p, at, int(h.Uint32(p[at+4:])), int(h.Uint32(p[at+8:])))
+		if !ok {
+			return 0, false, errors.New("key past the page")
+		}
+		var c int
+		if len(k) == 8 && len(key) == 8 {
+			c = cmp.Compare(binary.BigEndian.Uint64(k), k8)
+		} else {
+			c = bytes.Compare(k, key)
+		}
+		if c < 0 {
+			lo = m + 1
+		} else {
+			exact, hi = exact || c == 0, m
+		}
+	}
+	return lo, exact, nil
 }
 
 // leafValue returns the value of key on leaf page p: nil when the page
@@ -645,7 +671,7 @@ func leafValue(p []byte, count int, key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("leaf of %d elements", count)
 	}
 	h := binary.LittleEndian
-	i, exact, err := searchPage(count, leafKeyAt(p), key)
+	i, exact, err := searchLeaf(p, count, key)
 	if err != nil || !exact {
 		return nil, err
 	}
@@ -659,27 +685,4 @@ func leafValue(p []byte, count int, key []byte) ([]byte, error) {
 		return nil, errors.New("value past the page")
 	}
 	return v, nil
-}
-
-// searchPage returns the first of count sorted keys (key(i)) at or above
-// key, and whether it equals key: bbolt's sort.Search over a page.
-func searchPage(count int, keyAt func(int) ([]byte, bool), key []byte) (i int, exact bool, err error) {
-	lo, hi := 0, count
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		k, ok := keyAt(m)
-		if !ok {
-			return 0, false, errors.New("key past the page")
-		}
-		switch c := bytes.Compare(k, key); {
-		case c < 0:
-			lo = m + 1
-		default:
-			if c == 0 {
-				exact = true
-			}
-			hi = m
-		}
-	}
-	return lo, exact, nil
 }
