@@ -29,10 +29,10 @@ type boltDB struct {
 
 	// The query path's pread reads (pageReader): the store file opened
 	// read-only (by Open, beside bbolt; else at the first read), and
-	// the branch pages read.
+	// the pages kept.
 	preadOnce sync.Once
 	pread     *os.File // nil when it could not be opened: bbolt reads
-	branches  branchCache
+	pages     pageCache
 }
 
 // preadFile returns the store file opened read-only for pageReader, nil
@@ -53,13 +53,14 @@ func (d *boltDB) Close() error {
 	return err
 }
 
-// closePread closes the file pageReader reads, if it was opened; no
-// reader may be in use.
+// closePread closes the file pageReader reads, if it was opened, and
+// releases the pages kept; no reader may be in use.
 func (d *boltDB) closePread() {
 	d.preadOnce.Do(func() {}) // none opens it after this
 	if d.pread != nil {
 		d.pread.Close()
 	}
+	d.pages.release()
 }
 
 // View is bolt.DB.View with damage recovered as ErrDamaged.

@@ -298,14 +298,14 @@ func TestPreadDamagedPage(t *testing.T) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		r := s.db.newPageReader(tx)
 		b := tx.Bucket([]byte("b"))
-		p, err := r.page(uint64(b.Root()))
+		br, _, err := r.page(uint64(b.Root()))
 		if err != nil {
 			return err
 		}
-		if binary.LittleEndian.Uint16(p[8:]) != branchPageFlag {
+		if br == nil {
 			return fmt.Errorf("the bucket's root is not a branch page")
 		}
-		leaf = binary.LittleEndian.Uint64(p[pageHeaderSize+8:])
+		leaf = br.kids[0]
 		return nil
 	})
 	if err != nil {
@@ -331,7 +331,7 @@ func TestPreadDamagedPage(t *testing.T) {
 		}
 		ps := int64(4096)
 		damage(raw[int64(leaf)*ps : int64(leaf+1)*ps])
-		r := &pageReader{f: bytes.NewReader(raw), ps: ps, hwm: uint64(int64(len(raw)) / ps), cache: &branchCache{}}
+		r := &pageReader{f: bytes.NewReader(raw), ps: ps, hwm: uint64(int64(len(raw)) / ps), cache: &pageCache{}}
 		err = s.db.View(func(tx *bolt.Tx) error {
 			b := tx.Bucket([]byte("b"))
 			pb := &preadBucket{r: r, b: b, root: uint64(b.Root())}
@@ -398,7 +398,7 @@ func FuzzPreadPages(f *testing.F) {
 		f.Fatal(err)
 	}
 	file = file[:min(size, uint64(len(file)))] // to the high-water mark: a small seed
-	seed := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &branchCache{}}
+	seed := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &pageCache{}}
 	if v, err := seed.get(root, u64key(1000)); err != nil || len(v) != 2*ps {
 		f.Fatalf("the seed's overflow value: %d bytes, %v", len(v), err)
 	}
@@ -409,12 +409,193 @@ func FuzzPreadPages(f *testing.F) {
 		f.Add(file, uint16(root), u64key(k))
 	}
 	f.Fuzz(func(t *testing.T, file []byte, root uint16, key []byte) {
-		r := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &branchCache{}}
+		r := &pageReader{f: bytes.NewReader(file), ps: ps, hwm: uint64(len(file) / ps), cache: &pageCache{}}
 		if v, err := r.get(uint64(root), key); err == nil && len(v) > len(file) {
 			t.Fatalf("a value of %d bytes from a file of %d", len(v), len(file))
 		}
 		if k, v, err := r.seek(uint64(root), key); err == nil && len(k)+len(v) > len(file) {
 			t.Fatalf("a key and value of %d bytes from a file of %d", len(k)+len(v), len(file))
+		}
+	})
+}
+
+// countingFile counts the reads of a file.
+type countingFile struct {
+	f     *bytes.Reader
+	reads int
+}
+
+func (c *countingFile) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.f.ReadAt(p, off)
+}
+
+// TestPreadLeafCache: a leaf page read leafAdmit times in a generation is
+// kept, and later reads of its keys, by other readers of the generation,
+// read no page; the cache keeps at most its bound of pages; a reader of
+// an older generation neither uses nor fills it, and a newer one starts
+// it over.
+func TestPreadLeafCache(t *testing.T) {
+	s := newPreadStore(t, 21, 4096)
+	s.write(t, 2000)
+	path := s.db.Path()
+	var keys [][]byte // present 8-byte keys, one a leaf page of one page (a run is not kept)
+	var leaves []uint64
+	var pair [][]byte // two keys of one leaf
+	err := s.db.View(func(tx *bolt.Tx) error {
+		seen := map[uint64]bool{}
+		r := s.db.newPageReader(tx)
+		pb := readBucket(r, tx, []byte("b")).(*preadBucket)
+		return tx.Bucket([]byte("b")).ForEach(func(k, v []byte) error {
+			if len(k) != 8 || v == nil {
+				return nil
+			}
+			if _, err := r.get(pb.root, k); err != nil {
+				return err
+			}
+			if seen[r.leafN] && pair == nil && len(r.leaf) == 4096 {
+				if leaves[len(leaves)-1] == r.leafN {
+					pair = [][]byte{keys[len(keys)-1], bytes.Clone(k)}
+				}
+			}
+			if !seen[r.leafN] && len(r.leaf) == 4096 {
+				seen[r.leafN] = true
+				keys = append(keys, bytes.Clone(k))
+				leaves = append(leaves, r.leafN)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 20 {
+		t.Fatalf("the store has %d leaf pages of 8-byte keys: too few to test", len(keys))
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ps = 4096
+	// reads returns the pages read by Get of every key, each by a reader
+	// of its own, all of transaction generation txid.
+	reads := func(c *pageCache, txid int, keys [][]byte) int {
+		t.Helper()
+		f := &countingFile{f: bytes.NewReader(raw)}
+		err := s.db.View(func(tx *bolt.Tx) error {
+			for _, k := range keys {
+				r := &pageReader{f: f, ps: ps, hwm: uint64(len(raw) / ps), txid: txid, cache: c}
+				pb := readBucket(r, tx, []byte("b")).(*preadBucket)
+				if g, w := pb.Get(k), tx.Bucket([]byte("b")).Get(k); !bytes.Equal(g, w) {
+					return fmt.Errorf("Get(%x): %d bytes, bbolt %d", k, len(g), len(w))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.reads
+	}
+	key := keys[:1]
+	for _, tc := range []struct {
+		name     string
+		maxBytes int64
+		kept     bool
+	}{
+		{"default bound", 0, true},
+		{"no leaf kept", -1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &pageCache{maxBytes: tc.maxBytes}
+			first := reads(c, 5, key)
+			if first < 2 {
+				t.Fatalf("the first Get read %d pages: the bucket has no branch page", first)
+			}
+			for i := 2; i <= leafAdmit; i++ { // the leafAdmit-th read keeps it
+				if n := reads(c, 5, key); n != 1 {
+					t.Fatalf("read %d of the key: %d pages read, want its leaf alone (branch pages are kept)", i, n)
+				}
+			}
+			want := 0
+			if !tc.kept {
+				want = 1
+			}
+			for i := range 3 {
+				if n := reads(c, 5, key); n != want {
+					t.Fatalf("Get %d after the leaf's read %d: %d pages read, want %d", i, leafAdmit, n, want)
+				}
+			}
+			if n := reads(c, 4, key); n != first {
+				t.Fatalf("a reader of an older generation read %d pages, want %d (no cached page)", n, first)
+			}
+			if n := reads(c, 5, key); n != want {
+				t.Fatalf("after the older reader: %d pages read, want %d", n, want)
+			}
+			if n := reads(c, 6, key); n != first {
+				t.Fatalf("a reader of a newer generation read %d pages, want %d (the cache started over)", n, first)
+			}
+		})
+	}
+	t.Run("one reader", func(t *testing.T) {
+		// Two keys of one leaf, one after the other, by one reader: the
+		// leaf is read once, whether the cache keeps leaves or not.
+		if pair == nil {
+			t.Fatal("no two keys of one leaf")
+		}
+		for _, max := range []int64{0, -1} {
+			c := &pageCache{maxBytes: max}
+			f := &countingFile{f: bytes.NewReader(raw)}
+			err := s.db.View(func(tx *bolt.Tx) error {
+				r := &pageReader{f: f, ps: ps, hwm: uint64(len(raw) / ps), txid: 9, cache: c}
+				pb := readBucket(r, tx, []byte("b")).(*preadBucket)
+				pb.Get(pair[0])
+				before := f.reads
+				if g, w := pb.Get(pair[1]), tx.Bucket([]byte("b")).Get(pair[1]); !bytes.Equal(g, w) {
+					return fmt.Errorf("Get(%x): %d bytes, bbolt %d", pair[1], len(g), len(w))
+				}
+				if f.reads != before {
+					return fmt.Errorf("leaf cache bound %d: the second key of the leaf read %d pages, want 0", max, f.reads-before)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("bound", func(t *testing.T) {
+		// 12 leaves at distinct entries of the cache's read counts (4
+		// entries a kept page), read leafAdmit times: all are offered.
+		c := &pageCache{maxBytes: 8 * ps}
+		var some [][]byte
+		at := map[uint64]bool{}
+		for i, k := range keys {
+			if !at[leaves[i]%32] && len(some) < 12 {
+				at[leaves[i]%32] = true
+				some = append(some, k)
+			}
+		}
+		if len(some) < 12 {
+			t.Fatalf("%d leaves at distinct entries, want 12", len(some))
+		}
+		for range leafAdmit {
+			reads(c, 7, some)
+		}
+		if len(c.slots) != 8 || len(c.leaves) != 8 {
+			t.Fatalf("%d slots, %d pages kept; want 8", len(c.slots), len(c.leaves))
+		}
+		// The pages kept answer as the file does (compared inside reads),
+		// and the last ones kept are read from the cache.
+		if n := reads(c, 7, some); n != 12-8 {
+			t.Fatalf("%d pages read for 12 leaves, 8 kept: want 4", n)
+		}
+		// Released (the store closed): nothing is kept any more.
+		c.release()
+		for range leafAdmit + 1 {
+			if n := reads(c, 7, some); n != 12 {
+				t.Fatalf("after release: %d pages read for 12 leaves, want 12", n)
+			}
 		}
 	})
 }

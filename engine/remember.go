@@ -394,7 +394,7 @@ func getRecord(tx *bolt.Tx, id uint64) (Record, error) {
 func getRecordFrom(recs kvGetter, id uint64) (Record, error) {
 	var b []byte
 	if recs != nil {
-		b = recs.Get(u64key(id))
+		b = peekValue(recs, u64key(id)) // decoded at once
 	}
 	if b == nil {
 		return Record{}, fmt.Errorf("%w: record %d", ErrNotFound, id)

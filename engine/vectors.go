@@ -39,16 +39,16 @@ func (e *Engine) preadVectors(tx *bolt.Tx) storedVectors {
 // none (a history version, a record being re-embedded, a forgotten id)
 // or one of other dimensions.
 func (s storedVectors) get(id uint64) ([]float32, error) {
-	return decodeVector(s.kv.Get(u64key(id)), s.dims)
+	return decodeVector(peekValue(s.kv, u64key(id)), s.dims)
 }
 
 // getKey is get with id as a bbolt key.
 func (s storedVectors) getKey(k []byte) ([]float32, error) {
-	return decodeVector(s.kv.Get(k), s.dims)
+	return decodeVector(peekValue(s.kv, k), s.dims)
 }
 
 // has reports whether id has a vector.
-func (s storedVectors) has(id uint64) bool { return s.kv.Get(u64key(id)) != nil }
+func (s storedVectors) has(id uint64) bool { return peekValue(s.kv, u64key(id)) != nil }
 
 // next returns the lowest id at or above from that has a vector, and its
 // vector (nil when it has other dimensions); false when there is none.
