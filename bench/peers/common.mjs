@@ -3,12 +3,17 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-export function readWorkload(work) {
-  const texts = readFileSync(join(work, "records.txt"), "utf8").replace(/\n$/, "").split("\n");
+// readWorkload reads the queries, and the records and their vectors only
+// when records is set (ingest): a query process holds no more than an
+// application querying the engine would, so its resident set is the
+// engine's.
+export function readWorkload(work, records = true) {
   const queries = JSON.parse(readFileSync(join(work, "queries.json"), "utf8"));
+  const dims = queries[0].vec.length;
+  if (!records) return { texts: null, queries, dims, vector: null };
+  const texts = readFileSync(join(work, "records.txt"), "utf8").replace(/\n$/, "").split("\n");
   const raw = readFileSync(join(work, "vectors.f32"));
   const all = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
-  const dims = queries[0].vec.length;
   const vector = (i) => all.subarray(i * dims, (i + 1) * dims);
   return { texts, queries, dims, vector };
 }

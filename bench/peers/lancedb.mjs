@@ -9,7 +9,7 @@ import { readWorkload, report, rssMB, needleHit } from "./common.mjs";
 const require = createRequire(import.meta.url);
 const lancedb = require("@lancedb/lancedb");
 const [mode, work, store, variant] = process.argv.slice(2);
-const w = readWorkload(work);
+const w = readWorkload(work, mode === "ingest");
 
 if (mode === "ingest") {
   rmSync(store, { recursive: true, force: true });

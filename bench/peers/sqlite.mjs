@@ -14,7 +14,7 @@ import { readWorkload, report, rssMB, needleHit } from "./common.mjs";
 const require = createRequire(import.meta.url);
 const sqliteVec = require("sqlite-vec");
 const [mode, work, store] = process.argv.slice(2);
-const w = readWorkload(work);
+const w = readWorkload(work, mode === "ingest");
 const file = join(store, "memory.sqlite");
 const MODEL = "hmo-static";
 
