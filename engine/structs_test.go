@@ -152,8 +152,9 @@ func TestStructuresRebuiltIdentically(t *testing.T) {
 // TestThemesOfLargeBatches: the themes of a batch are added beside its
 // transaction and written once per batch; what is kept is byte for byte
 // what a rebuild (one record at a time) writes, with two scopes in one
-// batch and a batch that takes a scope past Options.ThemesMaxRecords
-// (whose themes are dropped at that record).
+// batch, a batch that takes a scope past Options.ThemesMaxRecords (whose
+// themes are dropped at that record) and batches of scopes past it
+// (only their counters change).
 func TestThemesOfLargeBatches(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -165,6 +166,7 @@ func TestThemesOfLargeBatches(t *testing.T) {
 		{"limit crossed inside a batch", 150, []int{100}},
 		{"limit crossed at a batch's last record", 150, []int{75}},
 		{"limit crossed by the first batch", 20, []int{400}},
+		{"batches of scopes past the limit only", 20, []int{50}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -180,7 +181,8 @@ func (e *Engine) themesAdd(tx *bolt.Tx, recs []*Record, vecs [][]float32) error 
 // changed is written once, with its final facts, sum and summary, and
 // every scope's counters once: the values themesAdd leaves, which
 // writes them after each record. themes.mu is held from themesStart to
-// finish or abort.
+// finish or abort (a reader of the themes, Engine.Themes, waits for the
+// Adds and the rest of the transaction's work they run beside).
 type themesJob struct {
 	e      *Engine
 	recs   []*Record
@@ -196,7 +198,8 @@ type themesJob struct {
 // job before tx ends, and must not change vecs meanwhile. A batch that
 // takes a scope past Options.ThemesMaxRecords is added by themesAdd
 // before it returns (the scope's themes are dropped at that record),
-// and its job is nil.
+// and one whose scopes all outgrew it has only their counters to
+// write, written before it returns: the job of either is nil.
 func (e *Engine) themesStart(tx *bolt.Tx, recs []*Record, vecs [][]float32) (*themesJob, error) {
 	j, err := e.themesJobFor(tx, recs)
 	if err != nil || j == nil {
@@ -204,6 +207,10 @@ func (e *Engine) themesStart(tx *bolt.Tx, recs []*Record, vecs [][]float32) (*th
 			err = e.themesAdd(tx, recs, vecs)
 		}
 		return nil, err
+	}
+	if !slices.ContainsFunc(j.order, func(s string) bool { return !j.scopes[s].large }) {
+		// Scopes without themes: only their counters, written now.
+		return nil, j.finish(tx)
 	}
 	j.done = make(chan error, 1)
 	go func() {
@@ -261,11 +268,13 @@ func (j *themesJob) finish(tx *bolt.Tx) error {
 	if j == nil {
 		return nil
 	}
-	err := <-j.done
-	j.done = nil
 	defer j.abort()
-	if err != nil {
-		return err
+	if j.done != nil {
+		err := <-j.done
+		j.done = nil
+		if err != nil {
+			return err
+		}
 	}
 	xb := tx.Bucket(bucketXMemory)
 	for _, r := range j.recs {
