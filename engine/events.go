@@ -37,8 +37,9 @@ func (e *Engine) noteSegment(id uint64) {
 }
 
 // flushEvents rewrites the units of the segments the tree changed in tx
-// since the last flush.
-func (e *Engine) flushEvents(tx *bolt.Tx) error {
+// since the last flush. leaves, when not nil, are leaves as tx holds
+// them (treeInsert's): their vectors and texts are not read again.
+func (e *Engine) flushEvents(tx *bolt.Tx, leaves map[uint64]treeLeaf) error {
 	if len(e.unitPending) == 0 {
 		return nil
 	}
@@ -49,15 +50,17 @@ func (e *Engine) flushEvents(tx *bolt.Tx) error {
 	clear(e.unitPending)
 	slices.Sort(ids)
 	for _, id := range ids {
-		if err := e.writeUnit(tx, id); err != nil {
+		if err := e.writeUnit(tx, id, leaves); err != nil {
 			return fmt.Errorf("hmo: event units: %w", err)
 		}
 	}
 	return nil
 }
 
-// writeUnit brings segment seg's unit up to date with the tree in tx.
-func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64) error {
+// writeUnit brings segment seg's unit up to date with the tree in tx;
+// leaves, when not nil, hold leaves as tx holds them (a leaf without a
+// vector is read from tx).
+func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64, leaves map[uint64]treeLeaf) error {
 	ub := tx.Bucket(bucketEvents)
 	if ub == nil {
 		return nil
@@ -93,7 +96,10 @@ func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64) error {
 	vecs := make([][]float32, len(turns))
 	recs := make([]*Record, len(turns))
 	for i, id := range turns {
-		if v, err := vs.get(id); err == nil {
+		if l := leaves[id]; l.vec != nil {
+			vecs[i] = l.vec
+			recs[i] = &Record{Scope: l.scope, Text: l.text}
+		} else if v, err := vs.get(id); err == nil {
 			vecs[i] = v
 		}
 		if keyU64(ub.Get(turnKey(id))) == seg {
@@ -114,7 +120,9 @@ func (e *Engine) writeUnit(tx *bolt.Tx, seg uint64) error {
 		return recs[i].Text
 	}
 	u.Summary = event.Summarise(vecs, text, event.DefaultSummaryRunes)
-	if r, err := getRecord(tx, turns[0]); err == nil {
+	if recs[0] != nil {
+		u.Scope = recs[0].Scope
+	} else if r, err := getRecord(tx, turns[0]); err == nil {
 		u.Scope = r.Scope
 	}
 	return ub.Put(unitKey(seg), event.Encode(&u))
@@ -149,7 +157,7 @@ func (e *Engine) rebuildEvents(tx *bolt.Tx, layout string) error {
 		}
 	}
 	for _, s := range segs {
-		if err := e.writeUnit(tx, s); err != nil {
+		if err := e.writeUnit(tx, s, nil); err != nil {
 			return err
 		}
 	}

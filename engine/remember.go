@@ -306,11 +306,14 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 	if err := e.putVectors(tx, ids, vecs); err != nil {
 		return nil, nil, observed, err
 	}
-	e.addHTreeLeaves(leaves, vecs)
-	if err := e.treeInsert(tx, added, vecs); err != nil {
+	// The themes' Adds run beside the segment tree and the change log.
+	themes, err := e.themesStart(tx, added, vecs)
+	if err != nil {
 		return nil, nil, observed, err
 	}
-	if err := e.themesAdd(tx, added, vecs); err != nil {
+	defer themes.abort()
+	e.addHTreeLeaves(leaves, vecs)
+	if err := e.treeInsert(tx, added, vecs); err != nil {
 		return nil, nil, observed, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -319,7 +322,10 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 	if err := e.enqueue(tx, ids); err != nil {
 		return nil, nil, observed, err
 	}
-	return out, ids, observed, logChanges(tx, opAdd, ids)
+	if err := logChanges(tx, opAdd, ids); err != nil {
+		return nil, nil, observed, err
+	}
+	return out, ids, observed, themes.finish(tx)
 }
 
 // newRecord is the record input in becomes under id; p, when not nil,

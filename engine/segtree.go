@@ -54,10 +54,11 @@ type treeCache struct {
 	ldirt map[string]bool          // lists written since the last flush
 }
 
-// treeLeaf is a leaf's vector and text (nil vector: gone).
+// treeLeaf is a leaf's vector, text and scope (nil vector: gone).
 type treeLeaf struct {
-	vec  []float32
-	text string
+	vec   []float32
+	text  string
+	scope string
 }
 
 func (e *Engine) treeStore(tx *bolt.Tx, scope string) *treeStore {
@@ -234,7 +235,7 @@ func (s *treeStore) readLeaf(id uint64) treeLeaf {
 	if err != nil {
 		return treeLeaf{}
 	}
-	return treeLeaf{vec: v, text: r.Text}
+	return treeLeaf{vec: v, text: r.Text, scope: r.Scope}
 }
 
 // encodeNode: parent, level, count, rep, children, sum, summary.
@@ -289,7 +290,7 @@ func decodeNode(id uint64, b []byte) (*segtree.Node, error) {
 func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error {
 	leaves := make(map[uint64]treeLeaf, 2*len(recs))
 	for i, r := range recs {
-		leaves[r.ID] = treeLeaf{vec: vecs[i], text: r.Text}
+		leaves[r.ID] = treeLeaf{vec: vecs[i], text: r.Text, scope: r.Scope}
 	}
 	stores := map[string]*treeStore{}
 	var scopes []string
@@ -310,7 +311,7 @@ func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error
 			return fmt.Errorf("hmo: segment tree: %w", err)
 		}
 	}
-	return e.flushEvents(tx)
+	return e.flushEvents(tx, leaves)
 }
 
 // treeRemove takes a record out of its scope's tree; call it before the
@@ -323,7 +324,7 @@ func (e *Engine) treeRemove(tx *bolt.Tx, r *Record) error {
 	if err := segtree.Remove(e.treeStore(tx, r.Scope), e.opts.SegTree, r.ID, vec); err != nil {
 		return fmt.Errorf("hmo: segment tree: %w", err)
 	}
-	return e.flushEvents(tx)
+	return e.flushEvents(tx, nil)
 }
 
 // treeMove follows a record's new vector in its ancestors' centroids.
@@ -336,7 +337,7 @@ func (e *Engine) treeMove(tx *bolt.Tx, id uint64, from, to []float32) error {
 	if seg, _ := e.treeStore(tx, "").Parent(id); seg != 0 {
 		e.noteSegment(seg)
 	}
-	return e.flushEvents(tx)
+	return e.flushEvents(tx, nil)
 }
 
 // syncSegTree rebuilds every scope's tree from the records when the store

@@ -149,6 +149,87 @@ func TestStructuresRebuiltIdentically(t *testing.T) {
 	}
 }
 
+// TestThemesOfLargeBatches: the themes of a batch are added beside its
+// transaction and written once per batch; what is kept is byte for byte
+// what a rebuild (one record at a time) writes, with two scopes in one
+// batch, a batch that takes a scope past Options.ThemesMaxRecords (whose
+// themes are dropped at that record) and batches of scopes past it
+// (only their counters change).
+func TestThemesOfLargeBatches(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		sizes []int // batch sizes, repeated to the end
+	}{
+		{"no limit, one batch", -1, []int{400}},
+		{"no limit, batches of 50 and 130", -1, []int{50, 130}},
+		{"limit crossed inside a batch", 150, []int{100}},
+		{"limit crossed at a batch's last record", 150, []int{75}},
+		{"limit crossed by the first batch", 20, []int{400}},
+		{"batches of scopes past the limit only", 20, []int{50}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
+			o := testOptions(clock)
+			o.ThemesMaxRecords = tc.limit
+			open := func() *engine.Engine {
+				e, err := engine.Open(dir, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			e := open()
+			// Scope u gets 3 records in 4, scope v the rest, interleaved.
+			ins := manyNotes(400)
+			for i := range ins {
+				if i%4 == 3 {
+					ins[i].Scope = "v"
+				}
+			}
+			for i, k := 0, 0; i < len(ins); k++ {
+				size := tc.sizes[k%len(tc.sizes)]
+				remember(t, e, ins[i:min(len(ins), i+size)]...)
+				i += size
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			kept := dumpBuckets(t, dir, "xmemory")
+			themes := 0
+			for k := range kept {
+				if strings.HasPrefix(k, "xmemory/t") {
+					themes++
+				}
+			}
+			if want := tc.limit < 0 || tc.limit >= 100; (themes > 0) != want {
+				t.Fatalf("precondition: %d themes kept, want themes: %v", themes, want)
+			}
+			setMeta(t, dir, map[string][]byte{"xmemory_version": nil})
+			if err := open().Close(); err != nil { // rebuilds
+				t.Fatal(err)
+			}
+			rebuilt := dumpBuckets(t, dir, "xmemory")
+			if !maps.Equal(kept, rebuilt) {
+				var diff []string
+				for k := range kept {
+					if rebuilt[k] != kept[k] {
+						diff = append(diff, k)
+					}
+				}
+				for k := range rebuilt {
+					if _, ok := kept[k]; !ok {
+						diff = append(diff, k)
+					}
+				}
+				slices.Sort(diff)
+				t.Errorf("the rebuilt themes differ from the kept ones at %d keys: %q", len(diff), diff[:min(len(diff), 8)])
+			}
+		})
+	}
+}
+
 // TestForgetLeavesEveryStructure: a forgotten record and the old version
 // of an updated one leave every structure at once: no fact, theme, unit
 // or link names them and no summary holds their words; the structures

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -170,6 +171,151 @@ func (e *Engine) themesAdd(tx *bolt.Tx, recs []*Record, vecs [][]float32) error 
 		}
 	}
 	return nil
+}
+
+// themesJob is themesAdd of one write's new records run beside the rest
+// of its transaction: the partitions' Adds (the scan of every theme,
+// the splits and merges) touch memory only, so a goroutine runs them
+// while the transaction goes on with the segment tree and the change
+// log; finish then writes what the Adds changed. Every theme the batch
+// changed is written once, with its final facts, sum and summary, and
+// every scope's counters once: the values themesAdd leaves, which
+// writes them after each record. themes.mu is held from themesStart to
+// finish or abort (a reader of the themes, Engine.Themes, waits for the
+// Adds and the rest of the transaction's work they run beside).
+type themesJob struct {
+	e      *Engine
+	recs   []*Record
+	scopes map[string]*scopeThemes
+	order  []string   // the scopes, in the order recs first name them
+	done   chan error // the Adds' outcome
+	locked bool
+}
+
+// themesStart adds recs, with their vectors, to their scopes' partitions
+// in tx: it loads the scopes and starts their Adds in a goroutine; the
+// caller must call finish (which writes them) or abort on the returned
+// job before tx ends, and must not change vecs meanwhile. A batch that
+// takes a scope past Options.ThemesMaxRecords is added by themesAdd
+// before it returns (the scope's themes are dropped at that record),
+// and one whose scopes all outgrew it has only their counters to
+// write, written before it returns: the job of either is nil.
+func (e *Engine) themesStart(tx *bolt.Tx, recs []*Record, vecs [][]float32) (*themesJob, error) {
+	j, err := e.themesJobFor(tx, recs)
+	if err != nil || j == nil {
+		if err == nil {
+			err = e.themesAdd(tx, recs, vecs)
+		}
+		return nil, err
+	}
+	if !slices.ContainsFunc(j.order, func(s string) bool { return !j.scopes[s].large }) {
+		// Scopes without themes: only their counters, written now.
+		return nil, j.finish(tx)
+	}
+	j.done = make(chan error, 1)
+	go func() {
+		for i, r := range recs {
+			if st := j.scopes[r.Scope]; !st.large {
+				if err := st.p.Add(r.ID, vecs[i]); err != nil {
+					j.done <- fmt.Errorf("hmo: themes: %w", err)
+					return
+				}
+			}
+		}
+		j.done <- nil
+	}()
+	return j, nil
+}
+
+// themesJobFor loads the scopes of recs and returns their job, holding
+// themes.mu, or nil when recs take a scope past
+// Options.ThemesMaxRecords.
+func (e *Engine) themesJobFor(tx *bolt.Tx, recs []*Record) (*themesJob, error) {
+	c := &e.themes
+	c.mu.Lock()
+	j := &themesJob{e: e, recs: recs, scopes: map[string]*scopeThemes{}}
+	defer func() {
+		if !j.locked { // nil, an error or a panic (a damaged page)
+			c.mu.Unlock()
+		}
+	}()
+	counts := map[string]uint64{}
+	for _, r := range recs {
+		if _, ok := j.scopes[r.Scope]; !ok {
+			st, err := e.loadThemes(tx, r.Scope)
+			if err != nil {
+				return nil, err
+			}
+			j.scopes[r.Scope] = st
+			j.order = append(j.order, r.Scope)
+		}
+		counts[r.Scope]++
+	}
+	if limit := e.opts.ThemesMaxRecords; limit >= 0 {
+		for s, st := range j.scopes {
+			if !st.large && st.n+counts[s] > uint64(limit) {
+				return nil, nil
+			}
+		}
+	}
+	j.locked = true // until finish or abort
+	return j, nil
+}
+
+// finish waits for the Adds and writes their facts, the themes they
+// changed and the scopes' counters in tx. A nil job has nothing to do.
+func (j *themesJob) finish(tx *bolt.Tx) error {
+	if j == nil {
+		return nil
+	}
+	defer j.abort()
+	if j.done != nil {
+		err := <-j.done
+		j.done = nil
+		if err != nil {
+			return err
+		}
+	}
+	xb := tx.Bucket(bucketXMemory)
+	for _, r := range j.recs {
+		st := j.scopes[r.Scope]
+		st.n++
+		if !st.large {
+			if err := xb.Put(factKey(r.ID), []byte(r.Scope+"\x00"+xmemory.Fact(r.Text))); err != nil {
+				return err
+			}
+		}
+	}
+	for _, scope := range j.order {
+		st := j.scopes[scope]
+		if !st.large {
+			if err := j.e.flushThemes(tx, scope, st); err != nil {
+				return err
+			}
+		}
+		if err := xb.Put(scopeKey(scope), encodeScopeThemes(st)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abort waits for the Adds, if finish has not, and releases themes.mu;
+// the partitions then hold changes tx will not keep unless finish wrote
+// them (a failed transaction empties the cache, applyEntities). A nil
+// job, or one finished, is left as it is.
+func (j *themesJob) abort() {
+	if j == nil {
+		return
+	}
+	if j.done != nil {
+		<-j.done
+		j.done = nil
+	}
+	if j.locked {
+		j.locked = false
+		j.e.themes.mu.Unlock()
+	}
 }
 
 // dropScopeThemes empties a scope that outgrew Options.ThemesMaxRecords.
