@@ -2,36 +2,22 @@ package engine_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/proctest"
 )
 
 // mappedKB is the resident size of this process's mappings of path, in
 // KiB (/proc/self/smaps).
 func mappedKB(t *testing.T, path string) int {
 	t.Helper()
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no smaps: %v", err)
-	}
-	kb, in := 0, false
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0:
-		case !strings.HasSuffix(f[0], ":"):
-			in = len(f) >= 6 && f[5] == path
-		case in && f[0] == "Rss:" && len(f) >= 2:
-			n, _ := strconv.Atoi(f[1])
-			kb += n
-		}
+	kb, ok := proctest.ResidentKB(func(p string) bool { return p == path })
+	if !ok {
+		t.Skip("no /proc/self/smaps")
 	}
 	return kb
 }

@@ -3,38 +3,22 @@ package fts_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
+	"github.com/hmo-dev/hmo/internal/proctest"
 )
 
 // zapResidentKB sums the resident pages of this process's mappings of the
 // index's segment files (/proc/self/smaps), in KiB.
 func zapResidentKB(t *testing.T, dir string) int {
 	t.Helper()
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		t.Skipf("no /proc/self/smaps: %v", err)
-	}
-	in, kb := false, 0
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if !strings.HasSuffix(f[0], ":") {
-			in = len(f) >= 6 && strings.HasPrefix(f[5], dir) && strings.HasSuffix(f[5], ".zap")
-			continue
-		}
-		if in && f[0] == "Rss:" && len(f) >= 2 {
-			n, _ := strconv.Atoi(f[1])
-			kb += n
-		}
+	kb, ok := proctest.ResidentKB(func(p string) bool { return strings.HasPrefix(p, dir) && strings.HasSuffix(p, ".zap") })
+	if !ok {
+		t.Skip("no /proc/self/smaps")
 	}
 	return kb
 }

@@ -1,35 +1,19 @@
 package vecfile_test
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/hmo-dev/hmo/internal/proctest"
 )
 
 // residentKB sums the resident pages of this process's mappings of the
 // file p (/proc/self/smaps), in KiB.
 func residentKB(t *testing.T, p string) int {
 	t.Helper()
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
+	kb, ok := proctest.ResidentKB(func(path string) bool { return path == p })
+	if !ok {
 		t.Skip("no /proc/self/smaps")
-	}
-	in, kb := false, 0
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if !strings.HasSuffix(f[0], ":") {
-			in = len(f) >= 6 && f[5] == p
-			continue
-		}
-		if in && f[0] == "Rss:" && len(f) >= 2 {
-			n, _ := strconv.Atoi(f[1])
-			kb += n
-		}
 	}
 	return kb
 }
