@@ -187,15 +187,31 @@ func (x *Index) openComp() error {
 }
 
 // regenComp rewrites the companion rows rows (increasing) from the
-// matrix, read by pread so that its pages stay out of the resident set,
-// then the header.
+// matrix, then the header.
 func (x *Index) regenComp(rows []int) error {
-	dims, rb := x.opts.Dims, x.rowBytes()
-	stride := compStride(dims)
+	dims := x.opts.Dims
+	scratch := make([]float32, dims)
+	err := x.regenRows(rows, x.compF, x.comp, compStride(dims), func(r int, row, out []byte) {
+		quantizeRow(row, scratch, out)
+		sealComp(out, x.slotAt(r), dims)
+	})
+	if err != nil {
+		return err
+	}
+	h := compHeader{dims: dims, matrixID: x.matrixID}
+	return writeAt(x.compF, x.comp, h.encode(), 0)
+}
+
+// regenRows rewrites the rows rows (increasing) of a derived file (f,
+// mapped as mapping, stride bytes a row) from the matrix, read by pread
+// in runs of consecutive rows so that its pages stay out of the resident
+// set; derive writes the derived row of matrix row r into out. A matrix
+// row that cannot be read is ErrCorrupt.
+func (x *Index) regenRows(rows []int, f *os.File, mapping []byte, stride int, derive func(r int, row, out []byte)) error {
+	rb := x.rowBytes()
 	const run = 1024
 	fbuf := make([]byte, run*rb)
-	qbuf := make([]byte, run*stride)
-	scratch := make([]float32, dims)
+	obuf := make([]byte, run*stride)
 	for len(rows) > 0 {
 		// The longest run of consecutive rows, up to run.
 		m := 1
@@ -204,20 +220,17 @@ func (x *Index) regenComp(rows []int) error {
 		}
 		first := rows[0]
 		if _, err := x.matF.ReadAt(fbuf[:m*rb], int64(pageSize+first*rb)); err != nil {
-			return err
+			return fmt.Errorf("%w: rows %d-%d: %v", ErrCorrupt, first, first+m, err)
 		}
 		for i := range m {
-			q := qbuf[i*stride : (i+1)*stride]
-			quantizeRow(fbuf[i*rb:(i+1)*rb], scratch, q)
-			sealComp(q, x.slotAt(first+i), dims)
+			derive(first+i, fbuf[i*rb:(i+1)*rb], obuf[i*stride:(i+1)*stride])
 		}
-		if err := writeAt(x.compF, x.comp, qbuf[:m*stride], pageSize+first*stride); err != nil {
+		if err := writeAt(f, mapping, obuf[:m*stride], pageSize+first*stride); err != nil {
 			return err
 		}
 		rows = rows[m:]
 	}
-	h := compHeader{dims: dims, matrixID: x.matrixID}
-	return writeAt(x.compF, x.comp, h.encode(), 0)
+	return nil
 }
 
 // mapComp maps the companion whole, growing it to at least size bytes.

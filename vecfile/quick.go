@@ -292,30 +292,10 @@ func (x *Index) eachRow(lo, hi int, fn func(r int, row []byte)) error {
 
 // regenQ4 rewrites the q4 rows rows (increasing) from the matrix.
 func (x *Index) regenQ4(rows []int) error {
-	dims, rb := x.opts.Dims, x.rowBytes()
-	st := q4Stride(dims)
-	const run = 1024
-	fbuf := make([]byte, run*rb)
-	qbuf := make([]byte, run*st)
-	scratch := make([]float64, dims)
-	for len(rows) > 0 {
-		m := 1
-		for m < len(rows) && m < run && rows[m] == rows[0]+m {
-			m++
-		}
-		first := rows[0]
-		if _, err := x.matF.ReadAt(fbuf[:m*rb], int64(pageSize+first*rb)); err != nil {
-			return fmt.Errorf("%w: rows %d-%d: %v", ErrCorrupt, first, first+m, err)
-		}
-		for i := range m {
-			q4Row(fbuf[i*rb:(i+1)*rb], x.q4Centre, x.slotAt(first+i), scratch, qbuf[i*st:(i+1)*st])
-		}
-		if err := writeAt(x.q4F, x.q4, qbuf[:m*st], pageSize+first*st); err != nil {
-			return err
-		}
-		rows = rows[m:]
-	}
-	return nil
+	scratch := make([]float64, x.opts.Dims)
+	return x.regenRows(rows, x.q4F, x.q4, q4Stride(x.opts.Dims), func(r int, row, out []byte) {
+		q4Row(row, x.q4Centre, x.slotAt(r), scratch, out)
+	})
 }
 
 // mapQ4 maps the q4 file whole, growing it to at least size bytes.
