@@ -214,6 +214,13 @@ func (e *Engine) themesStart(tx *bolt.Tx, recs []*Record, vecs [][]float32) (*th
 	}
 	j.done = make(chan error, 1)
 	go func() {
+		// A panic in the Adds fails the write instead of the process,
+		// and finish and abort never wait for a send that cannot come.
+		defer func() {
+			if p := recover(); p != nil {
+				j.done <- fmt.Errorf("hmo: themes: %v", p)
+			}
+		}()
 		for i, r := range recs {
 			if st := j.scopes[r.Scope]; !st.large {
 				if err := st.p.Add(r.ID, vecs[i]); err != nil {
