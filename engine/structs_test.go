@@ -130,19 +130,7 @@ func TestStructuresRebuiltIdentically(t *testing.T) {
 				t.Fatal(err)
 			}
 			rebuilt := dumpBuckets(t, dir, structureBuckets...)
-			if !maps.Equal(kept, rebuilt) {
-				var diff []string
-				for k := range kept {
-					if rebuilt[k] != kept[k] {
-						diff = append(diff, k)
-					}
-				}
-				for k := range rebuilt {
-					if _, ok := kept[k]; !ok {
-						diff = append(diff, k)
-					}
-				}
-				slices.Sort(diff)
+			if diff := diffKeys(kept, rebuilt); len(diff) > 0 {
 				t.Errorf("the rebuilt structures differ from the kept ones at %d keys: %q", len(diff), diff[:min(len(diff), 8)])
 			}
 		})
@@ -211,19 +199,7 @@ func TestThemesOfLargeBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			rebuilt := dumpBuckets(t, dir, "xmemory")
-			if !maps.Equal(kept, rebuilt) {
-				var diff []string
-				for k := range kept {
-					if rebuilt[k] != kept[k] {
-						diff = append(diff, k)
-					}
-				}
-				for k := range rebuilt {
-					if _, ok := kept[k]; !ok {
-						diff = append(diff, k)
-					}
-				}
-				slices.Sort(diff)
+			if diff := diffKeys(kept, rebuilt); len(diff) > 0 {
 				t.Errorf("the rebuilt themes differ from the kept ones at %d keys: %q", len(diff), diff[:min(len(diff), 8)])
 			}
 		})
@@ -443,4 +419,22 @@ func TestStructuresAfterReindex(t *testing.T) {
 	if len(rebuilt) == 0 || !maps.Equal(kept, rebuilt) {
 		t.Errorf("after a reindex the kept structures (%d keys) differ from a rebuild (%d keys)", len(kept), len(rebuilt))
 	}
+}
+
+// diffKeys returns, sorted, the keys whose values differ between a and b
+// or that only one of them holds.
+func diffKeys(a, b map[string]string) []string {
+	var diff []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			diff = append(diff, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	slices.Sort(diff)
+	return diff
 }
