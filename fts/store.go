@@ -114,18 +114,31 @@ func openScorch(dir string, o Options, create bool, q *index.AnalysisQueue) (*sc
 	return s, nil
 }
 
+// createIndex creates the index of dir and opens it with o. It is built
+// in a sibling directory, dir+".new", with the schema's batch persisted
+// synchronously whatever o.AsyncPersist says, then renamed into place:
+// dir never holds an index without its schema, neither after a crash
+// during the creation nor when the process exits right after it (an
+// unsafe batch is not waited for by Close).
 func createIndex(dir string, o Options, q *index.AnalysisQueue) (*scorch.Scorch, error) {
 	mj, err := mappingJSON(o.Analyzer)
 	if err != nil {
 		return nil, fmt.Errorf("fts: mapping: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	tmp := dir + ".new"
+	// What a creation stopped half way left there is this package's own.
+	if err := os.RemoveAll(tmp); err != nil {
 		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
 	}
-	if err := writeMeta(dir); err != nil {
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
 	}
-	s, err := openScorch(dir, o, true, q)
+	if err := writeMeta(tmp); err != nil {
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	sync := o
+	sync.AsyncPersist = false
+	s, err := openScorch(tmp, sync, true, q)
 	if err != nil {
 		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
 	}
@@ -133,11 +146,38 @@ func createIndex(dir string, o Options, q *index.AnalysisQueue) (*scorch.Scorch,
 	b.SetInternal(mappingKey, mj)
 	b.SetInternal(keySchema, []byte(schemaValue(o)))
 	b.SetInternal(keyMaxID, make([]byte, 16)) // no document yet, watermark 0
-	if err := s.Batch(b); err != nil {
-		_ = s.Close()
+	err = s.Batch(b)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
 	}
-	return s, nil
+	// hasIndex let an empty dir through: rename does not replace one on
+	// every system.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return nil, fmt.Errorf("fts: create %s: %w", dir, err)
+	}
+	return openIndex(dir, o, q)
+}
+
+// syncDir makes the entries of dir durable (a rename into it).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func openIndex(dir string, o Options, q *index.AnalysisQueue) (*scorch.Scorch, error) {
