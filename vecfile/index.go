@@ -61,9 +61,9 @@ type Index struct {
 	q4        []byte // mapping of the q4 file
 	q4Centre  []float32
 	part      *partition // the partition of the q4 rows (ivf.go); nil when there is none
-	n         int // rows counted
-	live      int // rows not deleted
-	sorted    int // rows [0, sorted) hold strictly increasing ids
+	n         int        // rows counted
+	live      int        // rows not deleted
+	sorted    int        // rows [0, sorted) hold strictly increasing ids
 	watermark uint64
 	closed    bool
 }

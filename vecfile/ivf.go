@@ -76,10 +76,10 @@ var ivfMagic = [8]byte{'h', 'm', 'o', 'v', 'e', 'c', 'p', '1'}
 // ivfHeader is the ivf file's header.
 type ivfHeader struct {
 	dims, lists int
-	rows            int // rows [0, rows) were live in it or dead at the build
-	entries         int // rows held: the live ones of [0, rows)
-	matrixID        uint64
-	metaCRC           uint32
+	rows        int // rows [0, rows) were live in it or dead at the build
+	entries     int // rows held: the live ones of [0, rows)
+	matrixID    uint64
+	metaCRC     uint32
 }
 
 func (h *ivfHeader) encode() []byte {
@@ -270,7 +270,7 @@ func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
 	for e := range h.entries {
 		r := p.rowOf(e)
 		if r >= h.rows || held[r>>6]&(1<<(r&63)) != 0 {
-			return p, false, unmap(p.m)
+			return nil, false, unmap(p.m)
 		}
 		held[r>>6] |= 1 << (r & 63)
 		if !q4RowOK(p.ent[e*qs:(e+1)*qs], x.slotAt(r), dims) {
@@ -284,7 +284,7 @@ func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
 	}
 	slices.Sort(p.outRows)
 	if float64(len(p.outRows)+x.n-h.rows) > ivfTailShare*float64(h.rows) {
-		return p, false, unmap(p.m)
+		return nil, false, unmap(p.m)
 	}
 	return p, true, nil
 }
