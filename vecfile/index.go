@@ -60,13 +60,12 @@ type Index struct {
 	comp      []byte // mapping of the companion file
 	q4        []byte // mapping of the q4 file
 	q4Centre  []float32
-	// the partition of the q4 rows (ivf.go); nil when there is none
-	part      *partition
 	n         int // rows counted
 	live      int // rows not deleted
 	sorted    int // rows [0, sorted) hold strictly increasing ids
 	watermark uint64
 	closed    bool
+	part      *partition // the partition of the q4 rows (ivf.go); nil when there is none
 }
 
 // Open opens the index in dir, creating it (and dir, mode 0700) when it
