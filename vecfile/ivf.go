@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/hmo-dev/hmo/engine"
@@ -159,7 +160,7 @@ func (p *partition) markOut(r int) {
 // wantIVF reports whether this index keeps an ivf file beside its q4
 // file at Open.
 func (x *Index) wantIVF() bool {
-	return x.q4 != nil && x.opts.PartitionAbove > 0 && x.live >= x.opts.PartitionAbove
+	return strconv.IntSize == 64 && x.q4 != nil && x.opts.PartitionAbove > 0 && x.live >= x.opts.PartitionAbove
 }
 
 // openIVF opens the partition of an index whose q4 file is open and
@@ -672,7 +673,10 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) boo
 		spans = append(spans, ivfSpan{r, 1, false})
 		total++
 	}
-	// The virtual row v of the scan is the v-th of the spans' rows.
+	// The virtual row v of the scan is the v-th of the spans' rows. A
+	// hit holds its row in the high 32 bits, so that equal estimates go
+	// to the lower row as in the scan of every q4 row, and its entry
+	// plus 1 (0: a q4 row) in the low ones, where its step is read.
 	begin := make([]int, len(spans)+1)
 	for i, s := range spans {
 		begin[i+1] = begin[i] + s.n
@@ -699,14 +703,14 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) boo
 					if sc < floor {
 						continue
 					}
-					r := s.pos + blk + j
+					r, e := s.pos+blk+j, 0
 					if s.ivf {
-						if r = p.rowOf(r); p.isOut(r) {
+						if r, e = p.rowOf(r), r+1; p.isOut(r) {
 							continue
 						}
 					}
 					if filter == nil || filter(r) {
-						h.Push(begin[i]+blk+j, sc)
+						h.Push(r<<32+e, sc)
 						floor = h.Floor()
 					}
 				}
@@ -718,18 +722,15 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) boo
 	}
 	steps := make(map[int]float32, len(hits))
 	for k, h := range hits {
-		i, _ := slices.BinarySearch(begin, h.Row+1)
-		s := spans[i-1]
-		e := s.pos + h.Row - begin[i-1]
+		r := h.Row >> 32
 		var b []byte
-		if s.ivf {
-			b = p.ent[e*qs : (e+1)*qs]
-			e = p.rowOf(e)
+		if e := h.Row - r<<32 - 1; e < 0 {
+			b = x.q4At(r)
 		} else {
-			b = x.q4At(e)
+			b = p.ent[e*qs : (e+1)*qs]
 		}
-		hits[k].Row = e
-		steps[e] = math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
+		hits[k].Row = r
+		steps[r] = math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
 	}
 	return hits, steps, nil
 }

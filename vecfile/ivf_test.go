@@ -61,6 +61,26 @@ func candShare(t *testing.T, x, i8 *vecfile.Index, qs []engine.VectorDoc, f engi
 	return sum / float64(len(qs))
 }
 
+// sameAsQuick fails unless x's unfiltered candidates are q4's, the 4-bit
+// pass over every row, hit for hit.
+func sameAsQuick(t *testing.T, label string, x, q4 *vecfile.Index, qs []engine.VectorDoc) {
+	t.Helper()
+	for _, q := range qs {
+		for _, k := range []int{1, 10, 40} {
+			c := q4.RescoreCandidates(k)
+			want, err := q4.Search(q.Vector, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := x.Search(q.Vector, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameHits(t, label, got, want)
+		}
+	}
+}
+
 // TestPartitionMatchesInt8: with every list probed, the partitioned path
 // finds what the 4-bit pass over every row finds, through appends past
 // the build, replacements and deletions (rows out of the partition), a
@@ -73,11 +93,15 @@ func TestPartitionMatchesInt8(t *testing.T) {
 		t.Run(fmt.Sprint(d, "dims"), func(t *testing.T) {
 			dp, di := t.TempDir(), t.TempDir()
 			all := partOpts(d, 1<<16)
-			px, i8 := open(t, dp, all), open(t, di, noQuick(d))
+			dq := t.TempDir()
+			px, i8, q4 := open(t, dp, all), open(t, di, noQuick(d)), open(t, dq, quickOpts(d))
 			ds := docsDims(1, 3000, d)
-			for _, x := range []*vecfile.Index{px, i8} {
+			for _, x := range []*vecfile.Index{px, i8, q4} {
 				mustApply(t, x, ds[:2000], nil, 1)
 			}
+			mustClose(t, q4)
+			q4 = open(t, dq, quickOpts(d)) // with its q4 file
+			defer q4.Close()
 			p := filepath.Join(dp, "ivf")
 			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("a new index has an ivf file: %v", err)
@@ -94,34 +118,39 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			built, _ := os.ReadFile(p)
 			qs := docsDims(3, 24, d)
 			compareQuick(t, "built", px, i8, qs, 0.99)
+			sameAsQuick(t, "built", px, q4, qs)
 			// Fewer rows outside than a tenth of the partition's.
 			repl := docsDims(2, 50, d)
 			for i := range repl {
 				repl[i].ID = uint64(7*i + 1)
 			}
 			dels := []uint64{4, 10, 1500}
-			for _, x := range []*vecfile.Index{px, i8} {
+			for _, x := range []*vecfile.Index{px, i8, q4} {
 				mustApply(t, x, ds[2000:2100], nil, 2)
 				mustApply(t, x, repl, dels, 3)
 			}
 			compareQuick(t, "applied", px, i8, qs, 0.99)
+			sameAsQuick(t, "applied", px, q4, qs)
 			mustClose(t, px)
 			px = open(t, dp, all)
 			compareQuick(t, "reopened", px, i8, qs, 0.99)
+			sameAsQuick(t, "reopened", px, q4, qs)
 			if now, _ := os.ReadFile(p); !bytes.Equal(now, built) {
 				t.Fatal("the partition was rebuilt for 153 rows outside it")
 			}
 			// Too many outside: rebuilt.
-			for _, x := range []*vecfile.Index{px, i8} {
+			for _, x := range []*vecfile.Index{px, i8, q4} {
 				mustApply(t, x, ds[2100:], nil, 4)
 			}
 			compareQuick(t, "appended", px, i8, qs, 0.99)
+			sameAsQuick(t, "appended", px, q4, qs)
 			mustClose(t, px)
 			px = open(t, dp, all)
 			if now, _ := os.ReadFile(p); bytes.Equal(now, built) {
 				t.Fatal("the partition was not rebuilt for 1053 rows outside it")
 			}
 			compareQuick(t, "rebuilt", px, i8, qs, 0.99)
+			sameAsQuick(t, "rebuilt", px, q4, qs)
 			full := candShare(t, px, i8, qs, engine.VectorFilter{})
 			mustClose(t, px)
 			// One list probed.
@@ -135,7 +164,7 @@ func TestPartitionMatchesInt8(t *testing.T) {
 					t.Fatalf("filter %+v: %.3f of the int8 candidates, want every row scanned", f, s)
 				}
 			}
-			for _, x := range []*vecfile.Index{px, i8} {
+			for _, x := range []*vecfile.Index{px, i8, q4} {
 				if err := x.Compact(context.Background()); err != nil {
 					t.Fatal(err)
 				}
@@ -143,6 +172,7 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			mustClose(t, px)
 			px = open(t, dp, all)
 			compareQuick(t, "compacted", px, i8, qs, 0.99)
+			sameAsQuick(t, "compacted", px, q4, qs)
 			mustClose(t, px)
 			mustClose(t, i8)
 		})
