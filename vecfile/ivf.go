@@ -36,24 +36,31 @@ import (
 // SearchAfter scan every q4 row: a selective filter could leave the
 // probed lists without k matches.
 //
-// Like the q4 file it is never synced: each entry is a byte-for-byte copy
-// of its row's q4 row, whose checksum covers the slot's CRC, so Open
-// finds an entry that is torn or older than its slot, and scans that
-// row from the q4 file instead. A header or centroid region that does
+// Like the q4 file it is derived data, rebuilt from the q4 rows; unlike
+// it, it is written once, at a build, and synced before the header that
+// vouches for it (a crash during the build leaves no valid header).
+// Open checks the header, the centroids and a checksum of the rest, read
+// in order by pread, and compares the slot CRC of each row at the build,
+// kept in the file, with its slot's: a row changed since (a replacement,
+// a deletion) is scanned from the q4 file, as are the rows Apply
+// rewrites while the index is open. A header, centroids or body that do
 // not check, another matrix or centre, a row listed twice, or more rows
 // outside the partition than a tenth of those in it rebuilds the file at
 // a writable Open (a read-only one scans every q4 row instead).
 //
 //	ivf     a 4 KiB header page (magic, version, dims, matrix identity,
-//	        lists, rows held, CRC of the meta region, CRC), then the meta
-//	        region: the centre of the q4 rows (dims float32), the unit
-//	        centroids (lists x dims float32) and where each list starts
-//	        (lists+1 uint32 entry positions); from the next page the row
-//	        of each entry (uint32, in list order); from the next page the
-//	        entries, q4Stride(dims) bytes each, in list order
+//	        lists, rows covered, entries, CRC of the meta region, CRC of
+//	        the body, CRC), then the meta region: the centre of the q4
+//	        rows (dims float32), the centroids (lists x dims float32) and
+//	        where each list starts (lists+1 uint32 entry positions); from
+//	        the next page the body: the row of each entry (uint32, in
+//	        list order), the slot CRC of each row covered at the build
+//	        (uint32, in row order), and from the next page the entries,
+//	        copies of their rows' q4 rows, q4Stride(dims) bytes each, in
+//	        list order
 const (
 	ivfName      = "ivf"
-	ivfHeadBytes = 44
+	ivfHeadBytes = 48
 	// ivfTailShare is the share of the partition's rows that may sit
 	// outside it (appended or rewritten since the build) before Open
 	// rebuilds it: they are scanned in full by every search.
@@ -81,6 +88,7 @@ type ivfHeader struct {
 	entries     int // rows held: the live ones of [0, rows)
 	matrixID    uint64
 	metaCRC     uint32
+	bodyCRC     uint32 // of the rows, slot CRCs and entries regions
 }
 
 func (h *ivfHeader) encode() []byte {
@@ -93,14 +101,15 @@ func (h *ivfHeader) encode() []byte {
 	binary.LittleEndian.PutUint32(b[28:], uint32(h.rows))
 	binary.LittleEndian.PutUint32(b[32:], uint32(h.entries))
 	binary.LittleEndian.PutUint32(b[36:], h.metaCRC)
-	binary.LittleEndian.PutUint32(b[40:], crc32.Checksum(b[:40], castagnoli))
+	binary.LittleEndian.PutUint32(b[40:], h.bodyCRC)
+	binary.LittleEndian.PutUint32(b[44:], crc32.Checksum(b[:44], castagnoli))
 	return b
 }
 
 // decodeIVFHeader reads the header page of an ivf file. It never panics.
 func decodeIVFHeader(b []byte) (ivfHeader, bool) {
 	if len(b) < ivfHeadBytes || [8]byte(b[:8]) != ivfMagic || binary.LittleEndian.Uint32(b[8:]) != formatVer ||
-		crc32.Checksum(b[:40], castagnoli) != binary.LittleEndian.Uint32(b[40:]) {
+		crc32.Checksum(b[:44], castagnoli) != binary.LittleEndian.Uint32(b[44:]) {
 		return ivfHeader{}, false
 	}
 	h := ivfHeader{
@@ -110,6 +119,7 @@ func decodeIVFHeader(b []byte) (ivfHeader, bool) {
 		rows:     int(binary.LittleEndian.Uint32(b[28:])),
 		entries:  int(binary.LittleEndian.Uint32(b[32:])),
 		metaCRC:  binary.LittleEndian.Uint32(b[36:]),
+		bodyCRC:  binary.LittleEndian.Uint32(b[40:]),
 	}
 	if h.dims <= 0 || h.dims > q4MaxDims || h.lists <= 0 || h.lists > ivfMaxLists || h.entries > h.rows {
 		return ivfHeader{}, false
@@ -117,14 +127,15 @@ func decodeIVFHeader(b []byte) (ivfHeader, bool) {
 	return h, true
 }
 
-// ivfLayout is where the regions of an ivf file of entries entries
-// start, and its size.
-func ivfLayout(dims, lists, entries int) (meta, idx, ent, size int) {
+// ivfLayout is where the regions of an ivf file of rows rows and entries
+// entries start, and its size.
+func ivfLayout(dims, lists, rows, entries int) (meta, idx, crcs, ent, size int) {
 	page := func(n int) int { return (n + pageSize - 1) / pageSize * pageSize }
 	meta = pageSize
 	idx = page(meta + 4*(dims+lists*dims+lists+1))
-	ent = page(idx + 4*entries)
-	return meta, idx, ent, ent + entries*q4Stride(dims)
+	crcs = idx + 4*entries
+	ent = page(crcs + 4*rows)
+	return meta, idx, crcs, ent, ent + entries*q4Stride(dims)
 }
 
 // partition is an open ivf file. Its fields are set at Open and read
@@ -228,7 +239,7 @@ func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
 	if !ok || h.dims != dims || h.matrixID != x.matrixID || h.rows > x.n {
 		return nil, false, nil
 	}
-	meta, idx, ent, size := ivfLayout(dims, h.lists, h.entries)
+	meta, idx, crcs, ent, size := ivfLayout(dims, h.lists, h.rows, h.entries)
 	if st.Size() < int64(size) {
 		return nil, false, nil
 	}
@@ -260,34 +271,71 @@ func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
 	if p.starts[h.lists] != h.entries {
 		return nil, false, nil
 	}
+	// The body, read in order by pread (its pages stay out of the
+	// resident set), against its checksum: the rows of the entries,
+	// each at most once; the slot CRC of each row at the build, against
+	// its slot now: a row changed since is scanned from the q4 file.
+	held := make([]uint64, len(p.out))
+	sum := uint32(0)
+	good := true
+	err = readRuns(f, idx, crcs-idx, func(off int, b []byte) {
+		sum = crc32.Update(sum, castagnoli, b)
+		for i := 0; i+4 <= len(b); i += 4 {
+			r := int(binary.LittleEndian.Uint32(b[i:]))
+			if r >= h.rows || held[r>>6]&(1<<(r&63)) != 0 {
+				good = false
+				return
+			}
+			held[r>>6] |= 1 << (r & 63)
+		}
+	})
+	if err != nil || !good {
+		return nil, false, nil
+	}
+	err = readRuns(f, crcs, 4*h.rows, func(off int, b []byte) {
+		sum = crc32.Update(sum, castagnoli, b)
+		for i := 0; i+4 <= len(b); i += 4 {
+			r := (off + i) / 4
+			s := x.slotAt(r)
+			if binary.LittleEndian.Uint32(b[i:]) != binary.LittleEndian.Uint32(s[40:44]) && slotFlags(s)&flagLive != 0 {
+				p.markOut(r)
+			}
+		}
+	})
+	if err != nil {
+		return nil, false, nil
+	}
+	if err = readRuns(f, ent, size-ent, func(_ int, b []byte) { sum = crc32.Update(sum, castagnoli, b) }); err != nil || sum != h.bodyCRC {
+		return nil, false, nil
+	}
+	for r := range h.rows {
+		// Dead at the build and live now: its slot changed, and it is out.
+		if held[r>>6]&(1<<(r&63)) == 0 && !p.isOut(r) && slotFlags(x.slotAt(r))&flagLive != 0 {
+			return nil, false, nil
+		}
+	}
+	if float64(len(p.outRows)+x.n-h.rows) > ivfTailShare*float64(h.rows) {
+		return nil, false, nil
+	}
 	if p.m, err = mapFile(f, size); err != nil {
 		return nil, false, err
 	}
 	p.idx, p.ent = p.m[idx:idx+4*h.entries], p.m[ent:size]
-	// Every row at most once; an entry that does not check against its
-	// row's slot, and a row no entry holds, are scanned from the q4 file.
-	held := make([]uint64, len(p.out))
-	qs := q4Stride(dims)
-	for e := range h.entries {
-		r := p.rowOf(e)
-		if r >= h.rows || held[r>>6]&(1<<(r&63)) != 0 {
-			return nil, false, unmap(p.m)
-		}
-		held[r>>6] |= 1 << (r & 63)
-		if !q4RowOK(p.ent[e*qs:(e+1)*qs], x.slotAt(r), dims) {
-			p.markOut(r)
-		}
-	}
-	for r := range h.rows {
-		if held[r>>6]&(1<<(r&63)) == 0 && slotFlags(x.slotAt(r))&flagLive != 0 {
-			p.markOut(r)
-		}
-	}
-	slices.Sort(p.outRows)
-	if float64(len(p.outRows)+x.n-h.rows) > ivfTailShare*float64(h.rows) {
-		return nil, false, unmap(p.m)
-	}
 	return p, true, nil
+}
+
+// readRuns reads n bytes of f from off by pread, a MiB at a time, and
+// calls fn with each run and its offset from off.
+func readRuns(f *os.File, off, n int, fn func(at int, b []byte)) error {
+	buf := make([]byte, min(n, 1<<20))
+	for at := 0; at < n; at += len(buf) {
+		b := buf[:min(len(buf), n-at)]
+		if _, err := f.ReadAt(b, int64(off+at)); err != nil {
+			return err
+		}
+		fn(at, b)
+	}
+	return nil
 }
 
 // buildIVF trains the centroids on a sample of the live rows' q4 rows,
@@ -405,7 +453,7 @@ func (x *Index) buildIVF(f *os.File) error {
 		next[all[r]]++
 	}
 	// Write: the header last, after it has been made invalid.
-	meta, idx, ent, size := ivfLayout(dims, lists, len(live))
+	meta, idx, crcs, ent, size := ivfLayout(dims, lists, x.n, len(live))
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
@@ -432,6 +480,14 @@ func (x *Index) buildIVF(f *os.File) error {
 	if _, err := f.WriteAt(ib, int64(idx)); err != nil {
 		return err
 	}
+	cb := make([]byte, 4*x.n)
+	for r := range x.n {
+		copy(cb[4*r:], x.slotAt(r)[40:44])
+	}
+	if _, err := f.WriteAt(cb, int64(crcs)); err != nil {
+		return err
+	}
+	sum := crc32.Update(crc32.Update(0, castagnoli, ib), castagnoli, cb)
 	const run = 4096
 	buf = make([]byte, run*qs)
 	for e := 0; e < len(order); e += run {
@@ -442,8 +498,15 @@ func (x *Index) buildIVF(f *os.File) error {
 		if _, err := f.WriteAt(buf[:m*qs], int64(ent+e*qs)); err != nil {
 			return err
 		}
+		sum = crc32.Update(sum, castagnoli, buf[:m*qs])
 	}
-	h := ivfHeader{dims: dims, lists: lists, rows: x.n, entries: len(live), matrixID: x.matrixID, metaCRC: crc32.Checksum(mb, castagnoli)}
+	// The body on disk before the header that vouches for it: Open
+	// checks the header, the meta region and the body's checksum only.
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	h := ivfHeader{dims: dims, lists: lists, rows: x.n, entries: len(live), matrixID: x.matrixID,
+		metaCRC: crc32.Checksum(mb, castagnoli), bodyCRC: sum}
 	_, err := f.WriteAt(h.encode(), 0)
 	return err
 }

@@ -180,9 +180,8 @@ func TestPartitionMatchesInt8(t *testing.T) {
 }
 
 // TestPartitionRecovers damages the ivf file: a read-only Open leaves it
-// as it is and searches as the int8 scan (or through what of it checks);
-// a writable one rebuilds it byte for byte as a fresh build, or, for an
-// entry that no longer checks, scans that row from the q4 file.
+// as it is and searches as the int8 scan; a writable one rebuilds it
+// byte for byte as a fresh build.
 func TestPartitionRecovers(t *testing.T) {
 	const d = 100
 	all := partOpts(d, 1<<16)
@@ -206,7 +205,8 @@ func TestPartitionRecovers(t *testing.T) {
 	entries := int(binary.LittleEndian.Uint32(good[32:]))
 	page := func(n int) int { return (n + 4095) / 4096 * 4096 }
 	idx := page(4096 + 4*(d+lists*d+lists+1))
-	ent := page(idx + 4*entries)
+	crcs := idx + 4*entries
+	ent := page(crcs + 4*1500)
 	other := slices.Clone(good)
 	other[16] ^= 1 // the matrix identity
 	for _, tc := range []struct {
@@ -217,7 +217,8 @@ func TestPartitionRecovers(t *testing.T) {
 		{"missing", func() error { return os.Remove(p) }, true},
 		{"header", func() error { return flip(p, 28) }, true},
 		{"centroid", func() error { return flip(p, 4096+4*d+9) }, true},
-		{"entry", func() error { return flip(p, ent+64*300+5) }, false},
+		{"entry", func() error { return flip(p, ent+64*300+5) }, true},
+		{"slot crc", func() error { return flip(p, crcs+4*77) }, true},
 		{"row twice", func() error {
 			b := slices.Clone(good)
 			copy(b[idx+4:idx+8], b[idx:idx+4])
