@@ -703,29 +703,38 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) boo
 	p := x.part
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
 	f := q4Fields(dims)
-	score := make([]float32, p.lists)
-	order := make([]int, p.lists)
+	// The Probes lists of the nearest centroids (more, nearest first,
+	// while their rows are fewer than ivfMinRows*keep), scanned in file
+	// order.
+	sel := vecscan.NewHeap(min(x.opts.Probes, p.lists))
 	for l := range p.lists {
-		score[l], order[l] = vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]), l
+		sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		if score[a] != score[b] {
-			if score[a] > score[b] {
-				return -1
-			}
-			return 1
-		}
-		return a - b
-	})
-	var spans []ivfSpan
+	near := sel.Sorted()
+	var lists []int
 	total := 0
-	for i, l := range order {
-		if i >= x.opts.Probes && total >= ivfMinRows*keep {
-			break
+	for _, h := range near {
+		lists = append(lists, h.Row)
+		total += p.starts[h.Row+1] - p.starts[h.Row]
+	}
+	if total < ivfMinRows*keep && len(near) < p.lists {
+		all := vecscan.NewHeap(p.lists)
+		for l := range p.lists {
+			all.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
 		}
+		for _, h := range all.Sorted()[len(near):] {
+			if total >= ivfMinRows*keep {
+				break
+			}
+			lists = append(lists, h.Row)
+			total += p.starts[h.Row+1] - p.starts[h.Row]
+		}
+	}
+	slices.Sort(lists)
+	var spans []ivfSpan
+	for _, l := range lists {
 		if n := p.starts[l+1] - p.starts[l]; n > 0 {
 			spans = append(spans, ivfSpan{p.starts[l], n, true})
-			total += n
 		}
 	}
 	if x.n > p.rows {
