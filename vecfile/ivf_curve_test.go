@@ -153,6 +153,17 @@ func TestIVFCurve(t *testing.T) {
 		fmt.Printf("listrows %d lists %d open+build %v out %d\n", lr, x.part.lists, time.Since(start), len(x.part.outRows))
 		for _, pr := range ints("HMO_IVF_PROBES", "8,16,32,64") {
 			x.opts.Probes = pr
+			scanned := 0
+			for _, q := range qs {
+				sel := vecscan.NewHeap(pr)
+				for l := range x.part.lists {
+					sel.Push(l, vecscan.Dot(q.Vec, x.part.centroids[l*dims:(l+1)*dims]))
+				}
+				for _, h := range sel.Sorted() {
+					scanned += x.part.starts[h.Row+1] - x.part.starts[h.Row]
+				}
+			}
+			fmt.Printf("probes %d: %.0f rows scanned a search (%.1f%%)\n", pr, float64(scanned)/float64(len(qs)), 100*float64(scanned)/float64(len(qs))/float64(x.part.rows))
 			run(x, fmt.Sprintf("listrows %d probes %d", lr, pr))
 		}
 		x.Close()
