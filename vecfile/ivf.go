@@ -23,8 +23,10 @@ import (
 // The partition of the 4-bit rows (Options.PartitionAbove): a fourth
 // derived file, "ivf", that holds the q4 rows of the matrix again,
 // grouped into lists by their nearest centroid (an inverted file: the
-// centroids are spherical k-means of a sample of the rows, trained on
-// their 4-bit codes). An unfiltered search ranks the centroids by their
+// centroids are Euclidean k-means, in two levels, of a sample of
+// ivfSample rows a list, trained on their 4-bit codes; buildIVF). The
+// recall against the exact scan for the lists and probes is measured in
+// TestIVFCurve and BENCHMARKS.md. An unfiltered search ranks the centroids by their
 // dot product with the query and scans, with the 4-bit kernel, only the
 // rows of the Probes nearest lists, then the rows the partition does not
 // hold: those appended after it was built (the tail, rows at or past its
