@@ -11,7 +11,8 @@
 // arrive out of order (none in the engine's use) cost a map entry.
 //
 // Two files live in the index directory, and a third by default, all
-// mode 0600 (a fourth, q4, in a large Int8Rescore index):
+// mode 0600 (a fourth, q4, and a fifth, ivf, in a large Int8Rescore
+// index):
 //
 //	slots   a 4 KiB header page (two alternating copies of the header,
 //	        each with a CRC, so a torn write leaves the previous one),
@@ -35,6 +36,12 @@
 //	        (internal/dot4), then only its best few by their int8 rows,
 //	        read by pread: the int8 rows stay out of the resident set.
 //	        Derived data like the companion (see quick.go)
+//	ivf     (with a q4 file, Options.PartitionAbove live rows or more at
+//	        Open) the q4 rows again, grouped in lists by their nearest
+//	        k-means centroid: an unfiltered search scans the rows of the
+//	        Probes lists nearest to the query and the rows appended or
+//	        rewritten since the build, not every row. Derived data (see
+//	        ivf.go)
 //
 // An Int8Rescore index (the format of a store made by this version of
 // hmo) keeps no float32 rows: its matrix holds the rows the int8

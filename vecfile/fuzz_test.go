@@ -132,3 +132,93 @@ func FuzzQ4File(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIVFFile feeds arbitrary ivf files to Open beside intact slots,
+// matrix and q4 file: the partition is derived data, so Open must
+// succeed whatever it holds and, with every list probed, search exactly
+// as a fresh build does (the rows it holds from its lists, the others
+// from the q4 file, or all from the q4 file after a rebuild); a
+// read-only Open must succeed and search without error.
+func FuzzIVFFile(f *testing.F) {
+	const d = 20
+	seed := f.TempDir()
+	opts := &vecfile.Options{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: 10, PartitionAbove: 10, ListRows: 16, Probes: 1 << 16}
+	x, err := vecfile.Open(seed, opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ds := docsDims(1, 400, d)
+	if err := x.Apply(ds, []uint64{3}, 1); err != nil {
+		f.Fatal(err)
+	}
+	x.Close()
+	if x, err = vecfile.Open(seed, opts); err != nil { // builds the q4 and ivf files
+		f.Fatal(err)
+	}
+	x.Close()
+	files := map[string][]byte{}
+	for _, name := range []string{"slots", "matrix", "q4", "ivf"} {
+		if files[name], err = os.ReadFile(filepath.Join(seed, name)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	ivf := files["ivf"]
+	f.Add(ivf)
+	f.Add(ivf[:4096])
+	f.Add(ivf[:len(ivf)-70])
+	f.Add([]byte{})
+	queries := docsDims(2, 4, d)
+	search := func(x *vecfile.Index) (string, error) {
+		var out [][]engine.VectorHit
+		for _, q := range queries {
+			h, err := x.Search(q.Vector, 64)
+			if err != nil {
+				return "", err
+			}
+			out = append(out, h)
+		}
+		return fmt.Sprint(out), nil
+	}
+	x, err = vecfile.Open(seed, opts)
+	if err != nil {
+		f.Fatal(err)
+	}
+	fresh, err := search(x)
+	if err != nil {
+		f.Fatal(err)
+	}
+	x.Close()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		for name, data := range files {
+			if name == "ivf" {
+				data = b
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ro := *opts
+		ro.ReadOnly = true
+		r, err := vecfile.Open(dir, &ro)
+		if err != nil {
+			t.Fatalf("read-only open with a damaged ivf file: %v", err)
+		}
+		if got, err := search(r); err != nil || got != fresh {
+			t.Fatalf("read-only search: %v, %s, want %s", err, got, fresh)
+		}
+		r.Close()
+		x, err := vecfile.Open(dir, opts)
+		if err != nil {
+			t.Fatalf("open with a damaged ivf file: %v", err)
+		}
+		defer x.Close()
+		got, err := search(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != fresh {
+			t.Fatalf("after opening a damaged ivf file: %s, want %s", got, fresh)
+		}
+	})
+}

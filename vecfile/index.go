@@ -65,6 +65,7 @@ type Index struct {
 	sorted    int // rows [0, sorted) hold strictly increasing ids
 	watermark uint64
 	closed    bool
+	part      *partition // the partition of the q4 rows (ivf.go); nil when there is none
 }
 
 // Open opens the index in dir, creating it (and dir, mode 0700) when it
@@ -562,6 +563,9 @@ func (x *Index) rewrite(r int, s *slot, row, q []byte) error {
 		if err := writeAt(x.q4F, x.q4, qb, pageSize+r*st); err != nil {
 			return err
 		}
+		if x.part != nil {
+			x.part.markOut(r) // its entry holds the old row
+		}
 	}
 	if err := writeAt(x.slotsF, x.slots, sb, pageSize+r*slotSize); err != nil {
 		return err
@@ -711,7 +715,7 @@ func (x *Index) compact() error {
 	x.slotsF, x.matF, x.matrixID, x.gen = nx.slotsF, nx.matF, nx.matrixID, nx.gen
 	x.extra, x.lastID, x.slots, x.mat = nx.extra, nx.lastID, nx.slots, nx.mat
 	x.compF, x.comp = nx.compF, nx.comp
-	x.q4F, x.q4, x.q4Centre = nx.q4F, nx.q4, nx.q4Centre
+	x.q4F, x.q4, x.q4Centre, x.part = nx.q4F, nx.q4, nx.q4Centre, nx.part
 	x.n, x.live, x.sorted = nx.n, nx.live, nx.sorted
 	x.saved = x.version
 	return nil
@@ -871,7 +875,7 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 			return nil, nil
 		}
 		if quick = x.usesQ4(n, k); quick {
-			rows, err = x.scanQ4(uq, k, first, n, keep)
+			rows, err = x.scanQ4(uq, k, first, n, keep, isFiltered(f))
 		} else {
 			rows, err = x.scanQuant(x.mat, uq, k, first, n, keep)
 		}
@@ -922,7 +926,7 @@ func (x *Index) Live(id uint64) bool {
 // filter returns the row test of a search: live, and passing f; nil when
 // every row passes. The caller holds mu for reading.
 func (x *Index) filter(f engine.VectorFilter) func(int) bool {
-	filtered := f.Scope != "" || f.Session != "" || !f.From.IsZero() || !f.To.IsZero()
+	filtered := isFiltered(f)
 	if !filtered && x.live == x.n {
 		return nil
 	}
@@ -995,7 +999,7 @@ func (x *Index) Close() (err error) {
 // release unmaps and closes the files.
 func (x *Index) release() error {
 	var errs []error
-	errs = append(errs, unmap(x.slots), unmap(x.mat), unmap(x.comp), unmap(x.q4))
+	errs = append(errs, x.closeIVF(), unmap(x.slots), unmap(x.mat), unmap(x.comp), unmap(x.q4))
 	x.slots, x.mat, x.comp, x.q4 = nil, nil, nil, nil
 	for _, f := range []*os.File{x.slotsF, x.matF, x.compF, x.q4F} {
 		if f != nil {

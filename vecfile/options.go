@@ -111,6 +111,21 @@ const (
 	// (BENCHMARKS.md). Each row ranked costs a pread of its 112-byte
 	// int8 row, about a microsecond; QuickMargin stops before the last.
 	DefaultQuick = 4
+	// DefaultPartitionAbove is the live rows at Open from which an index
+	// with a q4 file partitions it (ivf.go): an unfiltered search then
+	// scans the q4 rows of the lists nearest to the query only.
+	DefaultPartitionAbove = 500_000
+	// DefaultListRows is the rows per list a partition is built with:
+	// on the 1M peers store (783,968 rows) lists of 250 rows found the
+	// exact top 10 far more often than lists of 1000 for the same rows
+	// scanned (0.9955 against 0.977 at a third of the rows;
+	// BENCHMARKS.md).
+	DefaultListRows = 250
+	// DefaultProbes is the lists an unfiltered search of a partitioned
+	// index scans: 12% of the 1M peers store's 3,138 lists, where
+	// recall@10 against the exact scan was 0.991 (0.9805 at 256, 0.996
+	// at 512; BENCHMARKS.md).
+	DefaultProbes = 384
 )
 
 // Options configure an Index. Dims is required, so a nil *Options is
@@ -146,6 +161,22 @@ type Options struct {
 	// candidates ranks max(Quick*c, QuickMin) int8 rows. Default
 	// DefaultQuick.
 	Quick int
+	// PartitionAbove is the live rows, at least, that an index with a q4
+	// file (QuickAbove) holds at Open for it to keep the partition of
+	// the q4 rows (a file "ivf"; see ivf.go): an unfiltered search of
+	// every row then scans only the rows of the Probes lists whose
+	// centroids are nearest to the query, and the rows appended or
+	// rewritten since the partition was built. Filtered searches scan
+	// every row. Negative: never. Default DefaultPartitionAbove.
+	PartitionAbove int
+	// ListRows is the rows per list, in [16, 1<<20], a partition is
+	// built with (live rows / ListRows lists, at most 65536). Default
+	// DefaultListRows.
+	ListRows int
+	// Probes is the lists, in [1, 65536], an unfiltered search of a
+	// partitioned index scans (more when their rows are fewer than 4
+	// times the rows the 4-bit pass keeps). Default DefaultProbes.
+	Probes int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
 	// which Apply rewrites the files without them. Default
 	// DefaultCompactRatio; 1 never compacts.
@@ -185,6 +216,15 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Quick == 0 {
 		c.Quick = DefaultQuick
 	}
+	if c.PartitionAbove == 0 {
+		c.PartitionAbove = DefaultPartitionAbove
+	}
+	if c.ListRows == 0 {
+		c.ListRows = DefaultListRows
+	}
+	if c.Probes == 0 {
+		c.Probes = DefaultProbes
+	}
 	switch {
 	case c.Dims <= 0 || c.Dims > 1<<16:
 		return c, fmt.Errorf("%w: Dims %d outside [1, 65536]", ErrOptions, c.Dims)
@@ -196,6 +236,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: Rescore %d outside [1, 1024]", ErrOptions, c.Rescore)
 	case c.Quick < 1 || c.Quick > 1024:
 		return c, fmt.Errorf("%w: Quick %d outside [1, 1024]", ErrOptions, c.Quick)
+	case c.ListRows < 16 || c.ListRows > 1<<20:
+		return c, fmt.Errorf("%w: ListRows %d outside [16, 1048576]", ErrOptions, c.ListRows)
+	case c.Probes < 1 || c.Probes > 1<<16:
+		return c, fmt.Errorf("%w: Probes %d outside [1, 65536]", ErrOptions, c.Probes)
 	case !(c.CompactRatio > 0 && c.CompactRatio <= 1):
 		return c, fmt.Errorf("%w: CompactRatio %v must be in (0, 1]", ErrOptions, c.CompactRatio)
 	}

@@ -180,6 +180,14 @@ func (x *Index) q4At(r int) []byte {
 // at Open, another format, or QuickAbove negative): a later Open that
 // keeps one rebuilds it.
 func (x *Index) openQ4() error {
+	if err := x.openQ4Rows(); err != nil {
+		return err
+	}
+	return x.openIVF()
+}
+
+// openQ4Rows opens the q4 file (openQ4), without the partition.
+func (x *Index) openQ4Rows() error {
 	p := filepath.Join(x.dir, q4Name)
 	if !x.opts.wantQ4() || x.live < x.opts.QuickAbove {
 		if !x.opts.ReadOnly {
@@ -305,7 +313,7 @@ func (x *Index) mapQ4(size int) error {
 
 // dropQ4 closes the q4 file: searches scan the int8 rows.
 func (x *Index) dropQ4() error {
-	err := errors.Join(unmap(x.q4), x.q4F.Close())
+	err := errors.Join(x.closeIVF(), unmap(x.q4), x.q4F.Close())
 	x.q4, x.q4F, x.q4Centre = nil, nil, nil
 	if err != nil {
 		return fmt.Errorf("vecfile: q4: %w", err)
@@ -327,48 +335,44 @@ func (x *Index) usesQ4(n, cands int) bool {
 }
 
 // scanQ4 is the Int8Rescore search of the n rows from first through the
-// 4-bit pass: every row ranked by its q4 row, the best QuickCandidates
-// (cands) ranked by their int8 rows (read by pread) exactly as scanQuant
-// ranks them, the best cands of those returned in no order. keep and the
-// rows it returns count from first. The caller holds mu for reading.
-func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool) ([]vecscan.Hit, error) {
+// 4-bit pass: every row ranked by its q4 row (or, for an unfiltered
+// search of every row of an index with a partition, the rows scanIVF
+// picks), the best QuickCandidates(cands) ranked by their int8 rows
+// (read by pread) exactly as scanQuant ranks them, the best cands of
+// those returned in no order. keep and the rows it returns count from
+// first. The caller holds mu for reading.
+func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool, filtered bool) ([]vecscan.Hit, error) {
 	dims := x.opts.Dims
 	st := q4Stride(dims)
-	// The query as int8, split for the kernel, and the sum of its
-	// components for the rows' offsets (lo).
-	var m float32
-	for _, c := range uq {
-		m = max(m, float32(math.Abs(float64(c))))
-	}
-	q8 := make([]int8, dims)
-	var qsum int32
-	for i, c := range uq {
-		q8[i] = int8(math.Round(float64(c / m * 127)))
-		qsum += int32(q8[i])
-	}
-	sq := dot4.Split(q8, q4Kernel(dims))
-	fsum := float32(qsum)
+	qq := newQ4Query(uq, dims)
 	f := q4Fields(dims)
-	rows, err := vecscan.ScanFunc(n, x.QuickCandidates(cands), keep, func(lo, hi int, h *vecscan.Heap) {
-		out := make([]float32, scanBlock)
-		floor := h.Floor()
-		for b := lo; b < hi; b += scanBlock {
-			base := pageSize + (first+b)*st
-			c := dot4.DotsScaled(sq, x.q4[base:], st, f, fsum, out[:min(scanBlock, hi-b)])
-			if c < min(scanBlock, hi-b) {
-				panic("q4 rows shorter than their count") // turned into ErrFault by ScanFunc
-			}
-			for i, s := range out[:c] {
-				if s < floor {
-					continue
+	var rows []vecscan.Hit
+	var steps map[int]float32
+	var err error
+	if x.part != nil && first == 0 && !filtered {
+		rows, steps, err = x.scanIVF(uq, qq, x.QuickCandidates(cands), keep)
+	} else {
+		rows, err = vecscan.ScanFunc(n, x.QuickCandidates(cands), keep, func(lo, hi int, h *vecscan.Heap) {
+			out := make([]float32, scanBlock)
+			floor := h.Floor()
+			for b := lo; b < hi; b += scanBlock {
+				base := pageSize + (first+b)*st
+				c := dot4.DotsScaled(qq.sq, x.q4[base:], st, f, qq.fsum, out[:min(scanBlock, hi-b)])
+				if c < min(scanBlock, hi-b) {
+					panic("q4 rows shorter than their count") // turned into ErrFault by ScanFunc
 				}
-				if r := b + i; keep == nil || keep(r) {
-					h.Push(r, s)
-					floor = h.Floor()
+				for i, s := range out[:c] {
+					if s < floor {
+						continue
+					}
+					if r := b + i; keep == nil || keep(r) {
+						h.Push(r, s)
+						floor = h.Floor()
+					}
 				}
 			}
-		}
-	})
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -378,11 +382,16 @@ func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool) (
 	for i, c := range x.q4Centre {
 		cq += float64(c) * float64(uq[i])
 	}
-	unit := m / 127
 	for i := range rows {
-		rows[i].Score = rows[i].Score*unit + float32(cq)
+		rows[i].Score = rows[i].Score*qq.unit + float32(cq)
 	}
-	return x.rankInt8(uq, rows, cands, first)
+	step := func(r int) float32 {
+		if steps != nil {
+			return steps[r]
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(x.q4At(first + r)[f+4:]))
+	}
+	return x.rankInt8(uq, rows, cands, first, step)
 }
 
 // QuickMargin is the margin, in steps of a row's codes, by which a
@@ -397,15 +406,14 @@ func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool) (
 const QuickMargin = 2
 
 // rankInt8 scores the rows rows (counting from first, each with its
-// 4-bit estimate of the int8 score) by their int8 rows, read by pread,
+// 4-bit estimate of the int8 score; step gives the step of its codes) by their int8 rows, read by pread,
 // exactly as scanQuant scores them, best estimate first: the first cands,
 // then rankBatch at a time up to the first whose estimate falls below
 // the cands-th best int8 score so far by more than QuickMargin steps of
 // its codes. It returns the best cands in no order.
-func (x *Index) rankInt8(uq []float32, rows []vecscan.Hit, cands, first int) ([]vecscan.Hit, error) {
+func (x *Index) rankInt8(uq []float32, rows []vecscan.Hit, cands, first int, step func(r int) float32) ([]vecscan.Hit, error) {
 	q16, qscale := quantizeQuery(uq, x.opts.Dims)
 	slices.SortFunc(rows, vecscan.Compare)
-	f := q4Fields(x.opts.Dims)
 	// top holds the best cands unscaled int8 scores so far, a min-heap:
 	// top[0] is the cands-th best once it is full.
 	top := make([]float32, 0, cands)
@@ -414,8 +422,7 @@ func (x *Index) rankInt8(uq []float32, rows []vecscan.Hit, cands, first int) ([]
 		end := min(len(rows), done+max(rankBatch, cands-done))
 		if len(top) == cands {
 			for i := done; i < end; i++ {
-				step := math.Float32frombits(binary.LittleEndian.Uint32(x.q4At(first + rows[i].Row)[f+4:]))
-				if rows[i].Score+QuickMargin*step < top[0]*qscale {
+				if rows[i].Score+QuickMargin*step(rows[i].Row) < top[0]*qscale {
 					end = i
 					break
 				}

@@ -17,7 +17,11 @@ func (x *Index) ReleaseMemory() error {
 	if x.closed {
 		return ErrClosed
 	}
-	if err := errors.Join(adviseAway(x.slots), adviseAway(x.mat), adviseAway(x.comp), adviseAway(x.q4)); err != nil {
+	var part []byte
+	if x.part != nil {
+		part = x.part.m
+	}
+	if err := errors.Join(adviseAway(x.slots), adviseAway(x.mat), adviseAway(x.comp), adviseAway(x.q4), adviseAway(part)); err != nil {
 		return fmt.Errorf("vecfile: release memory: %w", err)
 	}
 	return nil

@@ -1,0 +1,820 @@
+package vecfile
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/dot4"
+	"github.com/hmo-dev/hmo/internal/vecscan"
+)
+
+// The partition of the 4-bit rows (Options.PartitionAbove): a fourth
+// derived file, "ivf", that holds the q4 rows of the matrix again,
+// grouped into lists by their nearest centroid (an inverted file: the
+// centroids are Euclidean k-means, in two levels, of a sample of
+// ivfSample rows a list, trained on their 4-bit codes; buildIVF). The
+// recall against the exact scan for the lists and probes is measured in
+// TestIVFCurve and BENCHMARKS.md. An unfiltered search ranks the centroids by their
+// dot product with the query and scans, with the 4-bit kernel, only the
+// rows of the Probes nearest lists, then the rows the partition does not
+// hold: those appended after it was built (the tail, rows at or past its
+// row count) and those rewritten since (a replacement, a deletion, an
+// entry found stale at Open), read from the q4 file. What the pass keeps
+// goes to the int8 ranking as from the full 4-bit scan (quick.go). So the
+// partition only decides which rows are scanned: a row of a list not
+// probed is not found. Filtered searches (scope, session, time) and
+// SearchAfter scan every q4 row: a selective filter could leave the
+// probed lists without k matches.
+//
+// Like the q4 file it is derived data, rebuilt from the q4 rows; unlike
+// it, it is written once, at a build, and synced before the header that
+// vouches for it (a crash during the build leaves no valid header).
+// Open checks the header, the centroids and a checksum of the rest, read
+// in order by pread, and compares the slot CRC of each row at the build,
+// kept in the file, with its slot's: a row changed since (a replacement,
+// a deletion) is scanned from the q4 file, as are the rows Apply
+// rewrites while the index is open. A header, centroids or body that do
+// not check, another matrix or centre, a row listed twice, or more rows
+// outside the partition than a tenth of those in it rebuilds the file at
+// a writable Open (a read-only one scans every q4 row instead).
+//
+//	ivf     a 4 KiB header page (magic, version, dims, matrix identity,
+//	        lists, rows covered, entries, CRC of the meta region, CRC of
+//	        the body, CRC), then the meta region: the centre of the q4
+//	        rows (dims float32), the centroids (lists x dims float32) and
+//	        where each list starts (lists+1 uint32 entry positions); from
+//	        the next page the body: the row of each entry (uint32, in
+//	        list order), the slot CRC of each row covered at the build
+//	        (uint32, in row order), and from the next page the entries,
+//	        copies of their rows' q4 rows, q4Stride(dims) bytes each, in
+//	        list order
+const (
+	ivfName      = "ivf"
+	ivfHeadBytes = 48
+	// ivfTailShare is the share of the partition's rows that may sit
+	// outside it (appended or rewritten since the build) before Open
+	// rebuilds it: they are scanned in full by every search.
+	ivfTailShare = 0.1
+	// ivfSample is the sampled rows per list the centroids are trained on.
+	ivfSample = 32
+	// ivfIters is the k-means rounds over the sample.
+	ivfIters = 8
+	// ivfGroups is the nearest groups of centroids among whose lists a
+	// row's nearest is looked for at the build.
+	ivfGroups = 2
+	// ivfRefine is the share of the rows, farthest from their list,
+	// that the build assigns among all lists.
+	ivfRefine = 0.1
+	// ivfMaxLists bounds the lists of a partition.
+	ivfMaxLists = 1 << 16
+)
+
+var ivfMagic = [8]byte{'h', 'm', 'o', 'v', 'e', 'c', 'p', '1'}
+
+// ivfHeader is the ivf file's header.
+type ivfHeader struct {
+	dims, lists int
+	rows        int // rows [0, rows) were live in it or dead at the build
+	entries     int // rows held: the live ones of [0, rows)
+	matrixID    uint64
+	metaCRC     uint32
+	bodyCRC     uint32 // of the rows, slot CRCs and entries regions
+}
+
+func (h *ivfHeader) encode() []byte {
+	b := make([]byte, ivfHeadBytes)
+	copy(b, ivfMagic[:])
+	binary.LittleEndian.PutUint32(b[8:], formatVer)
+	binary.LittleEndian.PutUint32(b[12:], uint32(h.dims))
+	binary.LittleEndian.PutUint64(b[16:], h.matrixID)
+	binary.LittleEndian.PutUint32(b[24:], uint32(h.lists))
+	binary.LittleEndian.PutUint32(b[28:], uint32(h.rows))
+	binary.LittleEndian.PutUint32(b[32:], uint32(h.entries))
+	binary.LittleEndian.PutUint32(b[36:], h.metaCRC)
+	binary.LittleEndian.PutUint32(b[40:], h.bodyCRC)
+	binary.LittleEndian.PutUint32(b[44:], crc32.Checksum(b[:44], castagnoli))
+	return b
+}
+
+// decodeIVFHeader reads the header page of an ivf file. It never panics.
+func decodeIVFHeader(b []byte) (ivfHeader, bool) {
+	if len(b) < ivfHeadBytes || [8]byte(b[:8]) != ivfMagic || binary.LittleEndian.Uint32(b[8:]) != formatVer ||
+		crc32.Checksum(b[:44], castagnoli) != binary.LittleEndian.Uint32(b[44:]) {
+		return ivfHeader{}, false
+	}
+	h := ivfHeader{
+		dims:     int(binary.LittleEndian.Uint32(b[12:])),
+		matrixID: binary.LittleEndian.Uint64(b[16:]),
+		lists:    int(binary.LittleEndian.Uint32(b[24:])),
+		rows:     int(binary.LittleEndian.Uint32(b[28:])),
+		entries:  int(binary.LittleEndian.Uint32(b[32:])),
+		metaCRC:  binary.LittleEndian.Uint32(b[36:]),
+		bodyCRC:  binary.LittleEndian.Uint32(b[40:]),
+	}
+	if h.dims <= 0 || h.dims > q4MaxDims || h.lists <= 0 || h.lists > ivfMaxLists || h.entries > h.rows {
+		return ivfHeader{}, false
+	}
+	return h, true
+}
+
+// ivfLayout is where the regions of an ivf file of rows rows and entries
+// entries start, and its size.
+func ivfLayout(dims, lists, rows, entries int) (meta, idx, crcs, ent, size int) {
+	page := func(n int) int { return (n + pageSize - 1) / pageSize * pageSize }
+	meta = pageSize
+	idx = page(meta + 4*(dims+lists*dims+lists+1))
+	crcs = idx + 4*entries
+	ent = page(crcs + 4*rows)
+	return meta, idx, crcs, ent, ent + entries*q4Stride(dims)
+}
+
+// partition is an open ivf file. Its fields are set at Open and read
+// under the index's mu; out and outRows change under its write lock.
+type partition struct {
+	f         *os.File
+	m         []byte    // the file, mapped whole
+	lists     int       // lists
+	rows      int       // rows [0, rows) are held, each in one list, unless out or dead
+	centroids []float32 // lists x dims, unit
+	starts    []int     // list l holds entries [starts[l], starts[l+1])
+	idx       []byte    // the row of each entry, uint32
+	ent       []byte    // the entries
+	out       []uint64  // bit r: row r < rows is scanned from the q4 file
+	outRows   []int     // the rows of out, increasing at Open, then appended
+}
+
+// rowOf is the row of entry p.
+func (p *partition) rowOf(e int) int { return int(binary.LittleEndian.Uint32(p.idx[4*e:])) }
+
+func (p *partition) isOut(r int) bool { return p.out[r>>6]&(1<<(r&63)) != 0 }
+
+// markOut takes row r out of the partition: its entry no longer holds
+// its vector. The caller holds mu for writing (or has not published x).
+func (p *partition) markOut(r int) {
+	if r >= p.rows || p.isOut(r) {
+		return
+	}
+	p.out[r>>6] |= 1 << (r & 63)
+	p.outRows = append(p.outRows, r)
+}
+
+// wantIVF reports whether this index keeps an ivf file beside its q4
+// file at Open.
+func (x *Index) wantIVF() bool {
+	return strconv.IntSize == 64 && x.q4 != nil && x.opts.PartitionAbove > 0 && x.live >= x.opts.PartitionAbove
+}
+
+// openIVF opens the partition of an index whose q4 file is open and
+// current, building it when it is missing, damaged, stale or holds too
+// few of the rows, or removes it when the index keeps none. A read-only
+// Open that finds it unusable scans every q4 row.
+func (x *Index) openIVF() error {
+	path := filepath.Join(x.dir, ivfName)
+	if !x.wantIVF() {
+		if !x.opts.ReadOnly {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+	flag := os.O_RDWR | os.O_CREATE
+	if x.opts.ReadOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	if errors.Is(err, os.ErrNotExist) && x.opts.ReadOnly {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p, ok, err := x.loadIVF(f)
+	if err == nil && !ok && !x.opts.ReadOnly {
+		if err = x.buildIVF(f); err == nil {
+			p, ok, err = x.loadIVF(f)
+			if err == nil && !ok {
+				err = fmt.Errorf("%w: ivf: a fresh partition does not check", ErrCorrupt)
+			}
+		}
+	}
+	if err != nil || !ok {
+		if p != nil {
+			err = errors.Join(err, unmap(p.m))
+		}
+		return errors.Join(err, f.Close())
+	}
+	x.part = p
+	// Open read every entry through the mapping; a search reads only the
+	// lists it probes, and the q4 file only for the rows outside them.
+	_ = adviseAway(p.m)
+	_ = adviseAway(x.q4)
+	return nil
+}
+
+// loadIVF reads and checks the ivf file f: ok false when it cannot be
+// used as it is (damaged, of another matrix or centre, or too many rows
+// outside it).
+func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
+	dims := x.opts.Dims
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	page := make([]byte, pageSize)
+	if _, err := io.ReadFull(io.NewSectionReader(f, 0, pageSize), page); err != nil {
+		return nil, false, nil
+	}
+	h, ok := decodeIVFHeader(page)
+	if !ok || h.dims != dims || h.matrixID != x.matrixID || h.rows > x.n {
+		return nil, false, nil
+	}
+	meta, idx, crcs, ent, size := ivfLayout(dims, h.lists, h.rows, h.entries)
+	if st.Size() < int64(size) {
+		return nil, false, nil
+	}
+	mb := make([]byte, 4*(dims+h.lists*dims+h.lists+1))
+	if _, err := f.ReadAt(mb, int64(meta)); err != nil || crc32.Checksum(mb, castagnoli) != h.metaCRC {
+		return nil, false, nil
+	}
+	for i, c := range x.q4Centre {
+		if math.Float32bits(c) != binary.LittleEndian.Uint32(mb[4*i:]) {
+			return nil, false, nil // made around another centre
+		}
+	}
+	p := &partition{f: f, lists: h.lists, rows: h.rows, out: make([]uint64, (h.rows+63)/64)}
+	p.centroids = make([]float32, h.lists*dims)
+	for i := range p.centroids {
+		p.centroids[i] = math.Float32frombits(binary.LittleEndian.Uint32(mb[4*(dims+i):]))
+		if math.IsNaN(float64(p.centroids[i])) || math.IsInf(float64(p.centroids[i]), 0) {
+			return nil, false, nil
+		}
+	}
+	p.starts = make([]int, h.lists+1)
+	sb := mb[4*(dims+h.lists*dims):]
+	for l := range p.starts {
+		p.starts[l] = int(binary.LittleEndian.Uint32(sb[4*l:]))
+		if (l == 0 && p.starts[l] != 0) || (l > 0 && p.starts[l] < p.starts[l-1]) {
+			return nil, false, nil
+		}
+	}
+	if p.starts[h.lists] != h.entries {
+		return nil, false, nil
+	}
+	// The body, read in order by pread (its pages stay out of the
+	// resident set), against its checksum: the rows of the entries,
+	// each at most once; the slot CRC of each row at the build, against
+	// its slot now: a row changed since is scanned from the q4 file.
+	held := make([]uint64, len(p.out))
+	sum := uint32(0)
+	good := true
+	err = readRuns(f, idx, crcs-idx, func(off int, b []byte) {
+		sum = crc32.Update(sum, castagnoli, b)
+		for i := 0; i+4 <= len(b); i += 4 {
+			r := int(binary.LittleEndian.Uint32(b[i:]))
+			if r >= h.rows || held[r>>6]&(1<<(r&63)) != 0 {
+				good = false
+				return
+			}
+			held[r>>6] |= 1 << (r & 63)
+		}
+	})
+	if err != nil || !good {
+		return nil, false, nil
+	}
+	err = readRuns(f, crcs, 4*h.rows, func(off int, b []byte) {
+		sum = crc32.Update(sum, castagnoli, b)
+		for i := 0; i+4 <= len(b); i += 4 {
+			r := (off + i) / 4
+			s := x.slotAt(r)
+			if binary.LittleEndian.Uint32(b[i:]) != binary.LittleEndian.Uint32(s[40:44]) && slotFlags(s)&flagLive != 0 {
+				p.markOut(r)
+			}
+		}
+	})
+	if err != nil {
+		return nil, false, nil
+	}
+	if err = readRuns(f, ent, size-ent, func(_ int, b []byte) { sum = crc32.Update(sum, castagnoli, b) }); err != nil || sum != h.bodyCRC {
+		return nil, false, nil
+	}
+	for r := range h.rows {
+		// Dead at the build and live now: its slot changed, and it is out.
+		if held[r>>6]&(1<<(r&63)) == 0 && !p.isOut(r) && slotFlags(x.slotAt(r))&flagLive != 0 {
+			return nil, false, nil
+		}
+	}
+	if float64(len(p.outRows)+x.n-h.rows) > ivfTailShare*float64(h.rows) {
+		return nil, false, nil
+	}
+	if p.m, err = mapFile(f, size); err != nil {
+		return nil, false, err
+	}
+	p.idx, p.ent = p.m[idx:idx+4*h.entries], p.m[ent:size]
+	return p, true, nil
+}
+
+// readRuns reads n bytes of f from off by pread, a MiB at a time, and
+// calls fn with each run and its offset from off.
+func readRuns(f *os.File, off, n int, fn func(at int, b []byte)) error {
+	buf := make([]byte, min(n, 1<<20))
+	for at := 0; at < n; at += len(buf) {
+		b := buf[:min(len(buf), n-at)]
+		if _, err := f.ReadAt(b, int64(off+at)); err != nil {
+			return err
+		}
+		fn(at, b)
+	}
+	return nil
+}
+
+// buildIVF trains the centroids on a sample of the live rows' q4 rows,
+// assigns every live row to its nearest and writes the file f.
+func (x *Index) buildIVF(f *os.File) error {
+	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+	var live []int
+	for r := range x.n {
+		if slotFlags(x.slotAt(r))&flagLive != 0 {
+			live = append(live, r)
+		}
+	}
+	lists := max(1, min(ivfMaxLists, len(live)/x.opts.ListRows))
+	// The sample: evenly spaced live rows.
+	ns := min(len(live), lists*ivfSample)
+	sample := make([]byte, ns*qs)
+	for i := range ns {
+		copy(sample[i*qs:], x.q4At(live[i*len(live)/ns]))
+	}
+	// Two levels: k-means of the sample into about sqrt(lists) groups,
+	// then of each group's rows into its share of the lists. Each row
+	// goes to the nearest list among the children of its two nearest
+	// groups: 3% of the dot products of a search among all lists.
+	groups := max(1, int(math.Round(math.Sqrt(float64(lists)))))
+	gcents, glabels := x.kmeans(sample, ns, groups)
+	var cents []float32
+	kids := make([]int, groups+1) // group g's lists: [kids[g], kids[g+1])
+	members := make([][]int, groups)
+	for i, g := range glabels {
+		members[g] = append(members[g], i)
+	}
+	for g := range groups {
+		m := len(members[g])
+		k := min(m, max(1, int(math.Round(float64(lists)*float64(m)/float64(ns)))))
+		kids[g+1] = kids[g] + k
+		if k == 0 {
+			continue
+		}
+		sub := make([]byte, m*qs)
+		for j, i := range members[g] {
+			copy(sub[j*qs:], sample[i*qs:(i+1)*qs])
+		}
+		c, _ := x.kmeans(sub, m, k)
+		cents = append(cents, c...)
+	}
+	lists = kids[groups]
+	// Every row, in runs of the q4 file; dead rows are not held.
+	data := x.q4[pageSize : pageSize+x.n*qs]
+	near := make([]int32, x.n*ivfGroups)
+	x.assign(data, x.n, gcents, ivfGroups, near, nil, 0)
+	all := make([]int32, x.n)
+	best := make([]float32, x.n)
+	for i := range best {
+		best[i] = float32(math.Inf(-1))
+	}
+	byGroup := make([][]int32, groups)
+	for _, r := range live {
+		for _, g := range near[r*ivfGroups : (r+1)*ivfGroups] {
+			if g >= 0 {
+				byGroup[g] = append(byGroup[g], int32(r))
+			}
+		}
+	}
+	near = nil
+	var buf []byte
+	for g, rs := range byGroup {
+		if len(rs) == 0 || kids[g] == kids[g+1] {
+			continue
+		}
+		buf = slices.Grow(buf[:0], len(rs)*qs)[:len(rs)*qs]
+		for j, r := range rs {
+			copy(buf[j*qs:], data[int(r)*qs:(int(r)+1)*qs])
+		}
+		lab := make([]int32, len(rs))
+		sc := make([]float32, len(rs))
+		x.assign(buf, len(rs), cents[kids[g]*dims:kids[g+1]*dims], 1, lab, sc, int32(kids[g]))
+		for j, r := range rs {
+			if sc[j] > best[r] {
+				best[r], all[r] = sc[j], lab[j]
+			}
+		}
+		byGroup[g] = nil
+	}
+	// The rows farthest from their list (the lowest x.c - |c|^2/2: a
+	// row is a unit vector) are those whose nearest list the two levels
+	// miss most often, and a query's neighbours are often among them:
+	// they look among all lists.
+	far := slices.Clone(live)
+	slices.SortFunc(far, func(a, b int) int { return cmp.Compare(best[a], best[b]) })
+	far = far[:int(ivfRefine*float64(len(far)))]
+	slices.Sort(far)
+	for i := 0; i < len(far); i += assignBlock {
+		rs := far[i:min(len(far), i+assignBlock)]
+		buf = slices.Grow(buf[:0], len(rs)*qs)[:len(rs)*qs]
+		for j, r := range rs {
+			copy(buf[j*qs:], data[r*qs:(r+1)*qs])
+		}
+		lab := make([]int32, len(rs))
+		x.assign(buf, len(rs), cents, 1, lab, nil, 0)
+		for j, r := range rs {
+			all[r] = lab[j]
+		}
+	}
+	starts := make([]int, lists+1)
+	for _, r := range live {
+		starts[all[r]+1]++
+	}
+	for l := range lists {
+		starts[l+1] += starts[l]
+	}
+	order := make([]uint32, len(live))
+	next := slices.Clone(starts[:lists])
+	for _, r := range live {
+		order[next[all[r]]] = uint32(r)
+		next[all[r]]++
+	}
+	// Write: the header last, after it has been made invalid.
+	meta, idx, crcs, ent, size := ivfLayout(dims, lists, x.n, len(live))
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if err := f.Truncate(int64(size)); err != nil {
+		return err
+	}
+	mb := make([]byte, 0, 4*(dims+lists*dims+lists+1))
+	for _, c := range x.q4Centre {
+		mb = binary.LittleEndian.AppendUint32(mb, math.Float32bits(c))
+	}
+	for _, c := range cents {
+		mb = binary.LittleEndian.AppendUint32(mb, math.Float32bits(c))
+	}
+	for _, s := range starts {
+		mb = binary.LittleEndian.AppendUint32(mb, uint32(s))
+	}
+	if _, err := f.WriteAt(mb, int64(meta)); err != nil {
+		return err
+	}
+	ib := make([]byte, 4*len(order))
+	for i, r := range order {
+		binary.LittleEndian.PutUint32(ib[4*i:], r)
+	}
+	if _, err := f.WriteAt(ib, int64(idx)); err != nil {
+		return err
+	}
+	cb := make([]byte, 4*x.n)
+	for r := range x.n {
+		copy(cb[4*r:], x.slotAt(r)[40:44])
+	}
+	if _, err := f.WriteAt(cb, int64(crcs)); err != nil {
+		return err
+	}
+	sum := crc32.Update(crc32.Update(0, castagnoli, ib), castagnoli, cb)
+	const run = 4096
+	buf = make([]byte, run*qs)
+	for e := 0; e < len(order); e += run {
+		m := min(run, len(order)-e)
+		for i := range m {
+			copy(buf[i*qs:], x.q4At(int(order[e+i])))
+		}
+		if _, err := f.WriteAt(buf[:m*qs], int64(ent+e*qs)); err != nil {
+			return err
+		}
+		sum = crc32.Update(sum, castagnoli, buf[:m*qs])
+	}
+	// The body on disk before the header that vouches for it: Open
+	// checks the header, the meta region and the body's checksum only.
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	h := ivfHeader{dims: dims, lists: lists, rows: x.n, entries: len(live), matrixID: x.matrixID,
+		metaCRC: crc32.Checksum(mb, castagnoli), bodyCRC: sum}
+	_, err := f.WriteAt(h.encode(), 0)
+	return err
+}
+
+// isFiltered reports whether f keeps only some rows.
+func isFiltered(f engine.VectorFilter) bool {
+	return f.Scope != "" || f.Session != "" || !f.From.IsZero() || !f.To.IsZero()
+}
+
+// q4Vector sets v to the row the q4 row b stands for: its 4-bit codes
+// decoded, plus the centre.
+func (x *Index) q4Vector(b []byte, v []float32) {
+	f := q4Fields(len(v))
+	lo := math.Float32frombits(binary.LittleEndian.Uint32(b[f:]))
+	step := math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
+	for i := range v {
+		c := b[i/2] >> (4 * (i & 1)) & 15
+		v[i] = lo + float32(c)*step + x.q4Centre[i]
+	}
+}
+
+// unitInPlace scales v to unit length; a zero vector stays zero.
+func unitInPlace(v []float32) {
+	var s float64
+	for _, c := range v {
+		s += float64(c) * float64(c)
+	}
+	if s == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(s)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * inv)
+	}
+}
+
+// q4Query is a query in the 4-bit kernel's terms.
+type q4Query struct {
+	sq   []int8  // the query as int8, split (dot4.Split)
+	fsum float32 // the sum of its int8 components
+	unit float32 // the query's units per int8 unit
+}
+
+func newQ4Query(uq []float32, dims int) q4Query {
+	var m float32
+	for _, c := range uq {
+		m = max(m, float32(math.Abs(float64(c))))
+	}
+	if m == 0 {
+		m = 1
+	}
+	q8 := make([]int8, dims)
+	var qsum int32
+	for i, c := range uq {
+		q8[i] = int8(math.Round(float64(c / m * 127)))
+		qsum += int32(q8[i])
+	}
+	return q4Query{sq: dot4.Split(q8, q4Kernel(dims)), fsum: float32(qsum), unit: m / 127}
+}
+
+// kmeans clusters the n q4 rows of data into k (at most n) by
+// Euclidean k-means, ivfIters rounds from evenly spaced rows, and
+// returns the centroids and each row's.
+func (x *Index) kmeans(data []byte, n, k int) ([]float32, []int32) {
+	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+	cents := make([]float32, k*dims)
+	for l := range k {
+		x.q4Vector(data[(l*n/k)*qs:], cents[l*dims:(l+1)*dims])
+	}
+	labels := make([]int32, n)
+	sums := make([]float64, k*dims)
+	counts := make([]int, k)
+	v := make([]float32, dims)
+	for it := range ivfIters + 1 {
+		x.assign(data, n, cents, 1, labels, nil, 0)
+		if it == ivfIters {
+			break
+		}
+		clear(sums)
+		clear(counts)
+		for i, l := range labels {
+			x.q4Vector(data[i*qs:], v)
+			for j, c := range v {
+				sums[int(l)*dims+j] += float64(c)
+			}
+			counts[l]++
+		}
+		for l := range k {
+			c := cents[l*dims : (l+1)*dims]
+			if counts[l] == 0 {
+				// An empty list takes a row.
+				x.q4Vector(data[((l*7919)%n)*qs:], c)
+				continue
+			}
+			for j := range c {
+				c[j] = float32(sums[l*dims+j] / float64(counts[l]))
+			}
+		}
+	}
+	return cents, labels
+}
+
+// assignBlock is the q4 rows assign hands the kernel per centroid.
+const assignBlock = 2048
+
+// assign sets labels[i*top : (i+1)*top] to base plus the top centroids
+// (of cents, dims each) nearest to q4 row i of the n in data, nearest
+// first (-1 past the centroids), by the 4-bit estimate of their
+// Euclidean distance, on all cores; score, if not nil, to the nearest's
+// x.c - |c|^2/2.
+func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []int32, score []float32, base int32) {
+	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+	f := q4Fields(dims)
+	lists := len(cents) / dims
+	// Nearest in Euclidean distance: the largest x.c - |c|^2/2, with
+	// x.c the 4-bit estimate of the row's offset from the centre, plus
+	// the centre's dot product with c.
+	qq := make([]q4Query, lists)
+	off := make([]float32, lists)
+	for l := range lists {
+		c := cents[l*dims : (l+1)*dims]
+		qq[l] = newQ4Query(c, dims)
+		off[l] = vecscan.Dot(c, x.q4Centre) - vecscan.Dot(c, c)/2
+	}
+	blocks := (n + assignBlock - 1) / assignBlock
+	var wg sync.WaitGroup
+	var next sync.Mutex
+	b := 0
+	for range max(1, min(blocks, runtime.GOMAXPROCS(0))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := make([]float32, assignBlock)
+			best := make([]float32, assignBlock*top)
+			for {
+				next.Lock()
+				blk := b
+				b++
+				next.Unlock()
+				if blk >= blocks {
+					return
+				}
+				lo := blk * assignBlock
+				m := min(assignBlock, n-lo)
+				for i := range best[:m*top] {
+					best[i], labels[lo*top+i] = float32(math.Inf(-1)), -1
+				}
+				for l := range lists {
+					dot4.DotsScaled(qq[l].sq, data[lo*qs:], qs, f, qq[l].fsum, out[:m])
+					u, o := qq[l].unit, off[l]
+					for i, s := range out[:m] {
+						s = s*u + o
+						bs := best[i*top : (i+1)*top]
+						if s <= bs[top-1] {
+							continue
+						}
+						ls := labels[(lo+i)*top : (lo+i+1)*top]
+						j := top - 1
+						for ; j > 0 && s > bs[j-1]; j-- {
+							bs[j], ls[j] = bs[j-1], ls[j-1]
+						}
+						bs[j], ls[j] = s, base+int32(l)
+					}
+				}
+				if score != nil {
+					for i := range m {
+						score[lo+i] = best[i*top]
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// ivfSpan is a run of rows the partitioned pass scans: entries [pos,
+// pos+n) of the partition, or q4 rows [pos, pos+n).
+type ivfSpan struct {
+	pos, n int
+	ivf    bool
+}
+
+// ivfMinRows is the rows, per row the pass keeps, that a partitioned
+// search scans at least: it probes more lists than Probes when theirs
+// are fewer.
+const ivfMinRows = 4
+
+// scanIVF is the 4-bit pass of an unfiltered search of every row through
+// the partition: the rows of the Probes lists nearest to the query and
+// those outside the partition, the best keep of them by their estimates
+// (rows, in the kernel's units) and the step of each row's codes. The
+// caller holds mu for reading.
+func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) bool) ([]vecscan.Hit, map[int]float32, error) {
+	p := x.part
+	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+	f := q4Fields(dims)
+	// The Probes lists of the nearest centroids (more, nearest first,
+	// while their rows are fewer than ivfMinRows*keep), scanned in file
+	// order.
+	sel := vecscan.NewHeap(min(x.opts.Probes, p.lists))
+	for l := range p.lists {
+		sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+	}
+	near := sel.Sorted()
+	var lists []int
+	total := 0
+	for _, h := range near {
+		lists = append(lists, h.Row)
+		total += p.starts[h.Row+1] - p.starts[h.Row]
+	}
+	if total < ivfMinRows*keep && len(near) < p.lists {
+		all := vecscan.NewHeap(p.lists)
+		for l := range p.lists {
+			all.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+		}
+		for _, h := range all.Sorted()[len(near):] {
+			if total >= ivfMinRows*keep {
+				break
+			}
+			lists = append(lists, h.Row)
+			total += p.starts[h.Row+1] - p.starts[h.Row]
+		}
+	}
+	slices.Sort(lists)
+	var spans []ivfSpan
+	for _, l := range lists {
+		if n := p.starts[l+1] - p.starts[l]; n > 0 {
+			spans = append(spans, ivfSpan{p.starts[l], n, true})
+		}
+	}
+	if x.n > p.rows {
+		spans = append(spans, ivfSpan{p.rows, x.n - p.rows, false})
+		total += x.n - p.rows
+	}
+	for _, r := range p.outRows {
+		spans = append(spans, ivfSpan{r, 1, false})
+		total++
+	}
+	// The virtual row v of the scan is the v-th of the spans' rows. A
+	// hit holds its row in the high 32 bits, so that equal estimates go
+	// to the lower row as in the scan of every q4 row, and its entry
+	// plus 1 (0: a q4 row) in the low ones, where its step is read.
+	begin := make([]int, len(spans)+1)
+	for i, s := range spans {
+		begin[i+1] = begin[i] + s.n
+	}
+	hits, err := vecscan.ScanFunc(total, keep, filter, func(lo, hi int, h *vecscan.Heap) {
+		out := make([]float32, scanBlock)
+		floor := h.Floor()
+		i, _ := slices.BinarySearch(begin, lo+1)
+		for i--; i < len(spans) && begin[i] < hi; i++ {
+			s := spans[i]
+			a, b := max(lo, begin[i])-begin[i], min(hi, begin[i+1])-begin[i]
+			for blk := a; blk < b; blk += scanBlock {
+				m := min(scanBlock, b-blk)
+				var data []byte
+				if s.ivf {
+					data = p.ent[(s.pos+blk)*qs:]
+				} else {
+					data = x.q4[pageSize+(s.pos+blk)*qs:]
+				}
+				if dot4.DotsScaled(qq.sq, data, qs, f, qq.fsum, out[:m]) < m {
+					panic("ivf rows shorter than their count") // turned into ErrFault by ScanFunc
+				}
+				for j, sc := range out[:m] {
+					if sc < floor {
+						continue
+					}
+					r, e := s.pos+blk+j, 0
+					if s.ivf {
+						if r, e = p.rowOf(r), r+1; p.isOut(r) {
+							continue
+						}
+					}
+					if filter == nil || filter(r) {
+						h.Push(r<<32+e, sc)
+						floor = h.Floor()
+					}
+				}
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	steps := make(map[int]float32, len(hits))
+	for k, h := range hits {
+		r := h.Row >> 32
+		var b []byte
+		if e := h.Row - r<<32 - 1; e < 0 {
+			b = x.q4At(r)
+		} else {
+			b = p.ent[e*qs : (e+1)*qs]
+		}
+		hits[k].Row = r
+		steps[r] = math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
+	}
+	return hits, steps, nil
+}
+
+// closeIVF unmaps and closes the partition.
+func (x *Index) closeIVF() error {
+	p := x.part
+	if p == nil {
+		return nil
+	}
+	x.part = nil
+	return errors.Join(unmap(p.m), p.f.Close())
+}
