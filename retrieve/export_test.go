@@ -36,3 +36,9 @@ func TimeMentionsEveryWord(text string, ref time.Time) []Span {
 
 // ContentKeys is contentKeys; TermKey is termKey.
 var ContentKeys, TermKey = contentKeys, termKey
+
+// DocRepeats is d.repeats(turn, names): the reply stage's test from the
+// documents' content keys; Repeats is repeats, from their texts.
+func DocRepeats(d, turn *Doc, names []string) bool { return d.repeats(turn, names) }
+
+var Repeats = repeats

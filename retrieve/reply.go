@@ -71,7 +71,7 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	for i := range cands {
 		idx[cands[i].ID] = i
 	}
-	own := func(i int) float64 { return OwnCoverage(terms, cands[i].doc.Text) }
+	own := func(i int) float64 { return cands[i].doc.ownCoverage(terms) }
 	type edge struct{ reply, turn int }
 	var edges []edge
 	for i := range cands {
@@ -84,10 +84,10 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 			continue
 		}
 		p := cands[j].doc
-		if p.Derived || !agent(o, d.Speaker) || agent(o, p.Speaker) || IsQuestion(p.Text) {
+		if p.Derived || !agent(o, d.Speaker) || agent(o, p.Speaker) || p.isQuestion() {
 			continue
 		}
-		if cr, cp := own(i), own(j); cr > 0 && cr <= cp && repeats(d.Text, p.Text, names) {
+		if cr, cp := own(i), own(j); cr > 0 && cr <= cp && d.repeats(p, names) {
 			edges = append(edges, edge{reply: i, turn: j})
 		}
 	}
@@ -126,6 +126,33 @@ func anyAgent(o *ReplyOptions, cands []Candidate) bool {
 func agent(o *ReplyOptions, speaker string) bool {
 	for _, r := range o.Roles {
 		if strings.EqualFold(strings.TrimSpace(speaker), r) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeats is repeats(d.Text, turn.Text, names), from the documents'
+// content keys when both are analysed (Doc.Analyse): a source that
+// caches its documents does not split their texts into terms again.
+func (d *Doc) repeats(turn *Doc, names []string) bool {
+	if !d.analysed || !turn.analysed || d.keys == nil || turn.keys == nil {
+		return repeats(d.Text, turn.Text, names)
+	}
+	// Every term of turn has a key (no term is longer than termKey
+	// takes): a name without one is none of them.
+	for _, k := range turn.keys {
+		if !slices.Contains(d.keys, k) {
+			continue
+		}
+		named := false
+		for _, n := range names {
+			if termKey(n) == k {
+				named = true
+				break
+			}
+		}
+		if !named {
 			return true
 		}
 	}

@@ -1,7 +1,9 @@
 package retrieve_test
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hmo-dev/hmo/retrieve"
@@ -89,5 +91,54 @@ func TestReplyStage(t *testing.T) {
 				t.Fatalf("precondition: without the stage %v", ids(got))
 			}
 		})
+	}
+}
+
+// The reply stage's "the reply repeats a word of the turn" reads the
+// analysed documents' content keys: it answers as the texts do, for
+// plurals, function words, the speakers' names, long and non-ASCII
+// words.
+func TestDocRepeatsAsTexts(t *testing.T) {
+	vocab := []string{"cat", "cats", "Cats", "glass", "glasses", "the", "and", "I", "a", "Pixel", "pixels",
+		"shellfish", "wonderfully", "Caroline", "caroline", "melanie", "café", "Café", "München", "2023", "x", "ok", "noted"}
+	names := [][]string{nil, {"caroline"}, {"pixel"}, {"melanie", "caroline"}, {"wonderfully"}}
+	r := rand.New(rand.NewPCG(5, 6))
+	text := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			b.WriteString(vocab[r.IntN(len(vocab))])
+			b.WriteString([]string{" ", ", ", ". ", "! "}[r.IntN(4)])
+		}
+		return b.String()
+	}
+	cases := []struct {
+		reply, turn string
+		names       []string
+		want        bool
+	}{
+		{"Noted: no shellfish.", "I'm allergic to shellfish.", nil, true},
+		{"Give Pixel a quiet corner.", "My cat Pixel is shy.", []string{"pixel"}, false},
+		{"Give Pixel a quiet corner.", "My cat Pixel is shy.", nil, true},
+		{"Cats are great.", "I have a cat.", nil, true},
+		{"The and a.", "The and a.", nil, false},
+	}
+	for range 3000 {
+		cases = append(cases, struct {
+			reply, turn string
+			names       []string
+			want        bool
+		}{text(), text(), names[r.IntN(len(names))], false})
+	}
+	for i, c := range cases {
+		want := retrieve.Repeats(c.reply, c.turn, c.names)
+		if i < 5 && want != c.want {
+			t.Fatalf("repeats(%q, %q, %q) = %v, want %v", c.reply, c.turn, c.names, want, c.want)
+		}
+		d, p := &retrieve.Doc{Text: c.reply}, &retrieve.Doc{Text: c.turn}
+		d.Analyse()
+		p.Analyse()
+		if got := retrieve.DocRepeats(d, p, c.names); got != want {
+			t.Fatalf("analysed: repeats(%q, %q, %q) = %v, texts say %v", c.reply, c.turn, c.names, got, want)
+		}
 	}
 }
