@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -130,13 +129,7 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if e.tierLacksTerms(ctx, q, tier) {
 		return nil, false, nil // hopeless, and neither searched nor scanned
 	}
-	// The ranking needs the vectors of every tier searched so far, in
-	// tier order: they are scanned beside the lexical search.
-	scan := w.scanAsync(ts.views[:tier+1], q, qv, c)
 	t, err := ts.views[tier].searchText(ctx, q, c)
-	if serr := scan(); err == nil {
-		err = serr
-	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -148,55 +141,21 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if !covered && e.hopeless(q, tier, t) {
 		return nil, false, nil
 	}
+	// The ranking needs the vectors of every tier searched so far, in
+	// tier order. The cosines are comparable across views: merge.
+	for ; w.scanned < tier; w.scanned++ {
+		v, err := ts.views[w.scanned+1].searchVector(q, qv, c)
+		if err != nil {
+			return nil, false, err
+		}
+		w.vec = topOf(append(w.vec, v...), c)
+	}
 	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
 	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
 	if err != nil {
 		return nil, false, err
 	}
 	return e.viewResults(cands, q.K), covered, nil
-}
-
-// scanAsync scans the vectors of the views not scanned yet (views[1:],
-// in tier order) beside the caller and merges them into w.vec, as the
-// scans one after the other would: the cosines are comparable across
-// views. The function it returns waits for the scan and reports its
-// error; w is not to be read before. The scan runs in a goroutine; when
-// that has not started by the wait (a machine whose cores are busy
-// elsewhere), the waiting caller scans itself, so that the wait never
-// costs more than the scan. A tier found hopeless after its lexical
-// search keeps its scan for the next tier's ranking, which would scan it
-// then. ts.mu is held until the wait, so the views do not change.
-func (w *tierSearch) scanAsync(views []*view, q *Query, qv []float32, c int) func() error {
-	tier := uint8(len(views) - 1)
-	if w.scanned >= tier {
-		return func() error { return nil }
-	}
-	var claimed atomic.Bool
-	var err error
-	done := make(chan struct{})
-	scan := func() {
-		defer close(done)
-		for ; w.scanned < tier; w.scanned++ {
-			v, serr := views[w.scanned+1].searchVector(q, qv, c)
-			if serr != nil {
-				err = serr
-				return
-			}
-			w.vec = topOf(append(w.vec, v...), c)
-		}
-	}
-	go func() {
-		if claimed.CompareAndSwap(false, true) {
-			scan()
-		}
-	}()
-	return func() error {
-		if claimed.CompareAndSwap(false, true) {
-			scan()
-		}
-		<-done
-		return err
-	}
 }
 
 // answersNowhere reports that no ranking of Tiers 1 and 2 can answer q
