@@ -174,25 +174,9 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 
 func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
 
-// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher),
-// from parallelTextDocs ids on in two halves, each on its own goroutine
-// in its own transaction, as textDocs reads the feedback pool's: the
-// read-ahead ends the vector side of a hybrid query, the longer one on a
-// large archive. An error is left for Docs to report.
-func (s *archiveSource) Prefetch(ids []uint64) {
-	if len(ids) < parallelTextDocs {
-		_, _ = s.e.docs(ids)
-		return
-	}
-	h := len(ids) / 2
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = s.e.docs(ids[h:])
-	}()
-	_, _ = s.e.docs(ids[:h])
-	<-done
-}
+// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher);
+// an error is left for Docs to report.
+func (s *archiveSource) Prefetch(ids []uint64) { _, _ = s.e.docs(ids) }
 
 func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
 	return s.e.wordVectors(words)

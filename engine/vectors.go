@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"errors"
 	"math"
 	"slices"
 
@@ -90,14 +89,11 @@ func (e *Engine) searchIndex(vi VectorIndex, qv []float32, k int, search func(n 
 // stored vector, both normalised as the vector file normalises them
 // (unitQuery, unitVector) and multiplied by the kernel every similarity
 // goes through, so that the scores are bit for bit those of a vector
-// file that rescores from its own float32 rows. The vectors are read
-// after the index's search has returned (no lock of the index is held):
-// in one bbolt transaction, or from parallelRescore distinct hits on in
-// two, each half of the ids on its own goroutine (each read is a system
-// call, and the vector search is the longer side of a hybrid query). A
-// hit whose record has no vector of the store's dimensions now (deleted,
-// or being re-embedded since the scan) is dropped; one whose vector was
-// replaced is scored as it is at its read.
+// file that rescores from its own float32 rows. The vectors are read in
+// one bbolt transaction, after the index's search has returned (no lock
+// of the index is held). A hit whose record has no vector of the store's
+// dimensions now (deleted, or being re-embedded since the scan) is
+// dropped; one whose vector was replaced is scored as it is now.
 func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, error) {
 	uq := unitQuery(qv)
 	if uq == nil || len(hits) == 0 {
@@ -109,50 +105,13 @@ func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, er
 		ids[i] = h.ID
 	}
 	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	var out []VectorHit
-	if len(ids) < parallelRescore {
-		var err error
-		if out, err = e.scoreStored(uq, ids); err != nil {
-			return nil, err
-		}
-	} else {
-		h := len(ids) / 2
-		var second []VectorHit
-		var err2 error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			second, err2 = e.scoreStored(uq, ids[h:])
-		}()
-		first, err1 := e.scoreStored(uq, ids[:h])
-		<-done
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, err
-		}
-		out = append(first, second...)
-	}
-	slices.SortFunc(out, func(a, b VectorHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return out[:min(k, len(out))], nil
-}
-
-// parallelRescore is the distinct hits from which rescore reads their
-// vectors on two goroutines.
-const parallelRescore = 64
-
-// scoreStored scores the records ids (increasing) that have a vector of
-// the unit query's dimensions by the cosine with it, reading their
-// vectors by pread in one transaction.
-func (e *Engine) scoreStored(uq []float32, ids []uint64) ([]VectorHit, error) {
 	out := make([]VectorHit, 0, len(ids))
 	err := e.db.View(func(tx *bolt.Tx) error {
 		vs := e.preadVectors(tx)
-		for _, id := range ids {
+		for i, id := range ids {
+			if i > 0 && id == ids[i-1] {
+				continue
+			}
 			v, err := vs.get(id)
 			if err != nil || !normalize(v) || len(v) != len(uq) {
 				continue
@@ -161,7 +120,16 @@ func (e *Engine) scoreStored(uq []float32, ids []uint64) ([]VectorHit, error) {
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b VectorHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out[:min(k, len(out))], nil
 }
 
 // norm2 is the Euclidean norm of v summed in float64, and false when a
