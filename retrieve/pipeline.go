@@ -347,12 +347,7 @@ func (p *Pipeline) vectorCandidates(ctx context.Context, q *Query, src Source, c
 }
 
 // candidates runs the enabled generators, the lexical one alongside the
-// vector one. The lexical side's pseudo-relevance feedback (a second
-// lexical search with the words of the best first-pass records, mixed
-// into the first) needs nothing of the vector side, so it runs as soon
-// as the first pass returns, while the vector search, its rescoring and
-// its read-ahead still run: on a large archive the vector side takes
-// longer than the first lexical pass, and a core would wait.
+// vector one.
 func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
 	c := max(q.Candidates, q.K)
 	var textErr, vecErr error
@@ -362,9 +357,6 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 		go func() {
 			defer wg.Done()
 			text, textErr = src.Text(ctx, q, c)
-			if textErr == nil && p.o.Stages.Has(StagePRF) && len(text) > 0 {
-				text, textErr = expand(ctx, &p.o.PRF, q, src, text, c)
-			}
 		}()
 	}
 	if p.o.Stages.Has(StageVector) && q.Vector != nil {
@@ -373,6 +365,13 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 	wg.Wait()
 	if err := errors.Join(textErr, vecErr); err != nil {
 		return nil, nil, err
+	}
+	// Pseudo-relevance feedback: a second lexical search with the words
+	// of the best first-pass records, mixed into the first.
+	if p.o.Stages.Has(StagePRF) && len(text) > 0 {
+		if text, err = expand(ctx, &p.o.PRF, q, src, text, c); err != nil {
+			return nil, nil, err
+		}
 	}
 	return text, vec, nil
 }
