@@ -167,8 +167,11 @@ func (h *Heap) Push(row int, score float32) {
 		return
 	}
 	hit := Hit{row, score}
-	if h.full && !worse(h.bar, hit) {
+	if h.full && !better(hit, h.bar) {
 		return
+	}
+	if h.hits == nil {
+		h.hits = make([]Hit, 0, 2*h.k+16)
 	}
 	h.hits = append(h.hits, hit)
 	if len(h.hits) >= 2*h.k+16 {
@@ -198,8 +201,21 @@ func (h *Heap) Sorted() []Hit {
 	return out
 }
 
-// worse reports whether a ranks below b.
-func worse(a, b Hit) bool { return Compare(a, b) > 0 }
+// better reports whether a ranks above b, as Compare(a, b) < 0 does
+// (a NaN score below every other, equal to another NaN), with the
+// common case of two different numbers decided by one comparison.
+func better(a, b Hit) bool {
+	switch {
+	case a.Score > b.Score:
+		return true
+	case a.Score < b.Score:
+		return false
+	}
+	if an, bn := a.Score != a.Score, b.Score != b.Score; an != bn {
+		return bn // exactly one is NaN: the other ranks above it
+	}
+	return a.Row < b.Row
+}
 
 // selectBest reorders hits so that hits[:k] are the k best, with the
 // worst of them at k-1 (quickselect; hits are distinct rows, so Compare
@@ -209,19 +225,19 @@ func selectBest(hits []Hit, k int) {
 	for lo < hi {
 		// Median of three as the pivot, moved to hi.
 		mid := lo + (hi-lo)/2
-		if Compare(hits[mid], hits[lo]) < 0 {
+		if better(hits[mid], hits[lo]) {
 			hits[mid], hits[lo] = hits[lo], hits[mid]
 		}
-		if Compare(hits[hi], hits[lo]) < 0 {
+		if better(hits[hi], hits[lo]) {
 			hits[hi], hits[lo] = hits[lo], hits[hi]
 		}
-		if Compare(hits[mid], hits[hi]) < 0 {
+		if better(hits[mid], hits[hi]) {
 			hits[mid], hits[hi] = hits[hi], hits[mid]
 		}
 		pivot := hits[hi]
 		p := lo
 		for i := lo; i < hi; i++ {
-			if Compare(hits[i], pivot) < 0 {
+			if better(hits[i], pivot) {
 				hits[i], hits[p] = hits[p], hits[i]
 				p++
 			}

@@ -2,6 +2,7 @@ package vecscan_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -129,5 +130,65 @@ func TestHeapKeepsBest(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestHeapNaN: a NaN score ranks below every number and ties with
+// another NaN (the lower row first), as Compare orders them, whether the
+// NaNs come before the heap's first cut or after.
+func TestHeapNaN(t *testing.T) {
+	nan := float32(math.NaN())
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, k := range []int{1, 3, 10} {
+		for _, n := range []int{k, 2*k + 16, 200} {
+			for _, share := range []int{1, 2, 4} { // one score in share is NaN
+				all := make([]vecscan.Hit, n)
+				for i := range all {
+					s := float32(rng.IntN(5))
+					if rng.IntN(share) == 0 {
+						s = nan
+					}
+					all[i] = vecscan.Hit{Row: i, Score: s}
+				}
+				rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+				h := vecscan.NewHeap(k)
+				for _, x := range all {
+					h.Push(x.Row, x.Score)
+				}
+				want := slices.Clone(all)
+				slices.SortFunc(want, vecscan.Compare)
+				want = want[:min(k, len(want))]
+				got := h.Sorted()
+				same := len(got) == len(want)
+				for i := 0; same && i < len(got); i++ {
+					same = got[i].Row == want[i].Row
+				}
+				if !same {
+					t.Fatalf("k %d n %d share %d: got %v, want %v", k, n, share, got, want)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkHeapScan is the selection of an int8 scan's part: the best
+// 200 of 41,367 scores in row order, pushed as scan loops push them
+// (only the rows that reach the floor).
+func BenchmarkHeapScan(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	scores := make([]float32, 41_367)
+	for i := range scores {
+		scores[i] = float32(rng.NormFloat64())
+	}
+	for b.Loop() {
+		h := vecscan.NewHeap(200)
+		floor := h.Floor()
+		for r, s := range scores {
+			if s >= floor {
+				h.Push(r, s)
+				floor = h.Floor()
+			}
+		}
+		_ = h.Sorted()
 	}
 }
