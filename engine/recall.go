@@ -161,7 +161,7 @@ func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]
 	q.Text = rq.Text // the pipeline may expand the question
 	var pool *TextPool
 	if len(rq.TextPool) > 0 && rq.TextPostings > 0 {
-		pool = &TextPool{Docs: func() ([]TextDoc, error) { return s.e.textDocs(rq.TextPool) }, Postings: rq.TextPostings}
+		pool = &TextPool{Docs: func() ([]TextDoc, error) { return s.e.textDocs(rq.TextPool) }, IDs: rq.TextPool, Postings: rq.TextPostings}
 	}
 	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor, pool)
 	return toHits(t), err

@@ -50,6 +50,7 @@ type Index struct {
 	postings *postingsCache // decoded postings of the text search (postings.go)
 	ids      docIDCache     // record ids of the documents searches returned (docids.go)
 	counts   termCounts     // live postings of words whose lists are not decoded (termcounts.go)
+	locs     hitLocs        // where searches found their hits, for a pooled search (hitlocs.go)
 	dir      string
 	readOnly bool // Options.ReadOnly: Apply fails
 
