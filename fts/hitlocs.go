@@ -19,8 +19,8 @@ import (
 // each document's frequency and field length, the very numbers the
 // counting finds, so the pool is scored from them (scoreLocated) when
 // every pool document's place is known and still live in the snapshot
-// searched, and when the postings to decode for it are few (the lists
-// are decoded whole, then kept in the postings cache).
+// searched, and when the lists to decode for it fit the postings cache
+// (below).
 
 // hitLocs keeps, by record id, where recent searches found their hits:
 // the segment's id and the document's number in it. A segment never
@@ -93,21 +93,26 @@ func (c *hitLocs) get(id uint64) (seg, doc uint64, ok bool) {
 	return 0, 0, false
 }
 
-// poolDecodeMax bounds the postings scoreLocated decodes for a pool (the
-// live postings of the query's words in the pool's segments whose lists
-// the cache does not hold): decoding and caching a list costs about
-// 100 ns a posting here, so a pool is decoded only while that is at
-// most some ten times what reading and counting its records costs
-// (about 1 ms for a hundred), and only into the cache's free room
-// (poolPostingBytes a posting): the lists decoded are the common words
-// of the feedback records, asked for again by later questions, and a
-// full cache would keep them out and have them decoded at every pool.
-// A variable for the tests.
-var poolDecodeMax = 1 << 17
+// A pool's lists are decoded whole and kept in the postings cache. They
+// are the words of the feedback records, common words most of them
+// (a speaker's name, a word of every other turn), asked for again by
+// most later questions: at 100K records the first pools decode about
+// 200,000 postings each (some 10-20 ms, once), the later ones seldom
+// any. scoreLocated decodes the lists a pool needs only when they fit
+// the cache's free room and take at most 1/poolDecodeShare of its size
+// (poolPostingBytes a posting, the lists' size on the synthetic stream
+// with room to spare) and at most poolDecodeMax postings: lists the
+// cache would keep out, or that would push out the first searches',
+// would be decoded at every pool, and the pool's records are then read
+// and counted as before (about 10 µs a record).
+const (
+	poolDecodeShare  = 8
+	poolPostingBytes = 4
+)
 
-// poolPostingBytes is what scoreLocated counts a posting to take in the
-// cache (3.1 bytes on the synthetic stream, postingsCache).
-const poolPostingBytes = 4
+// poolDecodeMax bounds the postings scoreLocated decodes for one pool. A
+// variable for the tests.
+var poolDecodeMax = 1 << 20
 
 // located is a pool document found in the snapshot: segment si's
 // document doc, record id.
@@ -159,9 +164,8 @@ func (x *Index) locate(ids []uint64, segs []*scorch.SegmentSnapshot) ([]located,
 // returns those pass keeps (nil: all) that hold a word, in no order.
 // lists[word][segment] are the words' postings as topK found them: a
 // live list's nil postings are decoded here. It reports false, having
-// decoded nothing, when those lists hold more than poolDecodeMax
-// postings. held collects the cached lists it reads, for the caller to
-// release.
+// decoded nothing, when those lists are more than the bounds above let
+// it decode.
 func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot, segStart []uint64, terms []string, qs *queryStats, lists [][]termList, docs []located, pass func(uint64) bool) ([]engine.TextHit, bool, error) {
 	inPool := make([]bool, len(segs))
 	for _, d := range docs {
@@ -175,7 +179,7 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 			}
 		}
 	}
-	if decode > 0 && (decode > poolDecodeMax || int64(decode)*poolPostingBytes > x.postings.room()) {
+	if free, size := x.postings.room(); decode > 0 && (decode > poolDecodeMax || int64(decode)*poolPostingBytes > min(free, size/poolDecodeShare)) {
 		return nil, false, nil
 	}
 	if pass != nil {

@@ -117,7 +117,7 @@ func TestPoolScoredFromPostings(t *testing.T) {
 			t.Cleanup(func() { poolDecodeMax = old })
 		}},
 		{"a document deleted since", ids, func() {
-			poolDecodeMax = 1 << 17
+			poolDecodeMax = 1 << 20
 			if err := x.Apply(nil, ids[len(ids)-1:], 3000); err != nil {
 				t.Fatal(err)
 			}

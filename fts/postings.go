@@ -881,11 +881,12 @@ func containsKey(ks []postingsKey, k postingsKey) bool {
 	return false
 }
 
-// room returns the bytes the cache can take before it is full.
-func (c *postingsCache) room() int64 {
+// room returns the bytes the cache can take before it is full, and its
+// size.
+func (c *postingsCache) room() (free, size int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.max - c.bytes
+	return c.max - c.bytes, c.max
 }
 
 // size returns the bytes and lists held.
