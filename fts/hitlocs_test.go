@@ -13,8 +13,9 @@ import (
 // from the postings, without asking for their documents, and gives
 // each the very score and coverage that counting the documents gives
 // (bit for bit), for every filter; a pool with a document the snapshot
-// no longer holds, one the index never returned, or more postings to
-// decode than poolDecodeMax is counted from its documents as before.
+// no longer holds, one the index never returned (here a record it never
+// held), or more postings to decode than poolDecodeMax is counted from
+// its documents as before.
 func TestPoolScoredFromPostings(t *testing.T) {
 	x, live := segmentedIndex(t)
 	ctx := context.Background()
@@ -103,21 +104,21 @@ func TestPoolScoredFromPostings(t *testing.T) {
 	for _, h := range first {
 		ids = append(ids, h.ID)
 	}
+	oldMax := poolDecodeMax
+	t.Cleanup(func() { poolDecodeMax = oldMax })
 	for _, c := range []struct {
 		name string
 		ids  []uint64
 		prep func()
 	}{
-		{"a document never returned", append([]uint64{1199}, ids...), nil},
+		{"a record the index never held", append([]uint64{999_999}, ids...), nil},
 		{"more postings than poolDecodeMax", ids, func() {
-			old := poolDecodeMax
 			poolDecodeMax = 0
 			x.postings.close() // nothing cached: every list to decode
 			x.postings = newPostingsCache(DefaultPostingsCache)
-			t.Cleanup(func() { poolDecodeMax = old })
 		}},
 		{"a document deleted since", ids, func() {
-			poolDecodeMax = 1 << 20
+			poolDecodeMax = oldMax
 			if err := x.Apply(nil, ids[len(ids)-1:], 3000); err != nil {
 				t.Fatal(err)
 			}
