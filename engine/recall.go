@@ -161,7 +161,22 @@ func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]
 	q.Text = rq.Text // the pipeline may expand the question
 	var pool *TextPool
 	if len(rq.TextPool) > 0 && rq.TextPostings > 0 {
-		pool = &TextPool{Docs: func() ([]TextDoc, error) { return s.e.textDocs(rq.TextPool) }, IDs: rq.TextPool, Postings: rq.TextPostings}
+		// The pool is the first pass's lexical candidates, whose docs
+		// the priors read next; an index that scores the pool from its
+		// postings does not read them: they are read into the doc cache
+		// beside the search, on the core it leaves idle. An index that
+		// asks for the pool's documents waits for them, and finds the
+		// records in the cache.
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			_, _ = s.e.docs(rq.TextPool) // an error is left for Docs to report
+		}()
+		defer func() { <-read }()
+		pool = &TextPool{Docs: func() ([]TextDoc, error) {
+			<-read
+			return s.e.textDocs(rq.TextPool)
+		}, IDs: rq.TextPool, Postings: rq.TextPostings}
 	}
 	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor, pool)
 	return toHits(t), err
