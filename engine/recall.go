@@ -162,21 +162,38 @@ func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]
 	var pool *TextPool
 	if len(rq.TextPool) > 0 && rq.TextPostings > 0 {
 		// The pool is the first pass's lexical candidates, whose docs
-		// the priors read next; an index that scores the pool from its
-		// postings does not read them: they are read into the doc cache
-		// beside the search, on the core it leaves idle. An index that
-		// asks for the pool's documents waits for them, and finds the
-		// records in the cache.
+		// the priors read next: they are read beside the search, on the
+		// core it leaves idle. An index that scores the pool from its
+		// postings does not ask for its documents; one that counts them
+		// does. As the last pool went, the records alone are read (into
+		// the doc cache), or the documents as the index was given them
+		// (textDocs: each record, cached, and its context turns, mostly
+		// on the same page), handed to the index when it asks: read in
+		// another transaction, the context turns' pages would be read
+		// twice.
+		var docs []TextDoc
+		var docsErr error
+		counted := s.e.poolCounted.Load()
 		read := make(chan struct{})
 		go func() {
 			defer close(read)
-			_, _ = s.e.docs(rq.TextPool) // an error is left for Docs to report
+			if counted {
+				docs, docsErr = s.e.textDocs(rq.TextPool)
+			} else {
+				_, _ = s.e.docs(rq.TextPool) // an error is left for Docs to report
+			}
 		}()
 		defer func() { <-read }()
+		asked := false
 		pool = &TextPool{Docs: func() ([]TextDoc, error) {
+			asked = true
 			<-read
+			if counted {
+				return docs, docsErr
+			}
 			return s.e.textDocs(rq.TextPool)
 		}, IDs: rq.TextPool, Postings: rq.TextPostings}
+		defer func() { s.e.poolCounted.Store(asked) }()
 	}
 	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor, pool)
 	return toHits(t), err
