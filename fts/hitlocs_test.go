@@ -14,8 +14,9 @@ import (
 // each the very score and coverage that counting the documents gives
 // (bit for bit), for every filter; a pool with a document the snapshot
 // no longer holds, one the index never returned (here a record it never
-// held), or more postings to decode than poolDecodeMax is counted from
-// its documents as before.
+// held), more postings to decode than poolDecodeMax, or lists that would
+// take the pools past their share of the cache is counted from its
+// documents as before.
 func TestPoolScoredFromPostings(t *testing.T) {
 	x, live := segmentedIndex(t)
 	ctx := context.Background()
@@ -116,6 +117,12 @@ func TestPoolScoredFromPostings(t *testing.T) {
 			poolDecodeMax = 0
 			x.postings.close() // nothing cached: every list to decode
 			x.postings = newPostingsCache(DefaultPostingsCache)
+		}},
+		{"the pools' share of the cache spent", ids, func() {
+			poolDecodeMax = oldMax
+			x.postings.close()
+			x.postings = newPostingsCache(DefaultPostingsCache)
+			x.poolDecoded.Store(DefaultPostingsCache/poolDecodeShare - poolPostingBytes)
 		}},
 		{"a document deleted since", ids, func() {
 			poolDecodeMax = oldMax
