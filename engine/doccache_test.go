@@ -138,3 +138,99 @@ func TestDocCacheGeneration(t *testing.T) {
 		})
 	}
 }
+
+// postingsPoolText is a text index that scores a pool from what it holds
+// (the pool's ids, ranked in the order given) and never reads the pool's
+// documents, as fts does when it still knows where it found them; or,
+// with docs set, reads them as an index that counts them does.
+type postingsPoolText struct {
+	mapText
+	docs  bool
+	asked int // pooled searches that read the documents
+	wrong int // pool documents not as they were indexed
+}
+
+func (x *postingsPoolText) SearchPool(_ context.Context, _ string, k int, _ TextFilter, p TextPool) ([]TextHit, error) {
+	ids := p.IDs
+	if x.docs {
+		x.asked++
+		docs, err := p.Docs()
+		if err != nil {
+			return nil, err
+		}
+		ids = ids[:0:0]
+		x.mu.Lock()
+		for _, d := range docs {
+			ids = append(ids, d.ID)
+			if d != x.mapText.docs[d.ID] {
+				x.wrong++
+			}
+		}
+		x.mu.Unlock()
+	}
+	var hits []TextHit
+	for i, id := range ids[:min(k, len(ids))] {
+		hits = append(hits, TextHit{ID: id, Score: float64(len(ids) - i)})
+	}
+	return hits, nil
+}
+
+// TestPoolDocsReadBesideTheSearch: the feedback search's pool (the first
+// pass's lexical candidates, whose docs the priors read next) is read
+// into the doc cache while the pooled search runs, whether or not the
+// index reads the pool's documents; one that does gets the documents it
+// indexed, at the first pooled search (read when asked for) and the
+// next ones (read ahead, as the last pool was counted).
+func TestPoolDocsReadBesideTheSearch(t *testing.T) {
+	for _, readsDocs := range []bool{false, true} {
+		t.Run(fmt.Sprint("index reads the docs: ", readsDocs), func(t *testing.T) {
+			x := &postingsPoolText{mapText: mapText{docs: map[uint64]TextDoc{}}, docs: readsDocs}
+			o := &Options{
+				Mode:            ModeFlat,
+				Embedder:        testembed.Hash{ID: "test:hash/16", Size: 16},
+				OpenVectorIndex: func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
+				OpenTextIndex:   func(string) (TextIndex, error) { return x, nil },
+			}
+			e, err := Open(t.TempDir(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			var in []Input
+			for i := range 40 {
+				in = append(in, Input{Scope: "s", Session: "1", Role: "user", Text: fmt.Sprintf("note %d about the lake", i)})
+			}
+			ids, err := e.Remember(context.Background(), in...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for round := range 3 {
+				e.docCache.drop(ids...)
+				pool := ids[5+round : 30]
+				q := &Query{Text: "lake", K: 10}
+				src := &archiveSource{e: e, q: q}
+				x.asked = 0
+				hits, err := src.Text(context.Background(), &retrieve.Query{Text: "lake note", TextPool: pool, TextPostings: 1}, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(hits) != 10 || hits[0].ID != pool[0] {
+					t.Fatalf("round %d: pooled hits %v, want the pool's first 10", round, hits)
+				}
+				if readsDocs != (x.asked == 1) || x.wrong != 0 {
+					t.Fatalf("round %d: the index read the pool's documents %d times, %d not as indexed", round, x.asked, x.wrong)
+				}
+				for _, id := range pool {
+					if _, ok := e.docCache.get(id); !ok {
+						t.Errorf("round %d: pool record %d not in the doc cache after the pooled search", round, id)
+					}
+				}
+				for _, id := range append(ids[:5+round:5+round], ids[30:]...) {
+					if _, ok := e.docCache.get(id); ok {
+						t.Errorf("round %d: record %d, not in the pool, was read", round, id)
+					}
+				}
+			}
+		})
+	}
+}

@@ -206,6 +206,12 @@ type TextPool struct {
 	// records a first search found). The index calls it only when it
 	// scores the pool alone.
 	Docs func() ([]TextDoc, error)
+	// IDs, when not nil, are the ids of the records Docs reads (the
+	// first search's hits; Docs leaves out those that no longer exist).
+	// An index that still holds every one of them where it found them
+	// may score them from its own postings and not call Docs; otherwise
+	// it calls Docs. Default nil: Docs.
+	IDs []uint64
 	// Postings is how many postings (one word in one field of one
 	// document) the query's words may have for the search to stay
 	// exhaustive. It must be positive.

@@ -19,6 +19,7 @@ type poolSpy struct {
 	mu      sync.Mutex
 	applied map[uint64]engine.TextDoc
 	pools   [][]engine.TextDoc
+	ids     [][]uint64 // each pool's TextPool.IDs
 }
 
 func (s *poolSpy) Apply(docs []engine.TextDoc, deletes []uint64, wm uint64) error {
@@ -40,6 +41,7 @@ func (s *poolSpy) SearchPool(ctx context.Context, q string, k int, f engine.Text
 	}
 	s.mu.Lock()
 	s.pools = append(s.pools, docs)
+	s.ids = append(s.ids, p.IDs)
 	s.mu.Unlock()
 	return s.Index.SearchPool(ctx, q, k, f, engine.TextPool{Docs: func() ([]engine.TextDoc, error) { return docs, nil }, Postings: p.Postings})
 }
@@ -48,7 +50,8 @@ func (s *poolSpy) SearchPool(ctx context.Context, q string, k int, f engine.Text
 // is bounded (here always: PRF.Postings 1), the engine hands the text
 // index the first pass's records as the very documents it indexed (own
 // text, previous turn as context, role, labels), so that the index
-// scores them as its exhaustive search would.
+// scores them as its exhaustive search would; it also names them by id
+// (TextPool.IDs), so that the index may score them from its postings.
 func TestFeedbackPoolIsIndexedDocuments(t *testing.T) {
 	spy := &poolSpy{applied: map[uint64]engine.TextDoc{}}
 	o := testOptions(&fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)})
@@ -81,7 +84,15 @@ func TestFeedbackPoolIsIndexedDocuments(t *testing.T) {
 		t.Fatal("the feedback search was not pooled")
 	}
 	withContext := 0
-	for _, pool := range spy.pools {
+	for i, pool := range spy.pools {
+		if len(spy.ids[i]) != len(pool) {
+			t.Errorf("a pool of %d documents named by %d ids", len(pool), len(spy.ids[i]))
+		}
+		for j := range min(len(pool), len(spy.ids[i])) {
+			if pool[j].ID != spy.ids[i][j] {
+				t.Errorf("pool document %d is record %d, its id says %d", j, pool[j].ID, spy.ids[i][j])
+			}
+		}
 		if len(pool) == 0 {
 			t.Error("an empty pool")
 		}

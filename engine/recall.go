@@ -161,7 +161,39 @@ func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]
 	q.Text = rq.Text // the pipeline may expand the question
 	var pool *TextPool
 	if len(rq.TextPool) > 0 && rq.TextPostings > 0 {
-		pool = &TextPool{Docs: func() ([]TextDoc, error) { return s.e.textDocs(rq.TextPool) }, Postings: rq.TextPostings}
+		// The pool is the first pass's lexical candidates, whose docs
+		// the priors read next: they are read beside the search, on the
+		// core it leaves idle. An index that scores the pool from its
+		// postings does not ask for its documents; one that counts them
+		// does. As the last pool went, the records alone are read (into
+		// the doc cache), or the documents as the index was given them
+		// (textDocs: each record, cached, and its context turns, mostly
+		// on the same page), handed to the index when it asks: read in
+		// another transaction, the context turns' pages would be read
+		// twice.
+		var docs []TextDoc
+		var docsErr error
+		counted := s.e.poolCounted.Load()
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			if counted {
+				docs, docsErr = s.e.textDocs(rq.TextPool)
+			} else {
+				_, _ = s.e.docs(rq.TextPool) // an error is left for Docs to report
+			}
+		}()
+		defer func() { <-read }()
+		asked := false
+		pool = &TextPool{Docs: func() ([]TextDoc, error) {
+			asked = true
+			<-read
+			if counted {
+				return docs, docsErr
+			}
+			return s.e.textDocs(rq.TextPool)
+		}, IDs: rq.TextPool, Postings: rq.TextPostings}
+		defer func() { s.e.poolCounted.Store(asked) }()
 	}
 	t, err := s.e.textCandidates(ctx, &q, c, rq.TextFloor, pool)
 	return toHits(t), err

@@ -82,8 +82,11 @@ type Engine struct {
 
 	enr *enricher // nil without an Enricher
 
-	docCache docCache  // the pipeline's record metadata
-	words    wordCache // the pipeline's word vectors; emptied by Reindex
+	docCache docCache // the pipeline's record metadata
+	// poolCounted is whether the text index asked for the last feedback
+	// pool's documents (archiveSource.Text reads them ahead accordingly).
+	poolCounted atomic.Bool
+	words       wordCache // the pipeline's word vectors; emptied by Reindex
 
 	ents       entityGraph    // the entity graph, loaded on first use (entityGraph)
 	entPending []entityChange // graph updates of the open write transaction; guarded by wmu

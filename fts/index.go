@@ -50,8 +50,12 @@ type Index struct {
 	postings *postingsCache // decoded postings of the text search (postings.go)
 	ids      docIDCache     // record ids of the documents searches returned (docids.go)
 	counts   termCounts     // live postings of words whose lists are not decoded (termcounts.go)
-	dir      string
-	readOnly bool // Options.ReadOnly: Apply fails
+	locs     hitLocs        // where searches found their hits, for a pooled search (hitlocs.go)
+	// poolDecoded is the bytes of postings pooled searches decoded
+	// (scoreLocated), as poolPostingBytes a posting.
+	poolDecoded atomic.Int64
+	dir         string
+	readOnly    bool // Options.ReadOnly: Apply fails
 
 	applyMu sync.Mutex // serialises Apply so that batches land in call order
 	// maxID is keyMaxID's value when maxKnown: no document above it is

@@ -250,8 +250,10 @@ func (h *topHeap) Pop() any {
 //
 // With a positive budget, when the words have more postings than it in
 // the scored fields together, topK searches nothing and returns the
-// words' statistics instead (over), for the caller to score a pool.
-func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k, budget int) (hits []engine.TextHit, over *queryStats, err error) {
+// words' statistics instead (over), for the caller to score a pool:
+// when it knows where the pool's documents are (pool, record ids of
+// earlier hits), over holds them scored already (over.scored).
+func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f engine.TextFilter, k, budget int, pool []uint64) (hits []engine.TextHit, over *queryStats, err error) {
 	n, err := r.DocCount()
 	if err != nil {
 		return nil, nil, err
@@ -276,11 +278,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	// The words' postings in each segment (lists[word][segment]): the
 	// cached ones counted from their arrays, the others by bleve (live
 	// postings only) and decoded only if the search runs.
-	type list struct {
-		p    *postings // nil until decoded
-		live bool
-	}
-	lists := make([][]list, len(terms))
+	lists := make([][]termList, len(terms))
 	delDocs := make([][]uint32, len(segs)) // each segment's deleted documents, listed on first use
 	listed := make([]bool, len(segs))
 	idfs := make([]float64, len(terms))
@@ -288,7 +286,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	defer func() { x.postings.release(held) }()
 	postings := 0
 	for pos, t := range terms {
-		lists[pos] = make([]list, len(segs))
+		lists[pos] = make([]termList, len(segs))
 		var cnt [nFields]uint64
 		for si, seg := range segs {
 			l := &lists[pos][si]
@@ -322,6 +320,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			for fi, c := range live {
 				cnt[fi] += c
 				l.live = l.live || c > 0
+				l.postings += int(min(c, math.MaxInt32))
 			}
 		}
 		var df uint64
@@ -331,8 +330,30 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 		idfs[pos] = idf(st.n, float64(df))
 	}
+	segStart := make([]uint64, len(segs))
+	var off uint64 // the first document number of segment si
+	for si, seg := range segs {
+		segStart[si] = off
+		off += seg.Segment().Count()
+	}
 	if budget > 0 && postings > budget {
-		return nil, &queryStats{fields: st, idf: idfs, postings: postings}, nil
+		over := &queryStats{fields: st, idf: idfs, postings: postings}
+		if len(pool) == 0 {
+			return nil, over, nil
+		}
+		docs, ok := x.locate(pool, segs)
+		if !ok {
+			return nil, over, nil
+		}
+		pass, done, err := passFunc(ctx, r, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer done()
+		if over.hits, over.scored, err = x.scoreLocated(ctx, segs, segStart, terms, over, lists, docs, pass); err != nil {
+			return nil, nil, err
+		}
+		return nil, over, nil
 	}
 	for pos, t := range terms {
 		for si, seg := range segs {
@@ -343,20 +364,11 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}
-	var pass func(doc uint64) bool
-	if filter, err := filterSearcher(ctx, r, f); err != nil {
+	pass, done, err := passFunc(ctx, r, f)
+	if err != nil {
 		return nil, nil, err
-	} else if filter != nil {
-		defer filter.Close()
-		sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(filter.DocumentMatchPoolSize(), 0)}
-		fn := filterFunc(filter)
-		var m search.DocumentMatch
-		var id [8]byte
-		pass = func(doc uint64) bool {
-			m.IndexInternalID = index.NewIndexInternalID(id[:], doc)
-			return fn(sctx, &m)
-		}
 	}
+	defer done()
 	qs := newQueryScorer(&x.scoring, &st)
 	var idfSum float64
 	for _, v := range idfs {
@@ -418,10 +430,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		}
 	}()
 	visited := 0
-	var off uint64 // the first document number of segment si
 	for si, seg := range segs {
-		segOff := off
-		off += seg.Segment().Count()
+		segOff := segStart[si]
 		words = words[:0]
 		for pos := range terms {
 			l := lists[pos][si]
@@ -580,13 +590,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}
-	segStart := make([]uint64, len(segs))
-	off = 0
-	for si, seg := range segs {
-		segStart[si] = off
-		off += seg.Segment().Count()
-	}
 	hits = make([]engine.TextHit, 0, len(top))
+	locIDs, locSegs, locDocs := make([]uint64, 0, len(top)), make([]uint64, 0, len(top)), make([]uint64, 0, len(top))
 	var iid [8]byte
 	for _, t := range top {
 		if t.cov < 0 {
@@ -619,14 +624,42 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		if err != nil {
 			return nil, nil, err
 		}
+		locIDs, locSegs, locDocs = append(locIDs, id), append(locSegs, segs[t.seg].Id()), append(locDocs, t.doc-segStart[t.seg])
 		h := engine.TextHit{ID: id, Score: t.score, Coverage: t.cov}
 		if idfSum > 0 {
 			h.Coverage /= idfSum
 		}
 		hits = append(hits, h)
 	}
+	x.locs.put(locIDs, locSegs, locDocs)
 	sortHits(hits)
 	return hits[:min(k, len(hits))], nil, nil
+}
+
+// termList is a word's postings in one segment, as topK found them.
+type termList struct {
+	p        *postings // nil until decoded
+	live     bool      // the segment has live postings of the word
+	postings int       // its live postings in the scored fields
+}
+
+// passFunc returns the filter of f as a test of a snapshot document
+// number, nil when f filters nothing; the numbers must be asked in
+// ascending order. done closes what it opened.
+func passFunc(ctx context.Context, r index.IndexReader, f engine.TextFilter) (pass func(doc uint64) bool, done func(), err error) {
+	filter, err := filterSearcher(ctx, r, f)
+	if err != nil || filter == nil {
+		return nil, func() {}, err
+	}
+	sctx := &search.SearchContext{DocumentMatchPool: search.NewDocumentMatchPool(filter.DocumentMatchPoolSize(), 0)}
+	fn := filterFunc(filter)
+	var m search.DocumentMatch
+	var id [8]byte
+	pass = func(doc uint64) bool {
+		m.IndexInternalID = index.NewIndexInternalID(id[:], doc)
+		return fn(sctx, &m)
+	}
+	return pass, func() { _ = filter.Close() }, nil
 }
 
 // The first search scores a segment by MaxScore (above) or, when every

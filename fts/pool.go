@@ -18,6 +18,10 @@ type queryStats struct {
 	fields   fieldStats
 	idf      []float64 // by the word's place in the query
 	postings int       // the words' postings in the scored fields together
+	// hits are the pool's documents scored from the postings, in no
+	// order, when scored (scoreLocated).
+	hits   []engine.TextHit
+	scored bool
 }
 
 // scoreDocs scores docs for terms by BM25F with the statistics qs, as

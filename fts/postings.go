@@ -881,6 +881,14 @@ func containsKey(ks []postingsKey, k postingsKey) bool {
 	return false
 }
 
+// room returns the bytes the cache can take before it is full, and its
+// size.
+func (c *postingsCache) room() (free, size int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.max - c.bytes, c.max
+}
+
 // size returns the bytes and lists held.
 func (c *postingsCache) size() (int64, int) {
 	c.mu.Lock()

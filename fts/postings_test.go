@@ -102,7 +102,7 @@ func testPostingsCacheExact(t *testing.T) {
 			for _, q := range queries {
 				for _, k := range []int{1, 10, 100} {
 					terms := distinct(x.terms(q))
-					got, _, err := x.topK(context.Background(), old, terms, engine.TextFilter{}, k, 0)
+					got, _, err := x.topK(context.Background(), old, terms, engine.TextFilter{}, k, 0, nil)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -79,10 +79,16 @@ func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFi
 		}
 	}
 	budget := 0
+	var pool []uint64
 	if p != nil {
-		budget = p.Postings
+		budget, pool = p.Postings, p.IDs
 	}
-	hits, over, err := x.topK(ctx, r, terms, f, k, budget)
+	hits, over, err := x.topK(ctx, r, terms, f, k, budget, pool)
+	if err == nil && over != nil && over.scored {
+		// Too many postings: the pool, scored from the postings.
+		sortHits(over.hits)
+		return over.hits[:min(k, len(over.hits))], nil
+	}
 	if err == nil && over != nil {
 		// Too many postings: score the pool instead.
 		docs, err := p.Docs()
@@ -97,7 +103,7 @@ func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFi
 		// Fewer than k documents reach the floor (the index changed
 		// since it was taken): search again without it.
 		f.Floor = 0
-		hits, _, err = x.topK(ctx, r, terms, f, k, 0)
+		hits, _, err = x.topK(ctx, r, terms, f, k, 0, nil)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
