@@ -251,24 +251,9 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 	}
 	var hits []engine.TextHit
 	for i, d := range docs {
-		h := engine.TextHit{ID: d.id}
-		for j := range terms {
-			w := &tf[i*len(terms)+j]
-			if *w == ([nFields]float64{}) {
-				continue
-			}
-			h.Score += x.scoring.termScore(qs.idf[j], &qs.fields, w, &dl[i])
-			if said(w) {
-				h.Coverage += qs.idf[j]
-			}
+		if h, ok := x.docHit(d.id, qs, tf[i*len(terms):(i+1)*len(terms)], &dl[i], idfSum); ok {
+			hits = append(hits, h)
 		}
-		if h.Score == 0 {
-			continue
-		}
-		if idfSum > 0 {
-			h.Coverage /= idfSum
-		}
-		hits = append(hits, h)
 	}
 	return hits, true, nil
 }

@@ -55,25 +55,34 @@ func (x *Index) scoreDocs(terms []string, qs queryStats, docs []engine.TextDoc, 
 				tf[j][fi] = float64(n)
 			}
 		}
-		h := engine.TextHit{ID: d.ID}
-		for j := range terms {
-			if tf[j] == ([nFields]float64{}) {
-				continue
-			}
-			h.Score += x.scoring.termScore(qs.idf[j], &qs.fields, &tf[j], &dl)
-			if said(&tf[j]) {
-				h.Coverage += qs.idf[j]
-			}
+		if h, ok := x.docHit(d.ID, &qs, tf, &dl, idfSum); ok {
+			hits = append(hits, h)
 		}
-		if h.Score == 0 {
-			continue
-		}
-		if idfSum > 0 {
-			h.Coverage /= idfSum
-		}
-		hits = append(hits, h)
 	}
 	return hits
+}
+
+// docHit is the hit of document id from its frequencies tf (one entry per
+// query term, by field) and its field lengths dl, under the statistics
+// qs (idfSum the sum of their idf); false when no term scores.
+func (x *Index) docHit(id uint64, qs *queryStats, tf [][nFields]float64, dl *[nFields]float64, idfSum float64) (engine.TextHit, bool) {
+	h := engine.TextHit{ID: id}
+	for j := range tf {
+		if tf[j] == ([nFields]float64{}) {
+			continue
+		}
+		h.Score += x.scoring.termScore(qs.idf[j], &qs.fields, &tf[j], dl)
+		if said(&tf[j]) {
+			h.Coverage += qs.idf[j]
+		}
+	}
+	if h.Score == 0 {
+		return h, false
+	}
+	if idfSum > 0 {
+		h.Coverage /= idfSum
+	}
+	return h, true
 }
 
 // passes reports whether f keeps d, as the index's filter would: times
