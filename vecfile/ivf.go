@@ -234,7 +234,7 @@ type ivfBuild struct {
 	q4F  *os.File      // the q4 file, open until the build returns
 	n    int           // the rows at Open
 	live []int         // the live rows of [0, n)
-	crcs []byte        // the slot CRC of each row of [0, n), 4 bytes each
+	crcs []byte        // the slot CRC of each row of [0, n) at Open (complemented by buildIVF for a row read otherwise), 4 bytes each
 	stop chan struct{} // closed to stop the build
 	done chan struct{} // closed when its goroutine has returned
 }
@@ -640,7 +640,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	}
 	// The entries, each checked against its row's slot CRC at Open: a
 	// q4 row rewritten since (or read while it was) gets the complement.
-	cb := slices.Clone(b.crcs)
+	cb := b.crcs // runBuild compares them with the slots at the install
 	const run = 4096
 	buf = make([]byte, run*qs)
 	for e := 0; e < len(order); e += run {
