@@ -239,6 +239,16 @@ type ivfBuild struct {
 	done chan struct{} // closed when its goroutine has returned
 }
 
+// isClosed reports whether c, if not nil, is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // errBuildStopped is the error of a build stopped by stopBuild.
 var errBuildStopped = errors.New("vecfile: ivf build stopped")
 
@@ -489,14 +499,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	}
 	defer unmap(q4m)
 	q4At := func(r int) []byte { return q4m[pageSize+r*qs : pageSize+(r+1)*qs] }
-	stopped := func() bool {
-		select {
-		case <-b.stop:
-			return true
-		default:
-			return false
-		}
-	}
+	stopped := func() bool { return isClosed(b.stop) }
 	lists := max(1, min(ivfMaxLists, len(live)/x.opts.ListRows))
 	// The sample: evenly spaced live rows.
 	ns := min(len(live), lists*ivfSample)
@@ -517,6 +520,9 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 		members[g] = append(members[g], i)
 	}
 	for g := range groups {
+		if stopped() {
+			return nil, errBuildStopped
+		}
 		m := len(members[g])
 		k := min(m, max(1, int(math.Round(float64(lists)*float64(m)/float64(ns)))))
 		kids[g+1] = kids[g] + k
@@ -763,7 +769,7 @@ func (x *Index) kmeans(data []byte, n, k int, stop <-chan struct{}) ([]float32, 
 	v := make([]float32, dims)
 	for it := range ivfIters + 1 {
 		x.assign(data, n, cents, 1, labels, nil, 0, stop)
-		if it == ivfIters {
+		if it == ivfIters || isClosed(stop) {
 			break
 		}
 		clear(sums)
@@ -831,10 +837,8 @@ func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []in
 				if blk >= blocks {
 					return
 				}
-				select {
-				case <-stop:
+				if isClosed(stop) {
 					return // the labels are left part set: the caller drops them
-				default:
 				}
 				lo := blk * assignBlock
 				m := min(assignBlock, n-lo)
