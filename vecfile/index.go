@@ -34,6 +34,8 @@ const growStep = 4 << 20
 // It is safe for concurrent use. Searches run in parallel with each other;
 // Apply, Save, Compact and Close run one at a time, and exclude searches
 // only while they change rows that are already counted or remap the files.
+// A build of the partition (ivf.go) runs in a goroutine of its own from a
+// writable Open; Close and Compact stop it and wait for it.
 type Index struct {
 	dir  string
 	opts Options

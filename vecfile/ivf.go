@@ -47,8 +47,12 @@ import (
 // a deletion) is scanned from the q4 file, as are the rows Apply
 // rewrites while the index is open. A header, centroids or body that do
 // not check, another matrix or centre, a row listed twice, or more rows
-// outside the partition than a tenth of those in it rebuilds the file at
-// a writable Open (a read-only one scans every q4 row instead).
+// outside the partition than a tenth of those in it rebuilds the file
+// after a writable Open (a read-only one scans every q4 row instead): in
+// the background (ivfBuild), so that Open returns at once; every q4 row
+// is scanned until the build installs the partition, and Close or
+// Compact stop it (its file, with no header yet, is built again by the
+// next writable Open).
 //
 //	ivf     a 4 KiB header page (magic, version, dims, matrix identity,
 //	        lists, rows covered, entries, CRC of the meta region, CRC of
