@@ -40,8 +40,8 @@
 //	        Open) the q4 rows again, grouped in lists by their nearest
 //	        k-means centroid: an unfiltered search scans the rows of the
 //	        Probes lists nearest to the query and the rows appended or
-//	        rewritten since the build, not every row. Derived data (see
-//	        ivf.go)
+//	        rewritten since the build, not every row. Derived data,
+//	        built in the background after Open (see ivf.go)
 //
 // An Int8Rescore index (the format of a store made by this version of
 // hmo) keeps no float32 rows: its matrix holds the rows the int8

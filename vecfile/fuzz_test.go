@@ -155,6 +155,7 @@ func FuzzIVFFile(f *testing.F) {
 	if x, err = vecfile.Open(seed, opts); err != nil { // builds the q4 and ivf files
 		f.Fatal(err)
 	}
+	vecfile.WaitPartition(x)
 	x.Close()
 	files := map[string][]byte{}
 	for _, name := range []string{"slots", "matrix", "q4", "ivf"} {
@@ -213,6 +214,7 @@ func FuzzIVFFile(f *testing.F) {
 			t.Fatalf("open with a damaged ivf file: %v", err)
 		}
 		defer x.Close()
+		vecfile.WaitPartition(x)
 		got, err := search(x)
 		if err != nil {
 			t.Fatal(err)

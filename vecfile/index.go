@@ -34,6 +34,8 @@ const growStep = 4 << 20
 // It is safe for concurrent use. Searches run in parallel with each other;
 // Apply, Save, Compact and Close run one at a time, and exclude searches
 // only while they change rows that are already counted or remap the files.
+// A build of the partition (ivf.go) runs in a goroutine of its own from a
+// writable Open; Close and Compact stop it and wait for it.
 type Index struct {
 	dir  string
 	opts Options
@@ -66,6 +68,10 @@ type Index struct {
 	watermark uint64
 	closed    bool
 	part      *partition // the partition of the q4 rows (ivf.go); nil when there is none
+	// building is the build of the partition in the background (ivf.go),
+	// from Open or a compaction until it returns; written under mu only
+	// (by the build's goroutine when it ends), so read under mu.
+	building *ivfBuild
 }
 
 // Open opens the index in dir, creating it (and dir, mode 0700) when it
@@ -87,6 +93,7 @@ func Open(dir string, opts *Options) (*Index, error) {
 		x.release()
 		return nil, fmt.Errorf("vecfile: open %s: %w", dir, err)
 	}
+	x.startBuild()
 	return x, nil
 }
 
@@ -647,6 +654,8 @@ func (x *Index) Compact(context.Context) (err error) {
 // compact writes new files and swaps them in. The caller holds applyMu
 // and mu.
 func (x *Index) compact() error {
+	// The build in the background reads the files replaced here.
+	x.stopBuild(true)
 	type idRow struct {
 		id  uint64
 		row int
@@ -715,9 +724,10 @@ func (x *Index) compact() error {
 	x.slotsF, x.matF, x.matrixID, x.gen = nx.slotsF, nx.matF, nx.matrixID, nx.gen
 	x.extra, x.lastID, x.slots, x.mat = nx.extra, nx.lastID, nx.slots, nx.mat
 	x.compF, x.comp = nx.compF, nx.comp
-	x.q4F, x.q4, x.q4Centre, x.part = nx.q4F, nx.q4, nx.q4Centre, nx.part
+	x.q4F, x.q4, x.q4Centre, x.part, x.building = nx.q4F, nx.q4, nx.q4Centre, nx.part, nx.building
 	x.n, x.live, x.sorted = nx.n, nx.live, nx.sorted
 	x.saved = x.version
+	x.startBuild() // it installs the partition once the caller gives up mu
 	return nil
 }
 
@@ -977,6 +987,7 @@ func (x *Index) Close() (err error) {
 	if x.closed {
 		return ErrClosed
 	}
+	x.stopBuild(false)
 	err = x.save()
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -996,9 +1007,14 @@ func (x *Index) Close() (err error) {
 	return errors.Join(append(errs, x.release())...)
 }
 
-// release unmaps and closes the files.
+// release unmaps and closes the files. A build in the background has
+// been stopped; one prepared by a failed open is dropped.
 func (x *Index) release() error {
 	var errs []error
+	if x.building != nil {
+		errs = append(errs, x.building.f.Close())
+		x.building = nil
+	}
 	errs = append(errs, x.closeIVF(), unmap(x.slots), unmap(x.mat), unmap(x.comp), unmap(x.q4))
 	x.slots, x.mat, x.comp, x.q4 = nil, nil, nil, nil
 	for _, f := range []*os.File{x.slotsF, x.matF, x.compF, x.q4F} {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/dot4"
@@ -47,8 +47,12 @@ import (
 // a deletion) is scanned from the q4 file, as are the rows Apply
 // rewrites while the index is open. A header, centroids or body that do
 // not check, another matrix or centre, a row listed twice, or more rows
-// outside the partition than a tenth of those in it rebuilds the file at
-// a writable Open (a read-only one scans every q4 row instead).
+// outside the partition than a tenth of those in it rebuilds the file
+// after a writable Open (a read-only one scans every q4 row instead): in
+// the background (ivfBuild), so that Open returns at once; every q4 row
+// is scanned until the build installs the partition, and Close or
+// Compact stop it (its file, with no header yet, is built again by the
+// next writable Open).
 //
 //	ivf     a 4 KiB header page (magic, version, dims, matrix identity,
 //	        lists, rows covered, entries, CRC of the meta region, CRC of
@@ -203,12 +207,10 @@ func (x *Index) openIVF() error {
 	}
 	p, ok, err := x.loadIVF(f)
 	if err == nil && !ok && !x.opts.ReadOnly {
-		if err = x.buildIVF(f); err == nil {
-			p, ok, err = x.loadIVF(f)
-			if err == nil && !ok {
-				err = fmt.Errorf("%w: ivf: a fresh partition does not check", ErrCorrupt)
-			}
-		}
+		// Built in the background (runBuild), once the caller has
+		// published x; until then searches scan every q4 row.
+		x.building = x.newBuild(f)
+		return nil
 	}
 	if err != nil || !ok {
 		if p != nil {
@@ -222,6 +224,151 @@ func (x *Index) openIVF() error {
 	_ = adviseAway(p.m)
 	_ = adviseAway(x.q4)
 	return nil
+}
+
+// ivfBuild is a build of the partition in the background: a writable
+// Open that finds the ivf file unusable starts one (startBuild) and
+// returns; until it installs the partition, searches scan every q4 row.
+// It reads the rows as they were at Open (n, live, crcs) through a
+// mapping of its own of the q4 file, so that Apply goes on meanwhile;
+// the rows rewritten since are out of the partition it installs. Close
+// and Compact stop it and wait for its goroutine (stopBuild).
+type ivfBuild struct {
+	f    *os.File      // the ivf file, the build's until it installs the partition
+	q4F  *os.File      // the q4 file, open until the build returns
+	n    int           // the rows at Open
+	live []int         // the live rows of [0, n)
+	crcs []byte        // the slot CRC of each row of [0, n) at Open (complemented by buildIVF for a row read otherwise), 4 bytes each
+	stop chan struct{} // closed to stop the build
+	done chan struct{} // closed when its goroutine has returned
+}
+
+// isClosed reports whether c, if not nil, is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// errBuildStopped is the error of a build stopped by stopBuild.
+var errBuildStopped = errors.New("vecfile: ivf build stopped")
+
+// ivfHook, set by tests only, is called by a build of the ivf file in
+// dir at each stage: "start", and "written" (the body synced, the
+// header not yet written); stop is closed when the build is asked to
+// stop.
+var ivfHook atomic.Pointer[func(dir, stage string, stop <-chan struct{})]
+
+func (x *Index) hook(b *ivfBuild, stage string) {
+	if h := ivfHook.Load(); h != nil {
+		(*h)(x.dir, stage, b.stop)
+	}
+}
+
+// newBuild is a build of the ivf file f from the rows as they are now.
+// The caller holds applyMu, or has not published x.
+func (x *Index) newBuild(f *os.File) *ivfBuild {
+	b := &ivfBuild{f: f, q4F: x.q4F, n: x.n, crcs: make([]byte, 4*x.n), stop: make(chan struct{}), done: make(chan struct{})}
+	for r := range x.n {
+		s := x.slotAt(r)
+		copy(b.crcs[4*r:], s[40:44])
+		if slotFlags(s)&flagLive != 0 {
+			b.live = append(b.live, r)
+		}
+	}
+	return b
+}
+
+// startBuild starts the build Open or a compaction prepared, if any. The
+// caller has just made x, or holds applyMu and mu.
+func (x *Index) startBuild() {
+	if b := x.building; b != nil {
+		go x.runBuild(b)
+	}
+}
+
+// runBuild builds the ivf file of b and installs its partition, unless
+// it is stopped or fails: then the index keeps scanning every q4 row,
+// and the file, whose header is written last, is rebuilt at the next
+// writable Open.
+func (x *Index) runBuild(b *ivfBuild) {
+	defer close(b.done)
+	x.hook(b, "start")
+	p, err := x.buildIVF(b)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.building = nil
+	select {
+	case <-b.stop:
+		err = errors.Join(err, errBuildStopped)
+	default:
+	}
+	if err != nil || x.closed {
+		if p != nil {
+			_ = unmap(p.m)
+		}
+		_ = b.f.Close()
+		return
+	}
+	// The rows rewritten since Open (a replacement, a deletion) are out:
+	// their entries hold their rows as they were. Rows appended since are
+	// past p.rows.
+	for r := range p.rows {
+		s := x.slotAt(r)
+		if binary.LittleEndian.Uint32(b.crcs[4*r:]) != binary.LittleEndian.Uint32(s[40:44]) && slotFlags(s)&flagLive != 0 {
+			p.markOut(r)
+		}
+	}
+	x.part = p
+	// As at Open: searches now read the lists they probe, the q4 file
+	// only for the rows outside them, and the slots of their hits only.
+	_ = adviseAway(p.m)
+	_ = adviseAway(x.q4)
+	_ = adviseAway(x.slots)
+}
+
+// stopBuild stops the build in the background, if any, and waits for
+// its goroutine to return. The caller holds applyMu and, if locked, mu
+// for writing, which it gives up while it waits.
+func (x *Index) stopBuild(locked bool) {
+	if !locked {
+		x.mu.RLock()
+	}
+	b := x.building
+	if !locked {
+		x.mu.RUnlock()
+	}
+	if b == nil {
+		return
+	}
+	close(b.stop)
+	if locked {
+		x.mu.Unlock()
+		defer x.mu.Lock()
+	}
+	<-b.done
+}
+
+// waitBuild waits for the build in the background, if any, to return.
+func (x *Index) waitBuild() {
+	x.mu.RLock()
+	b := x.building
+	x.mu.RUnlock()
+	if b != nil {
+		<-b.done
+	}
+}
+
+// Partitioned reports whether searches go through the partition of the
+// 4-bit rows (Options.PartitionAbove): false until a build started by
+// Open is installed. It is safe for concurrent use.
+func (x *Index) Partitioned() bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.part != nil
 }
 
 // loadIVF reads and checks the ivf file f: ok false when it cannot be
@@ -341,28 +488,35 @@ func readRuns(f *os.File, off, n int, fn func(at int, b []byte)) error {
 }
 
 // buildIVF trains the centroids on a sample of the live rows' q4 rows,
-// assigns every live row to its nearest and writes the file f.
-func (x *Index) buildIVF(f *os.File) error {
+// assigns every live row to its nearest, writes the file b.f and returns
+// its partition, mapped, with no row out. It reads the rows of b through
+// a mapping of its own of the q4 file; a q4 row rewritten meanwhile, read
+// as it was not at Open, is written with a slot CRC that matches none, so
+// that an Open scans it from the q4 file. It returns errBuildStopped once
+// b.stop is closed.
+func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
-	var live []int
-	for r := range x.n {
-		if slotFlags(x.slotAt(r))&flagLive != 0 {
-			live = append(live, r)
-		}
+	f, live, n := b.f, b.live, b.n
+	q4m, err := mapFile(b.q4F, pageSize+n*qs)
+	if err != nil {
+		return nil, err
 	}
+	defer unmap(q4m)
+	q4At := func(r int) []byte { return q4m[pageSize+r*qs : pageSize+(r+1)*qs] }
+	stopped := func() bool { return isClosed(b.stop) }
 	lists := max(1, min(ivfMaxLists, len(live)/x.opts.ListRows))
 	// The sample: evenly spaced live rows.
 	ns := min(len(live), lists*ivfSample)
 	sample := make([]byte, ns*qs)
 	for i := range ns {
-		copy(sample[i*qs:], x.q4At(live[i*len(live)/ns]))
+		copy(sample[i*qs:], q4At(live[i*len(live)/ns]))
 	}
 	// Two levels: k-means of the sample into about sqrt(lists) groups,
 	// then of each group's rows into its share of the lists. Each row
 	// goes to the nearest list among the children of its two nearest
 	// groups: 3% of the dot products of a search among all lists.
 	groups := max(1, int(math.Round(math.Sqrt(float64(lists)))))
-	gcents, glabels := x.kmeans(sample, ns, groups)
+	gcents, glabels := x.kmeans(sample, ns, groups, b.stop)
 	var cents []float32
 	kids := make([]int, groups+1) // group g's lists: [kids[g], kids[g+1])
 	members := make([][]int, groups)
@@ -370,6 +524,9 @@ func (x *Index) buildIVF(f *os.File) error {
 		members[g] = append(members[g], i)
 	}
 	for g := range groups {
+		if stopped() {
+			return nil, errBuildStopped
+		}
 		m := len(members[g])
 		k := min(m, max(1, int(math.Round(float64(lists)*float64(m)/float64(ns)))))
 		kids[g+1] = kids[g] + k
@@ -380,16 +537,19 @@ func (x *Index) buildIVF(f *os.File) error {
 		for j, i := range members[g] {
 			copy(sub[j*qs:], sample[i*qs:(i+1)*qs])
 		}
-		c, _ := x.kmeans(sub, m, k)
+		c, _ := x.kmeans(sub, m, k, b.stop)
 		cents = append(cents, c...)
+	}
+	if stopped() {
+		return nil, errBuildStopped
 	}
 	lists = kids[groups]
 	// Every row, in runs of the q4 file; dead rows are not held.
-	data := x.q4[pageSize : pageSize+x.n*qs]
-	near := make([]int32, x.n*ivfGroups)
-	x.assign(data, x.n, gcents, ivfGroups, near, nil, 0)
-	all := make([]int32, x.n)
-	best := make([]float32, x.n)
+	data := q4m[pageSize : pageSize+n*qs]
+	near := make([]int32, n*ivfGroups)
+	x.assign(data, n, gcents, ivfGroups, near, nil, 0, b.stop)
+	all := make([]int32, n)
+	best := make([]float32, n)
 	for i := range best {
 		best[i] = float32(math.Inf(-1))
 	}
@@ -413,13 +573,16 @@ func (x *Index) buildIVF(f *os.File) error {
 		}
 		lab := make([]int32, len(rs))
 		sc := make([]float32, len(rs))
-		x.assign(buf, len(rs), cents[kids[g]*dims:kids[g+1]*dims], 1, lab, sc, int32(kids[g]))
+		x.assign(buf, len(rs), cents[kids[g]*dims:kids[g+1]*dims], 1, lab, sc, int32(kids[g]), b.stop)
 		for j, r := range rs {
 			if sc[j] > best[r] {
 				best[r], all[r] = sc[j], lab[j]
 			}
 		}
 		byGroup[g] = nil
+	}
+	if stopped() {
+		return nil, errBuildStopped
 	}
 	// The rows farthest from their list (the lowest x.c - |c|^2/2: a
 	// row is a unit vector) are those whose nearest list the two levels
@@ -436,10 +599,13 @@ func (x *Index) buildIVF(f *os.File) error {
 			copy(buf[j*qs:], data[r*qs:(r+1)*qs])
 		}
 		lab := make([]int32, len(rs))
-		x.assign(buf, len(rs), cents, 1, lab, nil, 0)
+		x.assign(buf, len(rs), cents, 1, lab, nil, 0, b.stop)
 		for j, r := range rs {
 			all[r] = lab[j]
 		}
+	}
+	if stopped() {
+		return nil, errBuildStopped
 	}
 	starts := make([]int, lists+1)
 	for _, r := range live {
@@ -455,12 +621,12 @@ func (x *Index) buildIVF(f *os.File) error {
 		next[all[r]]++
 	}
 	// Write: the header last, after it has been made invalid.
-	meta, idx, crcs, ent, size := ivfLayout(dims, lists, x.n, len(live))
+	meta, idx, crcs, ent, size := ivfLayout(dims, lists, n, len(live))
 	if err := f.Truncate(0); err != nil {
-		return err
+		return nil, err
 	}
 	if err := f.Truncate(int64(size)); err != nil {
-		return err
+		return nil, err
 	}
 	mb := make([]byte, 0, 4*(dims+lists*dims+lists+1))
 	for _, c := range x.q4Centre {
@@ -473,44 +639,67 @@ func (x *Index) buildIVF(f *os.File) error {
 		mb = binary.LittleEndian.AppendUint32(mb, uint32(s))
 	}
 	if _, err := f.WriteAt(mb, int64(meta)); err != nil {
-		return err
+		return nil, err
 	}
 	ib := make([]byte, 4*len(order))
 	for i, r := range order {
 		binary.LittleEndian.PutUint32(ib[4*i:], r)
 	}
 	if _, err := f.WriteAt(ib, int64(idx)); err != nil {
-		return err
+		return nil, err
 	}
-	cb := make([]byte, 4*x.n)
-	for r := range x.n {
-		copy(cb[4*r:], x.slotAt(r)[40:44])
-	}
-	if _, err := f.WriteAt(cb, int64(crcs)); err != nil {
-		return err
-	}
-	sum := crc32.Update(crc32.Update(0, castagnoli, ib), castagnoli, cb)
+	// The entries, each checked against its row's slot CRC at Open: a
+	// q4 row rewritten since (or read while it was) gets the complement.
+	cb := b.crcs // runBuild compares them with the slots at the install
 	const run = 4096
 	buf = make([]byte, run*qs)
 	for e := 0; e < len(order); e += run {
+		if stopped() {
+			return nil, errBuildStopped
+		}
 		m := min(run, len(order)-e)
 		for i := range m {
-			copy(buf[i*qs:], x.q4At(int(order[e+i])))
+			r := int(order[e+i])
+			q := buf[i*qs : (i+1)*qs]
+			copy(q, q4At(r))
+			if c := binary.LittleEndian.Uint32(cb[4*r:]); binary.LittleEndian.Uint32(q[q4Fields(dims)+8:]) != q4CheckCRC(q, c, dims) {
+				binary.LittleEndian.PutUint32(cb[4*r:], ^c)
+			}
 		}
 		if _, err := f.WriteAt(buf[:m*qs], int64(ent+e*qs)); err != nil {
-			return err
+			return nil, err
 		}
-		sum = crc32.Update(sum, castagnoli, buf[:m*qs])
+	}
+	if _, err := f.WriteAt(cb, int64(crcs)); err != nil {
+		return nil, err
+	}
+	sum := crc32.Update(crc32.Update(0, castagnoli, ib), castagnoli, cb)
+	if err := readRuns(f, ent, size-ent, func(_ int, b []byte) { sum = crc32.Update(sum, castagnoli, b) }); err != nil {
+		return nil, err
 	}
 	// The body on disk before the header that vouches for it: Open
 	// checks the header, the meta region and the body's checksum only.
 	if err := f.Sync(); err != nil {
-		return err
+		return nil, err
 	}
-	h := ivfHeader{dims: dims, lists: lists, rows: x.n, entries: len(live), matrixID: x.matrixID,
+	x.hook(b, "written")
+	if stopped() {
+		return nil, errBuildStopped
+	}
+	h := ivfHeader{dims: dims, lists: lists, rows: n, entries: len(live), matrixID: x.matrixID,
 		metaCRC: crc32.Checksum(mb, castagnoli), bodyCRC: sum}
-	_, err := f.WriteAt(h.encode(), 0)
-	return err
+	if _, err := f.WriteAt(h.encode(), 0); err != nil {
+		return nil, err
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	p := &partition{f: f, lists: lists, rows: n, centroids: cents, starts: starts, out: make([]uint64, (n+63)/64)}
+	if p.m, err = mapFile(f, size); err != nil {
+		return nil, err
+	}
+	p.idx, p.ent = p.m[idx:idx+4*len(live)], p.m[ent:size]
+	return p, nil
 }
 
 // isFiltered reports whether f keeps only some rows.
@@ -571,8 +760,8 @@ func newQ4Query(uq []float32, dims int) q4Query {
 
 // kmeans clusters the n q4 rows of data into k (at most n) by
 // Euclidean k-means, ivfIters rounds from evenly spaced rows, and
-// returns the centroids and each row's.
-func (x *Index) kmeans(data []byte, n, k int) ([]float32, []int32) {
+// returns the centroids and each row's (part made once stop is closed).
+func (x *Index) kmeans(data []byte, n, k int, stop <-chan struct{}) ([]float32, []int32) {
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
 	cents := make([]float32, k*dims)
 	for l := range k {
@@ -583,8 +772,8 @@ func (x *Index) kmeans(data []byte, n, k int) ([]float32, []int32) {
 	counts := make([]int, k)
 	v := make([]float32, dims)
 	for it := range ivfIters + 1 {
-		x.assign(data, n, cents, 1, labels, nil, 0)
-		if it == ivfIters {
+		x.assign(data, n, cents, 1, labels, nil, 0, stop)
+		if it == ivfIters || isClosed(stop) {
 			break
 		}
 		clear(sums)
@@ -618,8 +807,9 @@ const assignBlock = 2048
 // (of cents, dims each) nearest to q4 row i of the n in data, nearest
 // first (-1 past the centroids), by the 4-bit estimate of their
 // Euclidean distance, on all cores; score, if not nil, to the nearest's
-// x.c - |c|^2/2.
-func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []int32, score []float32, base int32) {
+// x.c - |c|^2/2. Once stop is closed it returns early, its results part
+// set.
+func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []int32, score []float32, base int32, stop <-chan struct{}) {
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
 	f := q4Fields(dims)
 	lists := len(cents) / dims
@@ -650,6 +840,9 @@ func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []in
 				next.Unlock()
 				if blk >= blocks {
 					return
+				}
+				if isClosed(stop) {
+					return // the labels are left part set: the caller drops them
 				}
 				lo := blk * assignBlock
 				m := min(assignBlock, n-lo)

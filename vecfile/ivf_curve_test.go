@@ -147,6 +147,7 @@ func TestIVFCurve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		x.waitBuild()
 		if x.part == nil {
 			t.Fatal("no partition")
 		}

@@ -94,20 +94,20 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			dp, di := t.TempDir(), t.TempDir()
 			all := partOpts(d, 1<<16)
 			dq := t.TempDir()
-			px, i8, q4 := open(t, dp, all), open(t, di, noQuick(d)), open(t, dq, quickOpts(d))
+			px, i8, q4 := openPart(t, dp, all), openPart(t, di, noQuick(d)), openPart(t, dq, quickOpts(d))
 			ds := docsDims(1, 3000, d)
 			for _, x := range []*vecfile.Index{px, i8, q4} {
 				mustApply(t, x, ds[:2000], nil, 1)
 			}
 			mustClose(t, q4)
-			q4 = open(t, dq, quickOpts(d)) // with its q4 file
+			q4 = openPart(t, dq, quickOpts(d)) // with its q4 file
 			defer q4.Close()
 			p := filepath.Join(dp, "ivf")
 			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("a new index has an ivf file: %v", err)
 			}
 			mustClose(t, px)
-			px = open(t, dp, all)
+			px = openPart(t, dp, all)
 			st, err := os.Stat(p)
 			if err != nil {
 				t.Fatal(err)
@@ -132,7 +132,7 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			compareQuick(t, "applied", px, i8, qs, 0.99)
 			sameAsQuick(t, "applied", px, q4, qs)
 			mustClose(t, px)
-			px = open(t, dp, all)
+			px = openPart(t, dp, all)
 			compareQuick(t, "reopened", px, i8, qs, 0.99)
 			sameAsQuick(t, "reopened", px, q4, qs)
 			if now, _ := os.ReadFile(p); !bytes.Equal(now, built) {
@@ -145,7 +145,7 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			compareQuick(t, "appended", px, i8, qs, 0.99)
 			sameAsQuick(t, "appended", px, q4, qs)
 			mustClose(t, px)
-			px = open(t, dp, all)
+			px = openPart(t, dp, all)
 			if now, _ := os.ReadFile(p); bytes.Equal(now, built) {
 				t.Fatal("the partition was not rebuilt for 1053 rows outside it")
 			}
@@ -155,7 +155,7 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			mustClose(t, px)
 			// One list probed.
 			one := partOpts(d, 1)
-			px = open(t, dp, one)
+			px = openPart(t, dp, one)
 			if s := candShare(t, px, i8, qs, engine.VectorFilter{}); s > full-0.02 {
 				t.Fatalf("one list probed holds %.3f of the int8 candidates: the partition is not searched", s)
 			}
@@ -170,7 +170,7 @@ func TestPartitionMatchesInt8(t *testing.T) {
 				}
 			}
 			mustClose(t, px)
-			px = open(t, dp, all)
+			px = openPart(t, dp, all)
 			compareQuick(t, "compacted", px, i8, qs, 0.99)
 			sameAsQuick(t, "compacted", px, q4, qs)
 			mustClose(t, px)
@@ -186,18 +186,18 @@ func TestPartitionRecovers(t *testing.T) {
 	const d = 100
 	all := partOpts(d, 1<<16)
 	dir := t.TempDir()
-	x := open(t, dir, all)
+	x := openPart(t, dir, all)
 	ds := docsDims(1, 1500, d)
 	mustApply(t, x, ds, []uint64{5}, 1)
 	mustClose(t, x)
-	x = open(t, dir, all)
+	x = openPart(t, dir, all)
 	mustClose(t, x)
 	p := filepath.Join(dir, "ivf")
 	good, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i8 := open(t, t.TempDir(), noQuick(d))
+	i8 := openPart(t, t.TempDir(), noQuick(d))
 	mustApply(t, i8, ds, []uint64{5}, 1)
 	defer i8.Close()
 	qs := docsDims(3, 12, d)
@@ -242,13 +242,13 @@ func TestPartitionRecovers(t *testing.T) {
 			before, _ := os.ReadFile(p)
 			ro := partOpts(d, 1<<16)
 			ro.ReadOnly = true
-			r := open(t, dir, ro)
+			r := openPart(t, dir, ro)
 			compareQuick(t, "read-only", r, i8, qs, 0.99)
 			mustClose(t, r)
 			if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
 				t.Fatal("a read-only Open changed the ivf file")
 			}
-			x := open(t, dir, all)
+			x := openPart(t, dir, all)
 			compareQuick(t, "writable", x, i8, qs, 0.99)
 			mustClose(t, x)
 			if got, _ := os.ReadFile(p); !bytes.Equal(got, good) {
@@ -262,7 +262,7 @@ func TestPartitionRecovers(t *testing.T) {
 		{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: 100, PartitionAbove: -1},
 		{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: -1, PartitionAbove: 100},
 	} {
-		x := open(t, dir, o)
+		x := openPart(t, dir, o)
 		compareQuick(t, fmt.Sprintf("%+v", *o), x, i8, qs, 0.99)
 		mustClose(t, x)
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
@@ -308,13 +308,13 @@ func TestPartitionRecallStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := open(t, t.TempDir(), &vecfile.Options{Dims: d, Scan: vecfile.ScanFloat32})
+	f := openPart(t, t.TempDir(), &vecfile.Options{Dims: d, Scan: vecfile.ScanFloat32})
 	defer f.Close()
 	mustApply(t, f, ds, nil, 1)
 	dir := t.TempDir()
 	const lr = 50
 	o := &vecfile.Options{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: 100, PartitionAbove: 100, ListRows: lr}
-	x := open(t, dir, o)
+	x := openPart(t, dir, o)
 	mustApply(t, x, ds, nil, 1)
 	mustClose(t, x)
 	lists := len(ds) / lr
@@ -324,7 +324,7 @@ func TestPartitionRecallStatic(t *testing.T) {
 		max    float64
 	}{{lists * 35 / 100, 0.99, 1}, {2, 0, 0.9}} {
 		o.Probes = tc.probes
-		x := open(t, dir, o)
+		x := openPart(t, dir, o)
 		var sum float64
 		used := 0
 		for _, q := range qv {
@@ -361,4 +361,13 @@ func TestPartitionOptions(t *testing.T) {
 			t.Fatalf("%+v: %v, want ErrOptions", o, err)
 		}
 	}
+}
+
+// openPart opens dir and waits for the build of its partition, if Open
+// started one.
+func openPart(t testing.TB, dir string, o *vecfile.Options) *vecfile.Index {
+	t.Helper()
+	x := open(t, dir, o)
+	vecfile.WaitPartition(x)
+	return x
 }

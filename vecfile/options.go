@@ -166,8 +166,11 @@ type Options struct {
 	// the q4 rows (a file "ivf"; see ivf.go): an unfiltered search of
 	// every row then scans only the rows of the Probes lists whose
 	// centroids are nearest to the query, and the rows appended or
-	// rewritten since the partition was built. Filtered searches scan
-	// every row. Negative: never. Default DefaultPartitionAbove.
+	// rewritten since the partition was built. A writable Open that
+	// must (re)build it does so in the background and returns; until
+	// the build is installed (Index.Partitioned) every row is scanned.
+	// Filtered searches scan every row. Negative: never. Default
+	// DefaultPartitionAbove.
 	PartitionAbove int
 	// ListRows is the rows per list, in [16, 1<<20], a partition is
 	// built with (live rows / ListRows lists, at most 65536). Default

@@ -161,6 +161,11 @@ func q4Check(row, slot []byte, dims int) uint32 {
 	return crc32.Update(crc32.Checksum(slot[40:44], castagnoli), castagnoli, row[:q4Fields(dims)+8])
 }
 
+// q4CheckCRC is q4Check of a slot whose CRC is crc.
+func q4CheckCRC(row []byte, crc uint32, dims int) uint32 {
+	return q4Check(row, binary.LittleEndian.AppendUint32(make([]byte, 40, 44), crc), dims)
+}
+
 // q4RowOK reports whether the q4 row b is intact and made from the slot's
 // current row.
 func q4RowOK(b, slot []byte, dims int) bool {

@@ -58,7 +58,7 @@ func TestPartitionResidentSet(t *testing.T) {
 	x := open(t, dir, o)
 	mustApply(t, x, docsDims(1, 60000, d), nil, 1)
 	mustClose(t, x)
-	x = open(t, dir, o)
+	x = openPart(t, dir, o)
 	defer x.Close()
 	dir, _ = filepath.Abs(dir)
 	if kb := residentKB(t, filepath.Join(dir, "ivf")); kb > 0 {
