@@ -128,20 +128,18 @@ func (x *Index) compAt(r int) []byte {
 	return x.comp[off : off+st]
 }
 
-// openComp opens the companion of an index whose matrix and slots are
-// open and counted (x.n and x.matrixID set), regenerating the rows that
-// are stale or damaged. An index that keeps none removes it, so that a
-// later Open with ScanInt8 rebuilds it rather than read rows it did not
-// keep up to date (their slot checksums would tell too).
-func (x *Index) openComp() error {
-	p := filepath.Join(x.dir, compName)
-	if !x.opts.wantComp() {
+// openDerived opens the derived file name of the index, creating it in a
+// writable index; nil when the index does not want it (a writable index
+// removes it then) or, in a read-only index, when it is absent.
+func (x *Index) openDerived(name string, want bool) (*os.File, error) {
+	p := filepath.Join(x.dir, name)
+	if !want {
 		if !x.opts.ReadOnly {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+				return nil, err
 			}
 		}
-		return nil
+		return nil, nil
 	}
 	flag := os.O_RDWR | os.O_CREATE
 	if x.opts.ReadOnly {
@@ -149,9 +147,24 @@ func (x *Index) openComp() error {
 	}
 	f, err := os.OpenFile(p, flag, 0o600)
 	if errors.Is(err, os.ErrNotExist) && x.opts.ReadOnly {
-		return nil // written by a binary without it: scan in float32
+		return nil, nil
 	}
 	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// openComp opens the companion of an index whose matrix and slots are
+// open and counted (x.n and x.matrixID set), regenerating the rows that
+// are stale or damaged. An index that keeps none removes it, so that a
+// later Open with ScanInt8 rebuilds it rather than read rows it did not
+// keep up to date (their slot checksums would tell too).
+func (x *Index) openComp() error {
+	// None in a read-only index: written by a binary without it; scan
+	// in float32.
+	f, err := x.openDerived(compName, x.opts.wantComp())
+	if f == nil || err != nil {
 		return err
 	}
 	x.compF = f

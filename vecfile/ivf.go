@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -185,24 +184,8 @@ func (x *Index) wantIVF() bool {
 // few of the rows, or removes it when the index keeps none. A read-only
 // Open that finds it unusable scans every q4 row.
 func (x *Index) openIVF() error {
-	path := filepath.Join(x.dir, ivfName)
-	if !x.wantIVF() {
-		if !x.opts.ReadOnly {
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	}
-	flag := os.O_RDWR | os.O_CREATE
-	if x.opts.ReadOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0o600)
-	if errors.Is(err, os.ErrNotExist) && x.opts.ReadOnly {
-		return nil
-	}
-	if err != nil {
+	f, err := x.openDerived(ivfName, x.wantIVF())
+	if f == nil || err != nil {
 		return err
 	}
 	p, ok, err := x.loadIVF(f)

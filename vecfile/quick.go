@@ -7,8 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -193,24 +191,9 @@ func (x *Index) openQ4() error {
 
 // openQ4Rows opens the q4 file (openQ4), without the partition.
 func (x *Index) openQ4Rows() error {
-	p := filepath.Join(x.dir, q4Name)
-	if !x.opts.wantQ4() || x.live < x.opts.QuickAbove {
-		if !x.opts.ReadOnly {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		return nil
-	}
-	flag := os.O_RDWR | os.O_CREATE
-	if x.opts.ReadOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(p, flag, 0o600)
-	if errors.Is(err, os.ErrNotExist) && x.opts.ReadOnly {
-		return nil // none: scan the int8 rows
-	}
-	if err != nil {
+	// None in a read-only index: scan the int8 rows.
+	f, err := x.openDerived(q4Name, x.opts.wantQ4() && x.live >= x.opts.QuickAbove)
+	if f == nil || err != nil {
 		return err
 	}
 	x.q4F = f
