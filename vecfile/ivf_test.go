@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/localllm/static"
-	"github.com/hmo-dev/hmo/synth"
 	"github.com/hmo-dev/hmo/vecfile"
 )
 
@@ -279,45 +277,14 @@ func TestPartitionRecovers(t *testing.T) {
 // them and 25% 0.983; at 1M 12% found 0.991: BENCHMARKS.md); with 2
 // lists probed it must fall.
 func TestPartitionRecallStatic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("embeds 20,000 records")
-	}
-	emb, err := static.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 20000
-	var texts []string
-	for _, in := range synth.New(synth.Options{Seed: 42, Records: n}).Next(n) {
-		texts = append(texts, in.Text)
-	}
-	vecs, err := emb.Embed(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := emb.Dims()
-	var ds []engine.VectorDoc
-	byID := map[uint64][]float32{}
-	for i, v := range vecs {
-		if v != nil {
-			ds = append(ds, engine.VectorDoc{ID: uint64(i + 1), Vector: v})
-			byID[uint64(i+1)] = v
-		}
-	}
-	qv, err := emb.Embed(context.Background(), synth.Queries(3, 200))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := openPart(t, t.TempDir(), &vecfile.Options{Dims: d, Scan: vecfile.ScanFloat32})
-	defer f.Close()
-	mustApply(t, f, ds, nil, 1)
+	s := newStaticSet(t)
 	dir := t.TempDir()
 	const lr = 50
-	o := &vecfile.Options{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: 100, PartitionAbove: 100, ListRows: lr}
+	o := &vecfile.Options{Dims: s.dims, Format: vecfile.Int8Rescore, QuickAbove: 100, PartitionAbove: 100, ListRows: lr}
 	x := openPart(t, dir, o)
-	mustApply(t, x, ds, nil, 1)
+	mustApply(t, x, s.ds, nil, 1)
 	mustClose(t, x)
-	lists := len(ds) / lr
+	lists := len(s.ds) / lr
 	for _, tc := range []struct {
 		probes int
 		min    float64
@@ -325,27 +292,10 @@ func TestPartitionRecallStatic(t *testing.T) {
 	}{{lists * 35 / 100, 0.99, 1}, {2, 0, 0.9}} {
 		o.Probes = tc.probes
 		x := openPart(t, dir, o)
-		var sum float64
-		used := 0
-		for _, q := range qv {
-			if q == nil {
-				continue
-			}
-			want, err := f.Search(q, 10)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cands, err := x.Search(q, x.RescoreCandidates(10))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum += overlap(ids(rescored(cands, q, byID, 10)), ids(want))
-			used++
-		}
+		recall, used := s.recall(t, x, 10)
 		mustClose(t, x)
-		recall := sum / float64(used)
 		t.Logf("recall@10 of the partitioned path, %d of %d lists probed, rescored, against the float32 scan: %.4f over %d queries, %d vectors",
-			tc.probes, lists, recall, used, len(ds))
+			tc.probes, lists, recall, used, len(s.ds))
 		if recall < tc.min || recall > tc.max {
 			t.Fatalf("%d probes: recall@10 %.4f outside [%v, %v]", tc.probes, recall, tc.min, tc.max)
 		}

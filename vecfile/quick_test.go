@@ -155,6 +155,35 @@ func TestQuickMatchesInt8(t *testing.T) {
 // float32 scan on the static embedder's vectors of 20,000 synthetic
 // records, with the default Quick.
 func TestQuickRecallStatic(t *testing.T) {
+	s := newStaticSet(t)
+	dir := t.TempDir()
+	q4 := open(t, dir, quickOpts(s.dims))
+	mustApply(t, q4, s.ds, nil, 1)
+	mustClose(t, q4)
+	q4 = open(t, dir, quickOpts(s.dims))
+	defer q4.Close()
+	for _, k := range []int{10, 100} {
+		recall, used := s.recall(t, q4, k)
+		t.Logf("recall@%d of the 4-bit path, rescored, against the float32 scan: %.4f over %d queries, %d vectors",
+			k, recall, used, len(s.ds))
+		if recall < 0.99 {
+			t.Fatalf("recall@%d %.4f < 0.99", k, recall)
+		}
+	}
+}
+
+// staticSet is the static embedder's vectors of 20,000 synthetic records
+// and of 200 queries, with an exact float32 index of the records.
+type staticSet struct {
+	ds    []engine.VectorDoc
+	byID  map[uint64][]float32
+	qv    [][]float32
+	dims  int
+	exact *vecfile.Index
+}
+
+// newStaticSet embeds the set; it skips a short test.
+func newStaticSet(t *testing.T) *staticSet {
 	if testing.Short() {
 		t.Skip("embeds 20,000 records")
 	}
@@ -171,53 +200,44 @@ func TestQuickRecallStatic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := emb.Dims()
-	var ds []engine.VectorDoc
-	byID := map[uint64][]float32{}
+	s := &staticSet{byID: map[uint64][]float32{}, dims: emb.Dims()}
 	for i, v := range vecs {
 		if v != nil {
-			ds = append(ds, engine.VectorDoc{ID: uint64(i + 1), Vector: v})
-			byID[uint64(i+1)] = v
+			s.ds = append(s.ds, engine.VectorDoc{ID: uint64(i + 1), Vector: v})
+			s.byID[uint64(i+1)] = v
 		}
 	}
-	qv, err := emb.Embed(context.Background(), synth.Queries(3, 200))
-	if err != nil {
+	if s.qv, err = emb.Embed(context.Background(), synth.Queries(3, 200)); err != nil {
 		t.Fatal(err)
 	}
-	f := open(t, t.TempDir(), &vecfile.Options{Dims: d, Scan: vecfile.ScanFloat32})
-	defer f.Close()
-	mustApply(t, f, ds, nil, 1)
-	dir := t.TempDir()
-	q4 := open(t, dir, quickOpts(d))
-	mustApply(t, q4, ds, nil, 1)
-	mustClose(t, q4)
-	q4 = open(t, dir, quickOpts(d))
-	defer q4.Close()
-	for _, k := range []int{10, 100} {
-		var sum float64
-		used := 0
-		for _, q := range qv {
-			if q == nil {
-				continue
-			}
-			want, err := f.Search(q, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cands, err := q4.Search(q, q4.RescoreCandidates(k))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum += overlap(ids(rescored(cands, q, byID, k)), ids(want))
-			used++
+	s.exact = open(t, t.TempDir(), &vecfile.Options{Dims: s.dims, Scan: vecfile.ScanFloat32})
+	t.Cleanup(func() { s.exact.Close() })
+	mustApply(t, s.exact, s.ds, nil, 1)
+	return s
+}
+
+// recall is the mean share of the exact top k that x's top k (its
+// RescoreCandidates(k) rescored in float32) holds, over the queries
+// embedded to a vector (used of them).
+func (s *staticSet) recall(t *testing.T, x *vecfile.Index, k int) (recall float64, used int) {
+	t.Helper()
+	var sum float64
+	for _, q := range s.qv {
+		if q == nil {
+			continue
 		}
-		recall := sum / float64(used)
-		t.Logf("recall@%d of the 4-bit path, rescored, against the float32 scan: %.4f over %d queries, %d vectors",
-			k, recall, used, len(ds))
-		if recall < 0.99 {
-			t.Fatalf("recall@%d %.4f < 0.99", k, recall)
+		want, err := s.exact.Search(q, k)
+		if err != nil {
+			t.Fatal(err)
 		}
+		cands, err := x.Search(q, x.RescoreCandidates(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += overlap(ids(rescored(cands, q, s.byID, k)), ids(want))
+		used++
 	}
+	return sum / float64(used), used
 }
 
 // TestQuickRecovers: a q4 file that is missing, damaged in a row or its
