@@ -81,17 +81,7 @@ func FuzzQ4File(f *testing.F) {
 	f.Add(q4[:4096+64*10+5])
 	f.Add([]byte{})
 	queries := docsDims(2, 4, d)
-	search := func(x *vecfile.Index) (string, error) {
-		var out [][]engine.VectorHit
-		for _, q := range queries {
-			h, err := x.Search(q.Vector, 64)
-			if err != nil {
-				return "", err
-			}
-			out = append(out, h)
-		}
-		return fmt.Sprint(out), nil
-	}
+	search := func(x *vecfile.Index) (string, error) { return searchAll(x, queries) }
 	x, err = vecfile.Open(seed, opts)
 	if err != nil {
 		f.Fatal(err)
@@ -169,17 +159,7 @@ func FuzzIVFFile(f *testing.F) {
 	f.Add(ivf[:len(ivf)-70])
 	f.Add([]byte{})
 	queries := docsDims(2, 4, d)
-	search := func(x *vecfile.Index) (string, error) {
-		var out [][]engine.VectorHit
-		for _, q := range queries {
-			h, err := x.Search(q.Vector, 64)
-			if err != nil {
-				return "", err
-			}
-			out = append(out, h)
-		}
-		return fmt.Sprint(out), nil
-	}
+	search := func(x *vecfile.Index) (string, error) { return searchAll(x, queries) }
 	x, err = vecfile.Open(seed, opts)
 	if err != nil {
 		f.Fatal(err)
@@ -223,4 +203,18 @@ func FuzzIVFFile(f *testing.F) {
 			t.Fatalf("after opening a damaged ivf file: %s, want %s", got, fresh)
 		}
 	})
+}
+
+// searchAll is the hits of each query's search for 64, printed: what the
+// fuzz targets compare with a fresh index's.
+func searchAll(x *vecfile.Index, queries []engine.VectorDoc) (string, error) {
+	var out [][]engine.VectorHit
+	for _, q := range queries {
+		h, err := x.Search(q.Vector, 64)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, h)
+	}
+	return fmt.Sprint(out), nil
 }
