@@ -1,7 +1,6 @@
 package vecfile_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/localllm/static"
-	"github.com/hmo-dev/hmo/synth"
 	"github.com/hmo-dev/hmo/vecfile"
 )
 
@@ -114,39 +111,12 @@ func TestScanInt8MatchesFloat32(t *testing.T) {
 // queries and stored vectors: recall@10 >= 0.99, and every hit the two
 // share has the same float32 score.
 func TestScanInt8RecallStatic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("embeds 20,000 records")
-	}
-	emb, err := static.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n = 20000
-	var texts []string
-	for _, in := range synth.New(synth.Options{Seed: 42, Records: n}).Next(n) {
-		texts = append(texts, in.Text)
-	}
-	vecs, err := emb.Embed(context.Background(), texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := emb.Dims()
-	var ds []engine.VectorDoc
-	for i, v := range vecs {
-		if v != nil {
-			ds = append(ds, engine.VectorDoc{ID: uint64(i + 1), Vector: v})
-		}
-	}
-	qv, err := emb.Embed(context.Background(), synth.Queries(3, 200))
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := newStaticSet(t)
+	ds, d, f := set.ds, set.dims, set.exact
+	qv := slices.Clone(set.qv)
 	for i := range 50 {
 		qv = append(qv, ds[(i*7919)%len(ds)].Vector)
 	}
-	f := open(t, t.TempDir(), &vecfile.Options{Dims: d, Scan: vecfile.ScanFloat32})
-	defer f.Close()
-	mustApply(t, f, ds, nil, 1)
 	for _, rescore := range []int{1, vecfile.DefaultRescore} {
 		q8 := open(t, t.TempDir(), &vecfile.Options{Dims: d, Scan: vecfile.ScanInt8, Rescore: rescore})
 		mustApply(t, q8, ds, nil, 1)

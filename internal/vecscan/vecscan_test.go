@@ -117,15 +117,8 @@ func TestHeapKeepsBest(t *testing.T) {
 				for i := range all {
 					all[i] = vecscan.Hit{Row: i, Score: float32(rng.IntN(levels))}
 				}
-				rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-				h := vecscan.NewHeap(k)
-				for _, x := range all {
-					h.Push(x.Row, x.Score)
-				}
-				want := slices.Clone(all)
-				slices.SortFunc(want, vecscan.Compare)
-				want = want[:min(k, len(want))]
-				if got := h.Sorted(); !slices.Equal(got, want) {
+				got, want := heapAndSort(rng, k, all)
+				if !slices.Equal(got, want) {
 					t.Fatalf("k %d n %d levels %d: got %v, want %v", k, n, levels, got[:min(5, len(got))], want[:min(5, len(want))])
 				}
 			}
@@ -150,15 +143,7 @@ func TestHeapNaN(t *testing.T) {
 					}
 					all[i] = vecscan.Hit{Row: i, Score: s}
 				}
-				rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-				h := vecscan.NewHeap(k)
-				for _, x := range all {
-					h.Push(x.Row, x.Score)
-				}
-				want := slices.Clone(all)
-				slices.SortFunc(want, vecscan.Compare)
-				want = want[:min(k, len(want))]
-				got := h.Sorted()
+				got, want := heapAndSort(rng, k, all)
 				same := len(got) == len(want)
 				for i := 0; same && i < len(got); i++ {
 					same = got[i].Row == want[i].Row
@@ -191,4 +176,17 @@ func BenchmarkHeapScan(b *testing.B) {
 		}
 		_ = h.Sorted()
 	}
+}
+
+// heapAndSort shuffles all and returns the best k of a Heap they were
+// pushed into, and the first k of all sorted by Compare.
+func heapAndSort(rng *rand.Rand, k int, all []vecscan.Hit) (got, want []vecscan.Hit) {
+	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	h := vecscan.NewHeap(k)
+	for _, x := range all {
+		h.Push(x.Row, x.Score)
+	}
+	want = slices.Clone(all)
+	slices.SortFunc(want, vecscan.Compare)
+	return h.Sorted(), want[:min(k, len(want))]
 }
