@@ -132,7 +132,22 @@ func TestIVFCurve(t *testing.T) {
 		fmt.Printf("%s recall@10 %.4f cpu/search %.3f ms wall/search %.3f ms\n", label, float64(got)/float64(10*len(qs)),
 			float64(cpu.Microseconds())/1000/float64(len(qs)), float64(wall.Microseconds())/1000/float64(len(qs)))
 	}
-	x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, PartitionAbove: -1})
+	// HMO_IVF_ABOVE (default 0: the defaults) is QuickAbove and
+	// PartitionAbove, to measure a store smaller than the defaults'
+	// thresholds; with it the int8 scan of every row is measured first.
+	above := ints("HMO_IVF_ABOVE", "0")[0]
+	quick := ints("HMO_IVF_QUICK", "0")[0]
+	if above > 0 {
+		x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, QuickAbove: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			run(x, "int8 scan")
+		}
+		x.Close()
+	}
+	x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, PartitionAbove: -1, QuickAbove: above, Quick: quick})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +158,8 @@ func TestIVFCurve(t *testing.T) {
 	for _, lr := range ints("HMO_IVF_LISTROWS", "1000") {
 		os.Remove(filepath.Join(vdir, ivfName))
 		start := time.Now()
-		x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, ListRows: lr})
+		x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, ListRows: lr,
+			QuickAbove: above, PartitionAbove: above, Quick: quick})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,4 +185,87 @@ func TestIVFCurve(t *testing.T) {
 		}
 		x.Close()
 	}
+}
+
+// TestSearchAB compares the CPU of two configurations of one vector
+// index in one process: HMO_AB_A and HMO_AB_B are two copies of a
+// peers benchmark's vectors directory (HMO_IVF_WORK: queries.json), A
+// opened with the defaults, B with QuickAbove and PartitionAbove
+// HMO_IVF_ABOVE, Quick HMO_IVF_QUICK, ListRows HMO_IVF_LISTROWS and
+// Probes HMO_IVF_PROBES (one value each). The 200 queries' searches
+// (Search for 200, the engine's candidates for k 100) alternate between
+// A and B in blocks of 10, HMO_AB_ROUNDS times over; it prints the
+// process CPU and wall time a search of each, per round, and the
+// medians. Skipped without them.
+func TestSearchAB(t *testing.T) {
+	da, db, work := os.Getenv("HMO_AB_A"), os.Getenv("HMO_AB_B"), os.Getenv("HMO_IVF_WORK")
+	if da == "" || db == "" || work == "" {
+		t.Skip("HMO_AB_A, HMO_AB_B and HMO_IVF_WORK not set")
+	}
+	env := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+			return v
+		}
+		return def
+	}
+	var qs []struct {
+		Vec []float32 `json:"vec"`
+	}
+	b, err := os.ReadFile(filepath.Join(work, "queries.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &qs); err != nil {
+		t.Fatal(err)
+	}
+	dims := len(qs[0].Vec)
+	xa, err := Open(da, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xa.Close()
+	above := env("HMO_IVF_ABOVE", 50000)
+	xb, err := Open(db, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, QuickAbove: above, PartitionAbove: above,
+		Quick: env("HMO_IVF_QUICK", 0), ListRows: env("HMO_IVF_LISTROWS", 0), Probes: env("HMO_IVF_PROBES", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xb.Close()
+	xb.waitBuild()
+	fmt.Printf("B partitioned %v\n", xb.Partitioned())
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var ca, cb, wa, wb []float64
+	for round := range env("HMO_AB_ROUNDS", 5) {
+		var sum [2][2]time.Duration
+		for lo := 0; lo < len(qs); lo += 10 {
+			for i, x := range []*Index{xa, xb} {
+				if round%2 == 1 {
+					x = []*Index{xb, xa}[i]
+					i = 1 - i
+				}
+				c0, w0 := cpu(), time.Now()
+				for _, q := range qs[lo:min(lo+10, len(qs))] {
+					if _, err := x.Search(q.Vec, 200); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sum[i][0] += cpu() - c0
+				sum[i][1] += time.Since(w0)
+			}
+		}
+		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(len(qs)) }
+		ca, cb = append(ca, per(sum[0][0])), append(cb, per(sum[1][0]))
+		wa, wb = append(wa, per(sum[0][1])), append(wb, per(sum[1][1]))
+		fmt.Printf("round %d: cpu A %.3f B %.3f (%.3f) wall A %.3f B %.3f ms a search\n", round, ca[round], cb[round], cb[round]/ca[round], wa[round], wb[round])
+	}
+	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	ratios := make([]float64, len(ca))
+	for i := range ca {
+		ratios[i] = cb[i] / ca[i]
+	}
+	fmt.Printf("medians: cpu A %.3f B %.3f, pair ratio %.3f; wall A %.3f B %.3f\n", med(ca), med(cb), med(ratios), med(wa), med(wb))
 }
