@@ -205,8 +205,8 @@ func fieldSummary(f index.Field) string {
 	if f.Options().IsStored() {
 		value = f.Value()
 	}
-	return fmt.Sprintf("%s opts=%v pos=%d value=%q len=%d terms=%v",
-		f.Name(), f.Options(), len(f.ArrayPositions()), value, f.AnalyzedLength(), terms)
+	return fmt.Sprintf("%s type=%c opts=%v pos=%d value=%q plain=%d len=%d terms=%v",
+		f.Name(), f.EncodedFieldType(), f.Options(), len(f.ArrayPositions()), value, f.NumPlainTextBytes(), f.AnalyzedLength(), terms)
 }
 
 func docSummary(d index.Document) []string {
@@ -240,16 +240,28 @@ func TestDocumentsAreBleves(t *testing.T) {
 			if err := im.MapDocument(want, refFields(d, &l)); err != nil {
 				t.Fatal(err)
 			}
-			// Analysed by its fields, and beforehand as Apply does.
+			// Analysed by its fields, beforehand, and beforehand with
+			// its terms counted, as Apply does (the text before shares
+			// its analysis with this context).
 			toks := an.analyseDocs(docs[max(0, i-1) : i+1])
-			for _, tk := range []*docTokens{nil, &toks[len(toks)-1]} {
-				got, err := an.newDocument(d, &l, tk)
+			ftoks, fq := an.analyseForIndex(docs[max(0, i-1) : i+1])
+			last := len(toks) - 1
+			for k, c := range []struct {
+				tk *docTokens
+				fq *docFreqs
+			}{{nil, nil}, {&toks[last], nil}, {&ftoks[last], &fq[last]}} {
+				got, err := an.newDocument(d, &l, c.tk, c.fq)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if g, w := docSummary(got), docSummary(want); !slices.Equal(g, w) {
-					t.Fatalf("%s: document %d (analysed beforehand %t):\n got %q\nwant %q", a, d.ID, tk != nil, g, w)
+					t.Fatalf("%s: document %d (way %d):\n got %q\nwant %q", a, d.ID, k, g, w)
 				}
+				got.VisitFields(func(f index.Field) {
+					if p, ok := f.(*preparedField); ok && p.size != p.freqs.Size() {
+						t.Errorf("%s: document %d, field %s: size %d, bleve counts %d", a, d.ID, p.name, p.size, p.freqs.Size())
+					}
+				})
 			}
 		}
 	}
