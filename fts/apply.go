@@ -71,7 +71,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		lens.add(&nl)
 		pending[d.ID] = &nl
 		maxID = max(maxID, d.ID)
-		doc, err := x.an.newDocument(d, &nl, &toks[i], &fq[i])
+		doc, err := x.an.newDocument(d, &nl, &fq[i])
 		if err != nil {
 			return err
 		}

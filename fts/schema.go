@@ -116,15 +116,14 @@ func newAnalyzers(a Analyzer) (analyzers, error) {
 var bm25Fields = [nFields]string{fText: fieldText, fContext: fieldContext, fRole: fieldRole}
 
 // newDocument is the bleve document of d with its field lengths l: the
-// fields bleve's index mapping (mappingJSON) makes of them. toks, when
-// not nil, holds the scored fields' analysis (analyseDocs), which the
-// document's fields then return instead of analysing their text again;
-// fq, when not nil, holds their terms too (analyseForIndex), and then
-// every indexed field comes analysed (preparedField).
+// fields bleve's index mapping (mappingJSON) makes of them. fq, when not
+// nil, holds the scored fields' analysis (analyseForIndex), and then
+// every indexed field comes analysed (preparedField); without it, bleve's
+// own fields analyse their values.
 //
 // Empty Context, Role, Scope and Session are left out and a zero Time is
 // not indexed; Text is always there.
-func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, toks *docTokens, fq *docFreqs) (*document.Document, error) {
+func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, fq *docFreqs) (*document.Document, error) {
 	doc := document.NewDocument(docID(d.ID))
 	var noPos []uint64
 	for f, text := range docFields(d) {
@@ -135,11 +134,7 @@ func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, toks *do
 			doc.AddField(newPreparedText(bm25Fields[f], len(text), fq[f]))
 			continue
 		}
-		var a analysis.Analyzer = an.text
-		if toks != nil {
-			a = analysed(toks[f])
-		}
-		doc.AddField(document.NewTextFieldCustom(bm25Fields[f], noPos, []byte(text), optScored, a))
+		doc.AddField(document.NewTextFieldCustom(bm25Fields[f], noPos, []byte(text), optScored, an.text))
 	}
 	for _, kv := range [...]struct{ name, v string }{{fieldScope, d.Scope}, {fieldSession, d.Session}} {
 		switch {
@@ -238,13 +233,6 @@ func (f *preparedField) AnalyzedTokenFrequencies() index.TokenFrequencies { retu
 
 // Size is the memory the field holds, for bleve's statistics.
 func (f *preparedField) Size() int { return int(unsafe.Sizeof(*f)) + len(f.name) + f.size }
-
-// analysed is the analysis of one field's text, done beforehand: its
-// Analyze returns the stream whatever it is given. Bleve calls it once
-// per field, from its analysis workers; the stream is only read.
-type analysed analysis.TokenStream
-
-func (a analysed) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(a) }
 
 // The index mapping in bleve's JSON form, kept in the index under bleve's
 // mapping key so that bleve's own tools (and hmo builds that opened the
