@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -139,17 +140,30 @@ func (e *Engine) loadThemes(tx *bolt.Tx, scope string) (*scopeThemes, error) {
 
 // themesAdd adds new records, with their vectors, to their scopes'
 // partitions in tx.
+//
+// A record of a scope that a later record of recs takes past
+// Options.ThemesMaxRecords is only counted: the drop at that record
+// deletes every fact and theme of the scope, and the scope's counters
+// are written again after it, so adding the record first (the scan of
+// every theme, its splits, its writes) would leave the same bucket.
 func (e *Engine) themesAdd(tx *bolt.Tx, recs []*Record, vecs [][]float32) error {
 	c := &e.themes
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	xb := tx.Bucket(bucketXMemory)
+	dropAt, err := e.themesDrops(tx, recs)
+	if err != nil {
+		return err
+	}
 	for i, r := range recs {
 		st, err := e.loadThemes(tx, r.Scope)
 		if err != nil {
 			return err
 		}
 		st.n++
+		if i < dropAt[r.Scope] {
+			continue // dropped at a later record of recs, its counters written then
+		}
 		if limit := e.opts.ThemesMaxRecords; limit >= 0 && st.n > uint64(limit) && !st.large {
 			if err := e.dropScopeThemes(tx, r.Scope, st); err != nil {
 				return err
@@ -171,6 +185,46 @@ func (e *Engine) themesAdd(tx *bolt.Tx, recs []*Record, vecs [][]float32) error 
 		}
 	}
 	return nil
+}
+
+// themesDrops returns, for each scope whose themes a record of recs
+// drops (the scope passes Options.ThemesMaxRecords at it), that record's
+// index in recs. The caller holds themes.mu.
+func (e *Engine) themesDrops(tx *bolt.Tx, recs []*Record) (map[string]int, error) {
+	limit := e.opts.ThemesMaxRecords
+	if limit < 0 || len(recs) < 2 {
+		return nil, nil
+	}
+	var n map[string]uint64 // each scope's count as themesAdd goes
+	var at map[string]int
+	for i, r := range recs {
+		if n == nil {
+			n = map[string]uint64{}
+		}
+		k, ok := n[r.Scope]
+		if !ok {
+			st, err := e.loadThemes(tx, r.Scope)
+			if err != nil {
+				return nil, err
+			}
+			if st.large {
+				k = math.MaxUint64 // dropped already: never again
+			} else {
+				k = st.n
+			}
+		}
+		if k != math.MaxUint64 {
+			if k++; k > uint64(limit) {
+				if at == nil {
+					at = map[string]int{}
+				}
+				at[r.Scope] = i
+				k = math.MaxUint64
+			}
+		}
+		n[r.Scope] = k
+	}
+	return at, nil
 }
 
 // themesJob is themesAdd of one write's new records run beside the rest

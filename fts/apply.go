@@ -58,7 +58,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		}
 		return lr.docLengths(x, id)
 	}
-	toks := x.an.analyseDocs(docs)
+	toks, fq := x.an.analyseForIndex(docs)
 	// Deletes come last: a batch that adds and deletes an id deletes it.
 	for i := range docs {
 		d := &docs[i]
@@ -71,7 +71,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		lens.add(&nl)
 		pending[d.ID] = &nl
 		maxID = max(maxID, d.ID)
-		doc, err := x.an.newDocument(d, &nl, &toks[i])
+		doc, err := x.an.newDocument(d, &nl, &fq[i])
 		if err != nil {
 			return err
 		}

@@ -205,8 +205,8 @@ func fieldSummary(f index.Field) string {
 	if f.Options().IsStored() {
 		value = f.Value()
 	}
-	return fmt.Sprintf("%s opts=%v pos=%d value=%q len=%d terms=%v",
-		f.Name(), f.Options(), len(f.ArrayPositions()), value, f.AnalyzedLength(), terms)
+	return fmt.Sprintf("%s type=%c opts=%v pos=%d value=%q plain=%d len=%d terms=%v",
+		f.Name(), f.EncodedFieldType(), f.Options(), len(f.ArrayPositions()), value, f.NumPlainTextBytes(), f.AnalyzedLength(), terms)
 }
 
 func docSummary(d index.Document) []string {
@@ -240,16 +240,22 @@ func TestDocumentsAreBleves(t *testing.T) {
 			if err := im.MapDocument(want, refFields(d, &l)); err != nil {
 				t.Fatal(err)
 			}
-			// Analysed by its fields, and beforehand as Apply does.
-			toks := an.analyseDocs(docs[max(0, i-1) : i+1])
-			for _, tk := range []*docTokens{nil, &toks[len(toks)-1]} {
-				got, err := an.newDocument(d, &l, tk)
+			// Analysed by its fields, and beforehand as Apply does (the
+			// text before shares its analysis with this context).
+			_, fq := an.analyseForIndex(docs[max(0, i-1) : i+1])
+			for k, prep := range []*docFreqs{nil, &fq[len(fq)-1]} {
+				got, err := an.newDocument(d, &l, prep)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if g, w := docSummary(got), docSummary(want); !slices.Equal(g, w) {
-					t.Fatalf("%s: document %d (analysed beforehand %t):\n got %q\nwant %q", a, d.ID, tk != nil, g, w)
+					t.Fatalf("%s: document %d (way %d):\n got %q\nwant %q", a, d.ID, k, g, w)
 				}
+				got.VisitFields(func(f index.Field) {
+					if p, ok := f.(*preparedField); ok && p.size != p.freqs.Size() {
+						t.Errorf("%s: document %d, field %s: size %d, bleve counts %d", a, d.ID, p.name, p.size, p.freqs.Size())
+					}
+				})
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	index "github.com/blevesearch/bleve_index_api"
@@ -213,23 +214,104 @@ func inParallel(n int, work func(first, step int)) {
 // goroutines that return before it does. The streams are shared between
 // the fields with the same text and are not to be changed.
 func (an *analyzers) analyseDocs(docs []engineDoc) []docTokens {
+	toks, _ := an.analyse(docs, false)
+	return toks
+}
+
+// analyseForIndex is analyseDocs with, for each field, the terms and
+// frequencies bleve's text field makes of its tokens, made once per
+// distinct text on the same goroutines and shared by the fields with
+// that text (newDocument's prepared fields).
+func (an *analyzers) analyseForIndex(docs []engineDoc) ([]docTokens, []docFreqs) {
+	return an.analyse(docs, true)
+}
+
+func (an *analyzers) analyse(docs []engineDoc, withFreqs bool) ([]docTokens, []docFreqs) {
 	texts, at := distinctTexts(docs)
 	streams := make([]analysis.TokenStream, len(texts))
+	var freqs []fieldFreqs
+	if withFreqs {
+		freqs = make([]fieldFreqs, len(texts))
+	}
 	inParallel(len(texts), func(first, step int) {
 		for i := first; i < len(texts); i += step {
 			streams[i] = an.text.Analyze([]byte(texts[i]))
+			if withFreqs {
+				freqs[i] = newFieldFreqs(streams[i], optScored)
+			}
 		}
 	})
 	out := make([]docTokens, len(docs))
+	var fq []docFreqs
+	if withFreqs {
+		fq = make([]docFreqs, len(docs))
+	}
 	for i := range docs {
 		for f, text := range docFields(&docs[i]) {
 			if text != "" {
 				out[i][f] = streams[at[text]]
+				if withFreqs {
+					fq[i][f] = &freqs[at[text]]
+				}
 			}
 		}
 	}
-	return out
+	return out, fq
 }
+
+// fieldFreqs is a field's analysis as bleve's fields hold it: the number
+// of its tokens and each distinct term with its frequency.
+type fieldFreqs struct {
+	length int
+	freqs  index.TokenFrequencies
+	size   int // freqs.Size(), counted once
+}
+
+// docFreqs are the analysis of a document's scored fields, nil for an
+// empty field.
+type docFreqs [nFields]*fieldFreqs
+
+// newFieldFreqs counts the terms of ts as bleve's analysis.TokenFrequency
+// does for a field indexed with opts and without term vectors (each term
+// once, its frequency counted unless opts skip it), with the term entries
+// in one array and the terms' bytes, which the map's keys and the
+// entries' terms share, in another.
+func newFieldFreqs(ts analysis.TokenStream, opts index.FieldIndexingOptions) fieldFreqs {
+	n := 0
+	for _, t := range ts {
+		n += len(t.Term)
+	}
+	rv := make(index.TokenFrequencies, len(ts))
+	// Neither array grows past its capacity, so the entries and the bytes
+	// the keys view stay where they are; the bytes are never changed.
+	slab := make([]index.TokenFreq, 0, len(ts))
+	terms := make([]byte, 0, n)
+	size := sizeOfMap
+	for _, t := range ts {
+		tf, ok := rv[string(t.Term)]
+		if !ok {
+			start := len(terms)
+			terms = append(terms, t.Term...)
+			term := terms[start:len(terms):len(terms)]
+			slab = append(slab, index.TokenFreq{Term: term})
+			tf = &slab[len(slab)-1]
+			rv[unsafe.String(unsafe.SliceData(term), len(term))] = tf
+			size += sizeOfString + sizeOfPtr + 2*len(term) + sizeOfTokenFreq
+		}
+		if !opts.SkipFreqNorm() {
+			tf.SetFrequency(tf.Frequency() + 1)
+		}
+	}
+	return fieldFreqs{length: len(ts), freqs: rv, size: size}
+}
+
+// The sizes bleve's TokenFrequencies.Size counts.
+var (
+	sizeOfMap       = int(unsafe.Sizeof(map[int]int(nil)))
+	sizeOfPtr       = int(unsafe.Sizeof(uintptr(0)))
+	sizeOfString    = int(unsafe.Sizeof(""))
+	sizeOfTokenFreq = (&index.TokenFreq{}).Size()
+)
 
 type engineDoc = engine.TextDoc
 

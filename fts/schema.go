@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
@@ -13,6 +14,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/document"
+	"github.com/blevesearch/bleve/v2/numeric"
 	"github.com/blevesearch/bleve/v2/registry"
 	index "github.com/blevesearch/bleve_index_api"
 
@@ -114,33 +116,43 @@ func newAnalyzers(a Analyzer) (analyzers, error) {
 var bm25Fields = [nFields]string{fText: fieldText, fContext: fieldContext, fRole: fieldRole}
 
 // newDocument is the bleve document of d with its field lengths l: the
-// fields bleve's index mapping (mappingJSON) makes of them. toks, when
-// not nil, holds the scored fields' analysis (analyseDocs), which the
-// document's fields then return instead of analysing their text again.
+// fields bleve's index mapping (mappingJSON) makes of them. fq, when not
+// nil, holds the scored fields' analysis (analyseForIndex), and then
+// every indexed field comes analysed (preparedField); without it, bleve's
+// own fields analyse their values.
 //
 // Empty Context, Role, Scope and Session are left out and a zero Time is
 // not indexed; Text is always there.
-func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, toks *docTokens) (*document.Document, error) {
+func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, fq *docFreqs) (*document.Document, error) {
 	doc := document.NewDocument(docID(d.ID))
 	var noPos []uint64
 	for f, text := range docFields(d) {
 		if text == "" && f != fText {
 			continue
 		}
-		var a analysis.Analyzer = an.text
-		if toks != nil {
-			a = analysed(toks[f])
+		if fq != nil && fq[f] != nil {
+			doc.AddField(newPreparedText(bm25Fields[f], len(text), fq[f]))
+			continue
 		}
-		doc.AddField(document.NewTextFieldCustom(bm25Fields[f], noPos, []byte(text), optScored, a))
+		doc.AddField(document.NewTextFieldCustom(bm25Fields[f], noPos, []byte(text), optScored, an.text))
 	}
-	if d.Scope != "" {
-		doc.AddField(document.NewTextFieldCustom(fieldScope, noPos, []byte(d.Scope), optKeyword, an.keyword))
-	}
-	if d.Session != "" {
-		doc.AddField(document.NewTextFieldCustom(fieldSession, noPos, []byte(d.Session), optKeyword, an.keyword))
+	for _, kv := range [...]struct{ name, v string }{{fieldScope, d.Scope}, {fieldSession, d.Session}} {
+		switch {
+		case kv.v == "":
+		case fq != nil:
+			doc.AddField(newPreparedKeyword(kv.name, kv.v))
+		default:
+			doc.AddField(document.NewTextFieldCustom(kv.name, noPos, []byte(kv.v), optKeyword, an.keyword))
+		}
 	}
 	if !d.Time.IsZero() {
-		f, err := document.NewDateTimeFieldWithIndexingOptions(fieldTime, noPos, timeKey(d.Time), timeLayout, optTime)
+		var f document.Field
+		var err error
+		if fq != nil {
+			f, err = newPreparedTime(timeKey(d.Time))
+		} else {
+			f, err = document.NewDateTimeFieldWithIndexingOptions(fieldTime, noPos, timeKey(d.Time), timeLayout, optTime)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("fts: document %d: %w", d.ID, err)
 		}
@@ -151,12 +163,76 @@ func (an *analyzers) newDocument(d *engine.TextDoc, l *[nFields]uint32, toks *do
 	return doc, nil
 }
 
-// analysed is the analysis of one field's text, done beforehand: its
-// Analyze returns the stream whatever it is given. Bleve calls it once
-// per field, from its analysis workers; the stream is only read.
-type analysed analysis.TokenStream
+// preparedField is an indexed, unstored field analysed beforehand: its
+// terms are what bleve's own field of the same type (text or datetime)
+// and options would make of the value, and its Analyze does nothing.
+// Bleve's fields analyse in its analysis workers, each field on its own:
+// a text shared by two fields (a record's text is the next record's
+// context) was counted twice, and the datetime field's 16 terms took some
+// 70 small allocations. Its frequencies may be shared with other fields and
+// are only read.
+type preparedField struct {
+	name  string
+	typ   byte // bleve's encoded field type: 't' text, 'd' datetime
+	opts  index.FieldIndexingOptions
+	plain uint64 // NumPlainTextBytes, as bleve's field counts it
+	*fieldFreqs
+}
 
-func (a analysed) Analyze([]byte) analysis.TokenStream { return analysis.TokenStream(a) }
+func newPreparedText(name string, plain int, fq *fieldFreqs) *preparedField {
+	return &preparedField{name: name, typ: 't', opts: optScored, plain: uint64(plain), fieldFreqs: fq}
+}
+
+// newPreparedKeyword is the keyword field of v: one term, v itself,
+// without frequency (the keyword analyzer and optKeyword).
+func newPreparedKeyword(name, v string) *preparedField {
+	term := []byte(v)
+	fq := newFieldFreqs(analysis.TokenStream{{Term: term}}, optKeyword)
+	return &preparedField{name: name, typ: 't', opts: optKeyword, plain: uint64(len(v)), fieldFreqs: &fq}
+}
+
+// dateTimeShifts is the number of terms bleve's datetime field indexes
+// for a time: its value prefix-coded at every shift of bleve's precision
+// step, from 0 to 60.
+const dateTimeShifts = 64 / document.DefaultDateTimePrecisionStep
+
+// newPreparedTime is the datetime field of t with optTime: the terms of
+// bleve's DateTimeField.Analyze (the value prefix-coded at shift 0, 4,
+// ..., 60, each once), in one array.
+func newPreparedTime(t time.Time) (*preparedField, error) {
+	if t.Before(document.MinTimeRepresentable) || t.After(document.MaxTimeRepresentable) {
+		return nil, fmt.Errorf("cannot represent %s in this type", t)
+	}
+	v := t.UnixNano()
+	var ts [dateTimeShifts]analysis.Token
+	var stream [dateTimeShifts]*analysis.Token
+	buf := make([]byte, 0, 104) // the 16 terms take 101 bytes
+	for i := range ts {
+		var term []byte
+		var err error
+		term, buf, err = numeric.NewPrefixCodedInt64Prealloc(v, uint(i)*document.DefaultDateTimePrecisionStep, buf)
+		if err != nil {
+			return nil, err
+		}
+		ts[i].Term = term
+		stream[i] = &ts[i]
+	}
+	fq := newFieldFreqs(stream[:], optTime)
+	return &preparedField{name: fieldTime, typ: 'd', opts: optTime, plain: 8, fieldFreqs: &fq}, nil
+}
+
+func (f *preparedField) Name() string                                     { return f.name }
+func (f *preparedField) ArrayPositions() []uint64                         { return nil }
+func (f *preparedField) Options() index.FieldIndexingOptions              { return f.opts }
+func (f *preparedField) Analyze()                                         {}
+func (f *preparedField) Value() []byte                                    { return nil } // not stored
+func (f *preparedField) NumPlainTextBytes() uint64                        { return f.plain }
+func (f *preparedField) EncodedFieldType() byte                           { return f.typ }
+func (f *preparedField) AnalyzedLength() int                              { return f.length }
+func (f *preparedField) AnalyzedTokenFrequencies() index.TokenFrequencies { return f.freqs }
+
+// Size is the memory the field holds, for bleve's statistics.
+func (f *preparedField) Size() int { return int(unsafe.Sizeof(*f)) + len(f.name) + f.size }
 
 // The index mapping in bleve's JSON form, kept in the index under bleve's
 // mapping key so that bleve's own tools (and hmo builds that opened the

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // NameMatcher resolves the people a question names against known
@@ -92,23 +93,32 @@ type qword struct {
 // and hyphens, possessives removed.
 func questionWords(text string) []qword {
 	var out []qword
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
-	}) {
+	for f := range strings.FieldsFuncSeq(text, notWordRune) {
 		f = strings.Trim(f, "'’-")
-		for _, suf := range []string{"'s", "’s", "'", "’"} {
-			if strings.HasSuffix(strings.ToLower(f), suf) {
+		lower := strings.ToLower(f)
+		for _, suf := range possessives {
+			if strings.HasSuffix(lower, suf) {
 				f = f[:len(f)-len(suf)]
+				lower = strings.ToLower(f)
 				break
 			}
 		}
 		if f == "" {
 			continue
 		}
-		r := []rune(f)
-		out = append(out, qword{lower: strings.ToLower(f), capital: unicode.IsUpper(r[0])})
+		r, _ := utf8.DecodeRuneInString(f)
+		out = append(out, qword{lower: lower, capital: unicode.IsUpper(r)})
 	}
 	return out
+}
+
+// possessives are the endings questionWords removes, the first that the
+// lower-cased word ends with.
+var possessives = [...]string{"'s", "’s", "'", "’"}
+
+// notWordRune reports whether r separates words.
+func notWordRune(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '’' && r != '-'
 }
 
 func nameWords(lower string) []string {
