@@ -234,8 +234,11 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 					if c.doc != docs[i].doc {
 						continue
 					}
-					for f := range nFields {
-						if fp := l.p.at(c.i, f); fp.tf != 0 {
+					// The posting's fields, looked up once (an escaped
+					// posting's by a search of the escapes).
+					fs := l.p.fields(c.i)
+					for f, fp := range fs {
+						if fp.tf != 0 {
 							tf[i*len(terms)+pos][f] = float64(fp.tf)
 							dl[i][f] = float64(fp.dl)
 						}

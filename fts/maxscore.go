@@ -1,7 +1,6 @@
 package fts
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"math"
@@ -229,17 +228,54 @@ func worse(a, b scoredDoc) bool {
 	return a.doc > b.doc
 }
 
+// topHeap is the top k, a min-heap by worse: container/heap's
+// algorithm, without its interface calls (a search offers it hundreds
+// of documents).
 type topHeap []scoredDoc
 
-func (h topHeap) Len() int           { return len(h) }
-func (h topHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
-func (h topHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *topHeap) Push(x any)        { *h = append(*h, x.(scoredDoc)) }
-func (h *topHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// push adds d (container/heap's Push).
+func (h *topHeap) push(d scoredDoc) {
+	*h = append(*h, d)
+	h.up(len(*h) - 1)
+}
+
+// fixRoot restores the order after the root was replaced
+// (container/heap's Fix of index 0).
+func (h topHeap) fixRoot() {
+	if !h.down(0) {
+		h.up(0)
+	}
+}
+
+func (h topHeap) up(j int) {
+	for {
+		i := (j - 1) / 2 // parent
+		if i == j || !worse(h[j], h[i]) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+func (h topHeap) down(i0 int) bool {
+	i, n := i0, len(h)
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && worse(h[j2], h[j1]) {
+			j = j2
+		}
+		if !worse(h[j], h[i]) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	return i > i0
 }
 
 // topK returns the k best documents of snapshot r by BM25F for terms,
@@ -404,9 +440,9 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 			ties = keepTies(append(ties, top[0]), top[0].score, k)
 			top[0] = cand
-			heap.Fix(&top, 0)
+			top.fixRoot()
 		} else {
-			heap.Push(&top, cand)
+			top.push(cand)
 		}
 		if len(top) < k {
 			return false

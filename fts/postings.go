@@ -200,7 +200,29 @@ func (p *postings) seek(c *cursor, v uint32) {
 			return
 		}
 	}
+	// The walk: most gaps are a byte, and eight of them that all stay
+	// below v are passed at once (the gaps after c's are those of the
+	// postings after it, one each), until eight reach v: it is then
+	// among the next eight postings, walked one by one.
+	gaps := p.gaps
+	near := false
 	for c.doc < v {
+		g := c.gpos
+		if !near && g+8 <= len(gaps) {
+			if x := binary.LittleEndian.Uint64(gaps[g:]); x&0x8080808080808080 == 0 {
+				// The eight bytes' sum, in 16-bit lanes: at most 8*127.
+				y := x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff
+				if s := uint32(y * 0x0001000100010001 >> 48); c.doc+s < v {
+					c.i, c.doc, c.gpos = c.i+8, c.doc+s, g+8
+					continue
+				}
+				near = true
+			}
+		}
+		if g < len(gaps) && gaps[g] < 0x80 {
+			c.i, c.doc, c.gpos = c.i+1, c.doc+uint32(gaps[g]), g+1
+			continue
+		}
 		p.next(c)
 	}
 }
@@ -233,17 +255,16 @@ func (p *postings) multiAt(i int) *multiPosting {
 	return &p.multi[j]
 }
 
-// at returns the word's frequency and length of field f in document i
-// of p, 0 frequency when it is not there.
-func (p *postings) at(i, f int) fieldPosting {
+// fields returns the word's frequency and length in each field of
+// document i of p, 0 frequency in a field that does not hold it.
+func (p *postings) fields(i int) [nFields]fieldPosting {
 	e := p.encAt(i)
 	if e&encEscape == encEscape {
-		return p.multiAt(i).f[f]
+		return p.multiAt(i).f
 	}
-	if int(e>>encField) != f {
-		return fieldPosting{}
-	}
-	return fieldPosting{tf: uint32(e >> encTF & encMaxTF), dl: uint32(e & encMaxDL)}
+	var fs [nFields]fieldPosting
+	fs[e>>encField] = fieldPosting{tf: uint32(e >> encTF & encMaxTF), dl: uint32(e & encMaxDL)}
+	return fs
 }
 
 // said reports whether document i holds the word in the text field,

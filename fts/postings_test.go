@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -264,7 +265,7 @@ func testPostingsList(t *testing.T, gap, lengths uint32) {
 		}
 		for f := range nFields {
 			w := want[d][f]
-			if got := p.at(i, f); w == nil && got != (fieldPosting{}) || w != nil && got != *w {
+			if got := p.fields(i)[f]; w == nil && got != (fieldPosting{}) || w != nil && got != *w {
 				t.Errorf("document %d field %d: %+v, want %+v", d, f, got, w)
 			}
 			if p.inField(i, f) != (w != nil) {
@@ -405,5 +406,71 @@ func TestPostingsCachePolicy(t *testing.T) {
 		t.Error("a cache of no bytes holds a list")
 	} else if c.put(key(1), list(10)); c.get(key(1)) != nil {
 		t.Error("a cache of no bytes keeps a list")
+	}
+}
+
+// TestPostingsSeekMixedGaps: seek finds the first document at or after
+// any number, from any place before it, in lists whose gaps mix one byte
+// and several (seek passes runs of one-byte gaps eight at a time, and
+// steps through the others), with sums of eight gaps above and below
+// the distance to the target.
+func TestPostingsSeekMixedGaps(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name string
+		gap  func() uint32
+	}{
+		{"ones", func() uint32 { return 1 }},
+		{"small", func() uint32 { return 1 + uint32(r.IntN(127)) }},
+		{"byte-edge", func() uint32 { return 126 + uint32(r.IntN(4)) }},
+		{"mixed", func() uint32 {
+			if r.IntN(9) == 0 {
+				return 128 + uint32(r.IntN(20000))
+			}
+			return 1 + uint32(r.IntN(40))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fl [nFields]fieldList
+			doc := uint32(0)
+			for i := range 1500 {
+				if i > 0 {
+					doc += tc.gap()
+				}
+				fl[fText].docs = append(fl[fText].docs, doc)
+				fl[fText].post = append(fl[fText].post, fieldPosting{tf: 1, dl: 5})
+			}
+			p, err := mergeFields(&fl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs := fl[fText].docs
+			for _, from := range []int{0, 1, 7, 8, 9, blockLen - 1, blockLen, 700, p.n - 9, p.n - 1, p.n} {
+				for v := uint32(0); v <= docs[len(docs)-1]+2; v += 1 + uint32(r.IntN(300)) {
+					want := from
+					for want < p.n && docs[want] < v {
+						want++
+					}
+					c := p.start()
+					for c.i < from {
+						p.next(&c)
+					}
+					p.seek(&c, v)
+					wantDoc := uint32(noDoc)
+					if want < p.n {
+						wantDoc = docs[want]
+					}
+					if c.i != want || c.doc != wantDoc {
+						t.Fatalf("seek from %d to %d: posting %d of document %d, want %d of %d", from, v, c.i, c.doc, want, wantDoc)
+					}
+					// The cursor walks on from there as next walks.
+					if want < p.n-1 {
+						if p.next(&c); c.doc != docs[want+1] {
+							t.Fatalf("next after seek to %d: document %d, want %d", v, c.doc, docs[want+1])
+						}
+					}
+				}
+			}
+		})
 	}
 }

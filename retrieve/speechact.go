@@ -110,6 +110,9 @@ func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (d
 // its sentences that end with a question mark outnumber the words of the
 // others.
 func IsQuestion(text string) bool {
+	if strings.IndexByte(text, '?') < 0 {
+		return false // no question's words to outnumber the others
+	}
 	var qw, sw int
 	start := 0
 	for i, r := range text {

@@ -286,20 +286,20 @@ type timeToken struct {
 // allocation for the tokens and one for the copy (two for a text with
 // capitals and runes beyond ASCII).
 func timeTokens(text string) []timeToken {
+	// One pass counts the tokens and finds whether the text has a
+	// capital and a byte beyond ASCII (not in a token: tokens are ASCII).
 	n, upper, ascii := 0, false, true
-	for i := range len(text) {
-		ascii = ascii && text[i] < 0x80
-	}
 	for i := 0; i < len(text); {
-		for i < len(text) && !isAlnum(text[i]) {
+		for i < len(text) && alnum[text[i]] == 0 {
+			ascii = ascii && text[i] < 0x80
 			i++
 		}
 		if i == len(text) {
 			break
 		}
 		n++
-		for i < len(text) && isAlnum(text[i]) {
-			upper = upper || text[i] >= 'A' && text[i] <= 'Z'
+		for i < len(text) && alnum[text[i]] != 0 {
+			upper = upper || alnum[text[i]] == alnumUpper
 			i++
 		}
 	}
@@ -323,14 +323,14 @@ func timeTokens(text string) []timeToken {
 	}
 	out := make([]timeToken, 0, n)
 	for i := 0; i < len(text); {
-		for i < len(text) && !isAlnum(text[i]) {
+		for i < len(text) && alnum[text[i]] == 0 {
 			i++
 		}
 		if i == len(text) {
 			break
 		}
 		j := i
-		for j < len(text) && isAlnum(text[j]) {
+		for j < len(text) && alnum[text[j]] != 0 {
 			j++
 		}
 		w := lower[i:j]
@@ -348,9 +348,24 @@ func timeTokens(text string) []timeToken {
 	return out
 }
 
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
+// alnum classes a byte: 0 for none of ASCII's letters and digits,
+// alnumUpper for a capital, alnumOther for the others.
+var alnum = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			t[c] = alnumUpper
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			t[c] = alnumOther
+		}
+	}
+	return t
+}()
+
+const (
+	alnumOther = 1
+	alnumUpper = 2
+)
 
 func tokenTexts(ts []timeToken) []string {
 	out := make([]string, len(ts))
