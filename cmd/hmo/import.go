@@ -108,6 +108,14 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 		return fmt.Errorf("%s: %d of %d records committed, then: %w", name, committed, len(ins), err)
 	}
 	defer sf.models.settle(ctx, env, e)
+	// What the vector index would build in the background after the next
+	// Open (its partition, at 500K vectors and more) is built now: the
+	// short-lived commands that open the store next stop such a build
+	// at their Close. The records are committed whatever it says.
+	bp := newProgress(env, "vector index")
+	if err := e.FinishBuilds(ctx, func(done, total int64) { bp.update(int(100*done/max(1, total)), 100) }); err != nil {
+		fmt.Fprintf(env.stderr, "hmo import: warning: %s (the records are imported; the index is built in the background by the next long-running process)\n", strings.TrimPrefix(err.Error(), "hmo: "))
+	}
 	if f.asJSON {
 		return writeJSON(env, importResult{Imported: added, Skipped: skipped, IDs: ids})
 	}
