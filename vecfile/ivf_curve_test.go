@@ -184,7 +184,8 @@ func TestIVFCurve(t *testing.T) {
 // candidates rescored from the decoded rows) against the exact filtered
 // top 10, and CPU per search, through the partition and through the
 // full pass. HMO_IVF_FILTER_QUERIES queries (default 200): stored rows
-// plus noise. Skipped without HMO_IVF_FILTER_SRC.
+// plus noise; HMO_IVF_FILTER_ONLY, if set, names the filters to run
+// (comma-separated). Skipped without HMO_IVF_FILTER_SRC.
 func TestIVFFilterCurve(t *testing.T) {
 	src := os.Getenv("HMO_IVF_FILTER_SRC")
 	if src == "" {
@@ -284,6 +285,9 @@ func TestIVFFilterCurve(t *testing.T) {
 	}
 	cands := x.RescoreCandidates(10)
 	for _, fl := range filters {
+		if only := os.Getenv("HMO_IVF_FILTER_ONLY"); only != "" && !strings.Contains(only, fl.name) {
+			continue
+		}
 		truth := make([][]int, nq)
 		for i, q := range qs {
 			hits, err := vecscan.Scan(vecs, dims, q, 10, fl.keep)
