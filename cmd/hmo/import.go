@@ -38,7 +38,9 @@ func newImportCmd(env *env) *cobra.Command {
 		Short: "import records (jsonl, locomo, claude-code, markdown)",
 		Long: `Import records from a file, stdin (-) or, for markdown, an agent's memory directory
 (MEMORY.md, CLAUDE.md, memory/*.md). Every record is checked before any is stored:
-bad input imports nothing.`,
+bad input imports nothing. At 500K records and more, import then builds the vector
+index's partition before it exits (a progress bar on a terminal), so that the
+commands that open the store next search through it.`,
 		Example: `  hmo import notes.jsonl
   hmo export | hmo import - --dir other-store
   hmo import locomo.json --format locomo
