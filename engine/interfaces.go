@@ -63,6 +63,10 @@ type CorpusAware interface {
 type VectorHit struct {
 	ID    uint64
 	Score float32 // cosine similarity in [-1, 1]
+	// Err, when above 0, bounds the error of an approximate Score (a
+	// RescoredVectorIndex's): the exact cosine of the stored vector it
+	// was made from is within Err of Score. 0: no bound known.
+	Err float32
 }
 
 // VectorIndex is an approximate or exact nearest-neighbour index over unit

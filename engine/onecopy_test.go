@@ -211,3 +211,106 @@ func TestRescoreSkipsGone(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// boundIndex is a vector index whose searches lower the scores of the
+// better half of their hits by drop and give them the bound err (the
+// file's own hits when err is negative).
+type boundIndex struct {
+	*vecfile.Index
+	drop, err float32
+}
+
+func (b boundIndex) Search(q []float32, k int) ([]engine.VectorHit, error) {
+	hits, err := b.Index.Search(q, k)
+	if b.err < 0 {
+		return hits, err // the file's own bounds
+	}
+	for i := range len(hits) / 2 {
+		hits[i].Score -= b.drop
+		hits[i].Err = b.err
+	}
+	return hits, err
+}
+
+// TestRescoreBound checks how the rescoring uses the candidates' bounds
+// (VectorHit.Err): a candidate whose index score plus bound falls below
+// the k-th best exact score of the k best candidates is not read, and
+// one with no bound (0) or a bound that does not rule it out is; and
+// that with the vector file's own bounds the nearest vectors are those
+// of a search that reads every candidate.
+func TestRescoreBound(t *testing.T) {
+	ctx := context.Background()
+	var ix *vecfile.Index
+	bound := boundIndex{}
+	o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat
+	o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+		x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore})
+		ix, bound.Index = x, x
+		return &bound, err
+	}
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var ins []engine.Input
+	for i := range 600 {
+		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d item%d", i, i%13, i%7)})
+	}
+	if _, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins}); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"topic4 note", "item3 on topic9", "note 42"} {
+		qvs, err := o.Embedder.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv := qvs[0]
+		const k = 20
+		nearest := func(drop, err float32) []engine.VectorHit {
+			bound.drop, bound.err = drop, err
+			got, e := e.NearestVectors(qv, k)
+			if e != nil || len(got) != k {
+				t.Fatalf("%q: %d nearest, %v", text, len(got), e)
+			}
+			return got
+		}
+		// Every candidate read: the vector file's bounds, or none.
+		all := nearest(0, 0)
+		if got := nearest(0, -1); !slices.Equal(got, all) {
+			t.Fatalf("%q: with the file's bounds %v, reading every candidate %v", text, got, all)
+		}
+		cands, err := ix.Search(qv, ix.RescoreCandidates(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		better := map[uint64]bool{}
+		for _, h := range cands[:len(cands)/2] {
+			better[h.ID] = true
+		}
+		inBetter := func(hs []engine.VectorHit) (n int) {
+			for _, h := range hs {
+				if better[h.ID] {
+					n++
+				}
+			}
+			return n
+		}
+		if inBetter(all) == 0 {
+			t.Fatalf("%q: no nearest vector among the better half of the candidates: the test cannot tell", text)
+		}
+		// The better half lowered below every exact score, so that the
+		// worse half is read first: read when unbounded or bounded
+		// loosely, not when their bound rules them out.
+		if got := nearest(3, 0); !slices.Equal(got, all) {
+			t.Fatalf("%q: unbounded candidates not read: %v, want %v", text, got, all)
+		}
+		if got := nearest(3, 3.5); !slices.Equal(got, all) {
+			t.Fatalf("%q: candidates within their bound not read: %v, want %v", text, got, all)
+		}
+		if got := nearest(3, 1e-3); inBetter(got) != 0 {
+			t.Fatalf("%q: candidates ruled out by their bound read: %v", text, got)
+		}
+	}
+}

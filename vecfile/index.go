@@ -921,8 +921,42 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 	for i, h := range rows {
 		hits[i] = engine.VectorHit{ID: slotID(x.slotAt(first + h.Row)), Score: h.Score}
 	}
+	if x.opts.Format == Int8Rescore {
+		x.setErr(uq, rows, first, hits)
+	}
 	return hits, nil
 }
+
+// setErr sets the Err of each hit of an Int8Rescore search that read
+// its rows through the mapping (rows, counting from first): a bound on
+// the difference between its int8 score and the exact cosine of the
+// unit vector its row was quantised from (quantizeRow). With the row's
+// scale s (components r_i = v_i/s + d_i, |d_i| <= 1/2) and the query's
+// q (uq_i = q*(p_i + e_i), |e_i| <= 1/2), the cosine less the int8 score
+// q*s*sum(p_i*r_i) is q*s*sum(p_i*d_i + e_i*r_i + e_i*d_i): at most
+// q*s*(sum|p_i|/2 + 127*dims/2 + dims/4), plus errBoundSlack for the
+// float32 roundings of the two scores. The engine's rescoring skips a
+// candidate this rules out of its top k (engine.VectorHit.Err).
+func (x *Index) setErr(uq []float32, rows []vecscan.Hit, first int, hits []engine.VectorHit) {
+	dims := x.opts.Dims
+	q16, qscale := quantizeQuery(uq, dims)
+	var l1 float64
+	for _, c := range q16 {
+		l1 += math.Abs(float64(c))
+	}
+	per := float64(qscale) * (l1/2 + 127*float64(dims)/2 + float64(dims)/4)
+	for i, h := range rows {
+		s := float64(math.Float32frombits(binary.LittleEndian.Uint32(x.rowAt(first + h.Row)[dims:])))
+		if e := float32(per*s + errBoundSlack); e > 0 && !math.IsInf(float64(e), 0) {
+			hits[i].Err = e
+		}
+	}
+}
+
+// errBoundSlack is added to every Err: the float32 roundings of an int8
+// score (its sum, the two scales) and of the exact cosine the engine
+// computes (a float32 dot product of unit vectors) are below 1e-5.
+const errBoundSlack = 1e-4
 
 // Live reports whether id has a live vector.
 func (x *Index) Live(id uint64) bool {

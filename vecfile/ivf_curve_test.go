@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
@@ -134,7 +135,22 @@ func TestIVFCurve(t *testing.T) {
 		fmt.Printf("%s recall@10 %.4f cpu/search %.3f ms wall/search %.3f ms\n", label, float64(got)/float64(10*len(qs)),
 			float64(cpu.Microseconds())/1000/float64(len(qs)), float64(wall.Microseconds())/1000/float64(len(qs)))
 	}
-	x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, PartitionAbove: -1})
+	// HMO_IVF_ABOVE (default 0: the defaults) is QuickAbove and
+	// PartitionAbove, to measure a store smaller than the defaults'
+	// thresholds; with it the int8 scan of every row is measured first.
+	above := ints("HMO_IVF_ABOVE", "0")[0]
+	quick := ints("HMO_IVF_QUICK", "0")[0]
+	if above > 0 {
+		x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, QuickAbove: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			run(x, "int8 scan")
+		}
+		x.Close()
+	}
+	x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, PartitionAbove: -1, QuickAbove: above, Quick: quick})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +161,8 @@ func TestIVFCurve(t *testing.T) {
 	for _, lr := range ints("HMO_IVF_LISTROWS", "1000") {
 		os.Remove(filepath.Join(vdir, ivfName))
 		start := time.Now()
-		x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, ListRows: lr})
+		x, err := Open(vdir, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, ListRows: lr,
+			QuickAbove: above, PartitionAbove: above, Quick: quick})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,4 +349,284 @@ func TestIVFFilterCurve(t *testing.T) {
 				float64(got)/float64(10*nq), float64(cpu.Microseconds())/1000/float64(nq), float64(el.Microseconds())/1000/float64(nq))
 		}
 	}
+}
+
+// TestSearchAB compares the CPU of two configurations of one vector
+// index in one process: HMO_AB_A and HMO_AB_B are two copies of a
+// peers benchmark's vectors directory (HMO_IVF_WORK: queries.json), A
+// opened with the defaults, B with QuickAbove and PartitionAbove
+// HMO_IVF_ABOVE, Quick HMO_IVF_QUICK, ListRows HMO_IVF_LISTROWS and
+// Probes HMO_IVF_PROBES (one value each). The 200 queries' searches
+// (Search for 200, the engine's candidates for k 100) alternate between
+// A and B in blocks of 10, HMO_AB_ROUNDS times over; it prints the
+// process CPU and wall time a search of each, per round, and the
+// medians. Skipped without them.
+func TestSearchAB(t *testing.T) {
+	da, db, work := os.Getenv("HMO_AB_A"), os.Getenv("HMO_AB_B"), os.Getenv("HMO_IVF_WORK")
+	if da == "" || db == "" || work == "" {
+		t.Skip("HMO_AB_A, HMO_AB_B and HMO_IVF_WORK not set")
+	}
+	env := func(name string, def int) int {
+		if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+			return v
+		}
+		return def
+	}
+	var qs []struct {
+		Vec []float32 `json:"vec"`
+	}
+	b, err := os.ReadFile(filepath.Join(work, "queries.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &qs); err != nil {
+		t.Fatal(err)
+	}
+	dims := len(qs[0].Vec)
+	xa, err := Open(da, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xa.Close()
+	above := env("HMO_IVF_ABOVE", 50000)
+	xb, err := Open(db, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, QuickAbove: above, PartitionAbove: above,
+		Quick: env("HMO_IVF_QUICK", 0), ListRows: env("HMO_IVF_LISTROWS", 0), Probes: env("HMO_IVF_PROBES", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xb.Close()
+	xb.waitBuild()
+	fmt.Printf("B partitioned %v\n", xb.Partitioned())
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var ca, cb, wa, wb []float64
+	for round := range env("HMO_AB_ROUNDS", 5) {
+		var sum [2][2]time.Duration
+		for lo := 0; lo < len(qs); lo += 10 {
+			for i, x := range []*Index{xa, xb} {
+				if round%2 == 1 {
+					x = []*Index{xb, xa}[i]
+					i = 1 - i
+				}
+				c0, w0 := cpu(), time.Now()
+				for _, q := range qs[lo:min(lo+10, len(qs))] {
+					if _, err := x.Search(q.Vec, 200); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sum[i][0] += cpu() - c0
+				sum[i][1] += time.Since(w0)
+			}
+		}
+		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(len(qs)) }
+		ca, cb = append(ca, per(sum[0][0])), append(cb, per(sum[1][0]))
+		wa, wb = append(wa, per(sum[0][1])), append(wb, per(sum[1][1]))
+		fmt.Printf("round %d: cpu A %.3f B %.3f (%.3f) wall A %.3f B %.3f ms a search\n", round, ca[round], cb[round], cb[round]/ca[round], wa[round], wb[round])
+	}
+	med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+	ratios := make([]float64, len(ca))
+	for i := range ca {
+		ratios[i] = cb[i] / ca[i]
+	}
+	fmt.Printf("medians: cpu A %.3f B %.3f, pair ratio %.3f; wall A %.3f B %.3f\n", med(ca), med(cb), med(ratios), med(wa), med(wb))
+}
+
+// TestInt8ListsAB measures what a partition of the int8 rows would cost
+// at 100K, a prototype in memory: the lists of the partition B builds
+// (HMO_IVF_LISTROWS rows a list, from a copy of a peers store's vectors
+// directory in HMO_AB_B), with the int8 rows of A (HMO_AB_A, another
+// copy) copied in list order and the HMO_IVF_PROBES nearest lists
+// scanned with dot8 for the engine's 200 candidates, against A's int8
+// scan of every row. It prints the recall@10 after the float32
+// rescoring (HMO_IVF_WORK: queries.json, vectors.f32, hmo-ids.json) and
+// the CPU of the two in blocks of 10 queries alternating, 8 passes.
+// Skipped without them.
+func TestInt8ListsAB(t *testing.T) {
+	da, db, work := os.Getenv("HMO_AB_A"), os.Getenv("HMO_AB_B"), os.Getenv("HMO_IVF_WORK")
+	if da == "" || db == "" || work == "" {
+		t.Skip("HMO_AB_A, HMO_AB_B and HMO_IVF_WORK not set")
+	}
+	var qs []struct {
+		Vec []float32 `json:"vec"`
+	}
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(work, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if err := json.Unmarshal(read("queries.json"), &qs); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	if err := json.Unmarshal(read("hmo-ids.json"), &ids); err != nil {
+		t.Fatal(err)
+	}
+	b := read("vectors.f32")
+	dims := len(qs[0].Vec)
+	vecs := make([]float32, len(b)/4)
+	for i := range vecs {
+		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	for r := 0; r < len(vecs)/dims; r++ {
+		unitInPlace(vecs[r*dims : (r+1)*dims])
+	}
+	pos := map[uint64]int{}
+	for p, id := range ids {
+		pos[id] = p
+	}
+	for i := range qs {
+		unitInPlace(qs[i].Vec)
+	}
+	xa, err := Open(da, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xa.Close()
+	lr, probes := 64, 320
+	if v, err := strconv.Atoi(os.Getenv("HMO_IVF_LISTROWS")); err == nil {
+		lr = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("HMO_IVF_PROBES")); err == nil {
+		probes = v
+	}
+	xb, err := Open(db, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, QuickAbove: 50000, PartitionAbove: 50000, ListRows: lr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xb.waitBuild()
+	p := xb.part
+	if p == nil {
+		t.Fatal("no partition")
+	}
+	stride := compStride(dims)
+	ne := len(p.idx) / 4
+	cp := make([]byte, ne*stride)
+	rowOf := make([]int, ne)
+	for e := range ne {
+		r := p.rowOf(e)
+		rowOf[e] = r
+		copy(cp[e*stride:], xa.rowAt(r))
+	}
+	slotIDs := make([]uint64, xa.n)
+	for r := range xa.n {
+		slotIDs[r] = slotID(xa.slotAt(r))
+	}
+	xb.Close()
+	search := func(uq []float32) []uint64 {
+		sel := vecscan.NewHeap(probes)
+		for l := range p.lists {
+			sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+		}
+		var lists []int
+		for _, h := range sel.Sorted() {
+			lists = append(lists, h.Row)
+		}
+		slices.Sort(lists)
+		type span struct{ pos, n int }
+		var spans []span
+		total := 0
+		for _, l := range lists {
+			if n := p.starts[l+1] - p.starts[l]; n > 0 {
+				spans = append(spans, span{p.starts[l], n})
+				total += n
+			}
+		}
+		begin := make([]int, len(spans)+1)
+		for i, s := range spans {
+			begin[i+1] = begin[i] + s.n
+		}
+		q16, _ := quantizeQuery(uq, dims)
+		hits, err := vecscan.ScanFunc(total, 200, nil, func(lo, hi int, h *vecscan.Heap) {
+			out := make([]float32, scanBlock)
+			floor := h.Floor()
+			i, _ := slices.BinarySearch(begin, lo+1)
+			for i--; i < len(spans) && begin[i] < hi; i++ {
+				s := spans[i]
+				a, b := max(lo, begin[i])-begin[i], min(hi, begin[i+1])-begin[i]
+				for blk := a; blk < b; blk += scanBlock {
+					m := min(scanBlock, b-blk)
+					dot8.DotsScaled(q16, cp[(s.pos+blk)*stride:], stride, dims, out[:m])
+					for j, sc := range out[:m] {
+						if sc >= floor {
+							h.Push(rowOf[s.pos+blk+j], sc)
+							floor = h.Floor()
+						}
+					}
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]uint64, len(hits))
+		for i, h := range hits {
+			out[i] = slotIDs[h.Row]
+		}
+		return out
+	}
+	top10 := func(q []float32, cands []uint64) []int {
+		var rs []vecscan.Hit
+		for _, id := range cands {
+			pp := pos[id]
+			rs = append(rs, vecscan.Hit{Row: pp, Score: vecscan.Dot(q, vecs[pp*dims:(pp+1)*dims])})
+		}
+		slices.SortFunc(rs, vecscan.Compare)
+		var o []int
+		for _, h := range rs[:min(10, len(rs))] {
+			o = append(o, h.Row)
+		}
+		return o
+	}
+	got := 0
+	for _, q := range qs {
+		truth, err := vecscan.Scan(vecs, dims, q.Vec, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt := top10(q.Vec, search(q.Vec))
+		for _, h := range truth {
+			if slices.Contains(tt, h.Row) {
+				got++
+			}
+		}
+	}
+	fmt.Printf("listrows %d probes %d int8 lists recall@10 %.4f\n", lr, probes, float64(got)/float64(10*len(qs)))
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var ra []float64
+	for round := range 8 {
+		var sa, sb time.Duration
+		for lo := 0; lo < len(qs); lo += 10 {
+			for w := range 2 {
+				c0 := cpu()
+				for _, q := range qs[lo : lo+10] {
+					if (w+round)%2 == 0 {
+						if _, err := xa.Search(q.Vec, 200); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						search(q.Vec)
+					}
+				}
+				if (w+round)%2 == 0 {
+					sa += cpu() - c0
+				} else {
+					sb += cpu() - c0
+				}
+			}
+		}
+		a, b := float64(sa.Microseconds())/1000/200, float64(sb.Microseconds())/1000/200
+		ra = append(ra, b/a)
+		fmt.Printf("round %d: int8 scan %.3f ms, int8 lists %.3f ms (%.3f)\n", round, a, b, b/a)
+	}
+	slices.Sort(ra)
+	fmt.Printf("ratio median %.3f\n", ra[len(ra)/2])
 }

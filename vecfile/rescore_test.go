@@ -212,3 +212,81 @@ func TestKeepFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestInt8RescoreErrBound checks that every hit of an Int8Rescore search
+// carries a bound (Err) on the distance of its int8 score from the exact
+// cosine, and that the bound holds: on random vectors, and on vectors
+// whose components all round by half a step against a query that adds
+// every rounding up (the bound's worst case); and that a Float32 index's
+// exact hits carry none.
+func TestInt8RescoreErrBound(t *testing.T) {
+	for _, d := range []int{1, 3, 16, 37, 100} {
+		t.Run(fmt.Sprint(d, "dims"), func(t *testing.T) {
+			x := open(t, t.TempDir(), &vecfile.Options{Dims: d, Format: vecfile.Int8Rescore})
+			defer x.Close()
+			f := open(t, t.TempDir(), &vecfile.Options{Dims: d, Format: vecfile.Float32, Scan: vecfile.ScanFloat32})
+			defer f.Close()
+			ds := docsDims(1, 150, d) // with the 50 below, every row is a hit
+			// Worst case: one component 127 steps, the others just above
+			// 0.5 or 1.5 steps (each rounds up by about half a step), and
+			// queries along those components.
+			for i := range 50 {
+				v := make([]float32, d)
+				v[0] = 127
+				for j := 1; j < d; j++ {
+					v[j] = 0.502 + float32((i+j)%2)
+				}
+				ds = append(ds, engine.VectorDoc{ID: uint64(10000 + i), Vector: v, Time: t0})
+			}
+			vecs := map[uint64][]float32{}
+			for _, dd := range ds {
+				vecs[dd.ID] = dd.Vector
+			}
+			mustApply(t, x, ds, nil, 1)
+			mustApply(t, f, ds, nil, 1)
+			qs := docsDims(2, 20, d)
+			for i := range 5 {
+				v := make([]float32, d)
+				v[0] = float32(i+1) / 10
+				for j := 1; j < d; j++ {
+					v[j] = 1
+				}
+				qs = append(qs, engine.VectorDoc{Vector: v})
+			}
+			worst := 0.0 // the largest error seen, as a share of its bound
+			for i, q := range qs {
+				hits, err := x.Search(q.Vector, 200)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exact := rescored(hits, q.Vector, vecs, len(hits))
+				score := map[uint64]float32{}
+				for _, h := range exact {
+					score[h.ID] = h.Score
+				}
+				for _, h := range hits {
+					if !(h.Err > 0) || h.Err > 0.2 {
+						t.Fatalf("query %d id %d: Err %v", i, h.ID, h.Err)
+					}
+					e := math.Abs(float64(score[h.ID]) - float64(h.Score))
+					if e > float64(h.Err) {
+						t.Fatalf("query %d id %d: int8 score %v, exact %v: error %g above its bound %g", i, h.ID, h.Score, score[h.ID], e, h.Err)
+					}
+					worst = max(worst, e/float64(h.Err))
+				}
+				fh, err := f.Search(q.Vector, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range fh {
+					if h.Err != 0 {
+						t.Fatalf("a Float32 index's hit has Err %v", h.Err)
+					}
+				}
+			}
+			if d >= 16 && worst < 0.5 {
+				t.Errorf("the worst case reached %.2f of its bound: the test does not reach it", worst)
+			}
+		})
+	}
+}
