@@ -149,6 +149,16 @@ type MemoryReleaser interface {
 	ReleaseMemory() error
 }
 
+// IndexFinisher is an optional interface of a VectorIndex: it builds,
+// and waits for, the derived data it would otherwise build in the
+// background after a later Open (Engine.FinishBuilds), calling progress,
+// if not nil, with the work done and its total as the work advances.
+// When ctx ends first it returns ctx's error. Implementations must be
+// safe for concurrent use with searches and updates.
+type IndexFinisher interface {
+	FinishBuilds(ctx context.Context, progress func(done, total int64)) error
+}
+
 // RescoredVectorIndex is implemented by a VectorIndex that keeps only an
 // approximation of its vectors (the vector file's Int8Rescore format:
 // int8 rows, the float32 vectors staying in bbolt alone). Its Search and

@@ -388,6 +388,17 @@ func (a *Accelerated) RescoreCandidates(k int) int {
 	return 0
 }
 
+var _ engine.IndexFinisher = (*Accelerated)(nil)
+
+// FinishBuilds is the exact index's (engine.IndexFinisher); the graph
+// keeps its own builder.
+func (a *Accelerated) FinishBuilds(ctx context.Context, progress func(done, total int64)) error {
+	if f, ok := a.exact.(engine.IndexFinisher); ok {
+		return f.FinishBuilds(ctx, progress)
+	}
+	return nil
+}
+
 var _ engine.MemoryReleaser = (*Accelerated)(nil)
 
 // ReleaseMemory is the exact index's (engine.MemoryReleaser); the graph,

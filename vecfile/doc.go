@@ -38,10 +38,12 @@
 //	        Derived data like the companion (see quick.go)
 //	ivf     (with a q4 file, Options.PartitionAbove live rows or more at
 //	        Open) the q4 rows again, grouped in lists by their nearest
-//	        k-means centroid: an unfiltered search scans the rows of the
-//	        Probes lists nearest to the query and the rows appended or
+//	        k-means centroid: a search scans the rows of the Probes
+//	        lists nearest to the query (a filtered one more, or every
+//	        row when its filter passes few) and the rows appended or
 //	        rewritten since the build, not every row. Derived data,
-//	        built in the background after Open (see ivf.go)
+//	        built in the background after Open, or by FinishBuilds
+//	        (see ivf.go)
 //
 // An Int8Rescore index (the format of a store made by this version of
 // hmo) keeps no float32 rows: its matrix holds the rows the int8

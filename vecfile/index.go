@@ -62,6 +62,7 @@ type Index struct {
 	comp      []byte // mapping of the companion file
 	q4        []byte // mapping of the q4 file
 	q4Centre  []float32
+	q4Built   int // the live rows the q4 file's centre was computed over
 	n         int // rows counted
 	live      int // rows not deleted
 	sorted    int // rows [0, sorted) hold strictly increasing ids
@@ -724,7 +725,7 @@ func (x *Index) compact() error {
 	x.slotsF, x.matF, x.matrixID, x.gen = nx.slotsF, nx.matF, nx.matrixID, nx.gen
 	x.extra, x.lastID, x.slots, x.mat = nx.extra, nx.lastID, nx.slots, nx.mat
 	x.compF, x.comp = nx.compF, nx.comp
-	x.q4F, x.q4, x.q4Centre, x.part, x.building = nx.q4F, nx.q4, nx.q4Centre, nx.part, nx.building
+	x.q4F, x.q4, x.q4Centre, x.q4Built, x.part, x.building = nx.q4F, nx.q4, nx.q4Centre, nx.q4Built, nx.part, nx.building
 	x.n, x.live, x.sorted = nx.n, nx.live, nx.sorted
 	x.saved = x.version
 	x.startBuild() // it installs the partition once the caller gives up mu
@@ -885,7 +886,11 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 			return nil, nil
 		}
 		if quick = x.usesQ4(n, k); quick {
-			rows, err = x.scanQ4(uq, k, first, n, keep, isFiltered(f))
+			var match func([]byte) bool
+			if isFiltered(f) {
+				match = x.slotMatch(f)
+			}
+			rows, err = x.scanQ4(uq, k, first, n, keep, match)
 		} else {
 			rows, err = x.scanQuant(x.mat, uq, k, first, n, keep)
 		}
@@ -970,10 +975,16 @@ func (x *Index) Live(id uint64) bool {
 // filter returns the row test of a search: live, and passing f; nil when
 // every row passes. The caller holds mu for reading.
 func (x *Index) filter(f engine.VectorFilter) func(int) bool {
-	filtered := isFiltered(f)
-	if !filtered && x.live == x.n {
+	if !isFiltered(f) && x.live == x.n {
 		return nil
 	}
+	match, slots := x.slotMatch(f), x.slots
+	return func(r int) bool { return match(slots[pageSize+r*slotSize : pageSize+(r+1)*slotSize]) }
+}
+
+// slotMatch returns the test of a row's slot: live, and passing f.
+func (x *Index) slotMatch(f engine.VectorFilter) func(s []byte) bool {
+	filtered := isFiltered(f)
 	scope, session := labelHash(f.Scope), labelHash(f.Session)
 	from, to := int64(math.MinInt64), int64(math.MaxInt64)
 	if !f.From.IsZero() {
@@ -982,9 +993,7 @@ func (x *Index) filter(f engine.VectorFilter) func(int) bool {
 	if !f.To.IsZero() {
 		to = timeNanos(f.To)
 	}
-	slots := x.slots
-	return func(r int) bool {
-		s := slots[pageSize+r*slotSize : pageSize+(r+1)*slotSize]
+	return func(s []byte) bool {
 		if slotFlags(s)&flagLive == 0 {
 			return false
 		}

@@ -1,9 +1,10 @@
 package vecfile
 
 import (
-	"cmp"
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
@@ -33,9 +34,12 @@ import (
 // entry found stale at Open), read from the q4 file. What the pass keeps
 // goes to the int8 ranking as from the full 4-bit scan (quick.go). So the
 // partition only decides which rows are scanned: a row of a list not
-// probed is not found. Filtered searches (scope, session, time) and
-// SearchAfter scan every q4 row: a selective filter could leave the
-// probed lists without k matches.
+// probed is not found. A filtered search (scope, session, time) probes
+// the same lists, then widens, nearest lists first, until a widening
+// changes none of its best candidates: a selective filter leaves few of
+// its rows in the nearest lists. One whose filter passes fewer than
+// ivfFilterMin of a sample of the rows, or that would widen past
+// ivfFilterShare of them, scans every q4 row, as SearchAfter does.
 //
 // Like the q4 file it is derived data, rebuilt from the q4 rows; unlike
 // it, it is written once, at a build, and synced before the header that
@@ -51,7 +55,10 @@ import (
 // the background (ivfBuild), so that Open returns at once; every q4 row
 // is scanned until the build installs the partition, and Close or
 // Compact stop it (its file, with no header yet, is built again by the
-// next writable Open).
+// next writable Open). The build reads the q4 rows by pread, a run at a
+// time, and holds its sample and about 10 bytes a row. FinishBuilds,
+// at the end of a long write, builds what the next Open would and waits
+// for it.
 //
 //	ivf     a 4 KiB header page (magic, version, dims, matrix identity,
 //	        lists, rows covered, entries, CRC of the meta region, CRC of
@@ -217,14 +224,32 @@ func (x *Index) openIVF() error {
 // the rows rewritten since are out of the partition it installs. Close
 // and Compact stop it and wait for its goroutine (stopBuild).
 type ivfBuild struct {
-	f    *os.File      // the ivf file, the build's until it installs the partition
-	q4F  *os.File      // the q4 file, open until the build returns
-	n    int           // the rows at Open
-	live []int         // the live rows of [0, n)
-	crcs []byte        // the slot CRC of each row of [0, n) at Open (complemented by buildIVF for a row read otherwise), 4 bytes each
-	stop chan struct{} // closed to stop the build
-	done chan struct{} // closed when its goroutine has returned
+	f        *os.File      // the ivf file, the build's until it installs the partition
+	q4F      *os.File      // the q4 file, open until the build returns
+	n        int           // the rows at Open
+	live     []uint64      // bit r: row r of [0, n) was live at Open
+	nLive    int           // the live rows of [0, n)
+	crcs     []byte        // the slot CRC of each row of [0, n) at Open (complemented by buildIVF for a row read otherwise), 4 bytes each
+	stop     chan struct{} // closed to stop the build
+	done     chan struct{} // closed when its goroutine has returned
+	progress atomic.Int64  // the work done, of ivfWork(n)
+	tick     chan struct{} // signalled (without blocking) as progress advances
+	err      error         // why it installed no partition; set before done is closed
 }
+
+// advance adds work done to b's progress.
+func (b *ivfBuild) advance(work int) {
+	b.progress.Add(int64(work))
+	select {
+	case b.tick <- struct{}{}:
+	default:
+	}
+}
+
+// ivfWork is the work of a build of n rows, in the units of its
+// progress: n for the training, and n for each of its three passes over
+// the rows (the assignment, the farthest rows', the writing).
+func ivfWork(n int) int64 { return 4 * int64(n) }
 
 // isClosed reports whether c, if not nil, is closed.
 func isClosed(c <-chan struct{}) bool {
@@ -254,12 +279,14 @@ func (x *Index) hook(b *ivfBuild, stage string) {
 // newBuild is a build of the ivf file f from the rows as they are now.
 // The caller holds applyMu, or has not published x.
 func (x *Index) newBuild(f *os.File) *ivfBuild {
-	b := &ivfBuild{f: f, q4F: x.q4F, n: x.n, crcs: make([]byte, 4*x.n), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &ivfBuild{f: f, q4F: x.q4F, n: x.n, crcs: make([]byte, 4*x.n), live: make([]uint64, (x.n+63)/64),
+		stop: make(chan struct{}), done: make(chan struct{}), tick: make(chan struct{}, 1)}
 	for r := range x.n {
 		s := x.slotAt(r)
 		copy(b.crcs[4*r:], s[40:44])
 		if slotFlags(s)&flagLive != 0 {
-			b.live = append(b.live, r)
+			b.live[r>>6] |= 1 << (r & 63)
+			b.nLive++
 		}
 	}
 	return b
@@ -289,7 +316,10 @@ func (x *Index) runBuild(b *ivfBuild) {
 		err = errors.Join(err, errBuildStopped)
 	default:
 	}
-	if err != nil || x.closed {
+	if err == nil && x.closed {
+		err = ErrClosed
+	}
+	if b.err = err; err != nil {
 		if p != nil {
 			_ = unmap(p.m)
 		}
@@ -333,6 +363,101 @@ func (x *Index) stopBuild(locked bool) {
 		defer x.mu.Lock()
 	}
 	<-b.done
+}
+
+// FinishBuilds brings the index's derived files to what a writable Open
+// of it would keep now, and waits for them (engine.IndexFinisher): the
+// q4 file, built or rebuilt as Open would (Options.QuickAbove), and the
+// partition of its rows (Options.PartitionAbove), built in the
+// background when there is none or the rows outside it are more than a
+// tenth of those in it, until it is installed. It is for the end of a
+// long write, an import: a build in the background is stopped by Close,
+// so a store opened next only by short-lived commands would never finish
+// it and its searches would scan every q4 row. progress, if not nil, is
+// called from the caller's goroutine with the build's work done and its
+// total as it advances. When ctx ends first it returns ctx's error, and
+// the build goes on until Close stops it. Searches go on meanwhile,
+// except while the q4 file is (re)built, and scan every q4 row until the
+// partition is installed. A read-only index, or one that keeps neither
+// file, returns nil at once.
+func (x *Index) FinishBuilds(ctx context.Context, progress func(done, total int64)) (err error) {
+	defer recoverTo("finish builds", &err)
+	b, err := x.prepareBuild()
+	if err != nil || b == nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.tick:
+			if progress != nil {
+				progress(b.progress.Load(), ivfWork(b.n))
+			}
+		case <-b.done:
+			if b.err != nil {
+				return fmt.Errorf("vecfile: build of the partition: %w", b.err)
+			}
+			if progress != nil {
+				progress(ivfWork(b.n), ivfWork(b.n))
+			}
+			return nil
+		}
+	}
+}
+
+// prepareBuild (re)builds the q4 file if Open would, and starts a build
+// of the partition if Open would, for FinishBuilds; it returns the build
+// in the background, nil when there is none.
+func (x *Index) prepareBuild() (*ivfBuild, error) {
+	x.applyMu.Lock()
+	defer x.applyMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	if x.opts.ReadOnly {
+		return nil, nil
+	}
+	if x.building != nil {
+		return x.building, nil
+	}
+	if x.opts.wantQ4() && x.live >= x.opts.QuickAbove && (x.q4 == nil || 2*x.q4Built < x.live) {
+		// As openQ4Rows: a new file, or a centre of too few of the rows.
+		// Until the new header is written, the old one names too few.
+		err := x.closeIVF()
+		if err == nil && x.q4 == nil {
+			err = x.openQ4Rows()
+		} else if err == nil {
+			err = x.buildQ4()
+		}
+		if err != nil {
+			if x.q4F != nil {
+				err = errors.Join(err, x.dropQ4()) // searches scan the int8 rows
+			}
+			return nil, fmt.Errorf("vecfile: q4 file: %w", err)
+		}
+		_ = adviseAway(x.q4)
+		_ = adviseAway(x.slots)
+	}
+	if !x.wantIVF() {
+		return nil, nil
+	}
+	if p := x.part; p != nil && float64(len(p.outRows)+x.n-p.rows) <= ivfTailShare*float64(p.rows) {
+		return nil, nil
+	}
+	if err := x.closeIVF(); err != nil {
+		return nil, err
+	}
+	f, err := x.openDerived(ivfName, true)
+	if err != nil {
+		return nil, err
+	}
+	x.building = x.newBuild(f)
+	_ = adviseAway(x.slots) // read by newBuild
+	x.startBuild()
+	return x.building, nil
 }
 
 // waitBuild waits for the build in the background, if any, to return.
@@ -470,29 +595,95 @@ func readRuns(f *os.File, off, n int, fn func(at int, b []byte)) error {
 	return nil
 }
 
+// buildRun is the q4 rows the build reads at a time, by pread into a
+// buffer it reuses (1 MiB at 100 dims): it maps nothing, so the q4 file
+// stays page cache, out of the process's resident set.
+const buildRun = 16384
+
+// buildWindow is the bytes of entries the build writes at a time: it
+// reads the q4 file once per window, in row order, and copies each row
+// of the window to its entry.
+const buildWindow = 4 << 20
+
+// buildWrite is the bytes of entries the build writes at a time. The
+// page cache may hold a write in one folio, and a fault maps a whole
+// folio: a search that probes a list of a few KiB would map the folio
+// around it.
+const buildWrite = 64 << 10
+
+// isLive reports whether row r was live at Open.
+func (b *ivfBuild) isLive(r int) bool { return b.live[r>>6]&(1<<(r&63)) != 0 }
+
+// eachRun calls fn with the q4 rows [0, b.n) in order, buildRun at a
+// time, read by pread into buf. It returns errBuildStopped once b.stop
+// is closed, and fn's first error.
+func (b *ivfBuild) eachRun(qs int, buf []byte, fn func(r0 int, rows []byte) error) error {
+	per := len(buf) / qs
+	for r0 := 0; r0 < b.n; r0 += per {
+		if isClosed(b.stop) {
+			return errBuildStopped
+		}
+		m := min(per, b.n-r0)
+		if _, err := b.q4F.ReadAt(buf[:m*qs], int64(pageSize+r0*qs)); err != nil {
+			return err
+		}
+		if err := fn(r0, buf[:m*qs]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeRuns writes b at off in f, buildWrite bytes at a time.
+func writeRuns(f *os.File, b []byte, off int) error {
+	for o := 0; o < len(b); o += buildWrite {
+		if _, err := f.WriteAt(b[o:min(len(b), o+buildWrite)], int64(off+o)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // buildIVF trains the centroids on a sample of the live rows' q4 rows,
 // assigns every live row to its nearest, writes the file b.f and returns
-// its partition, mapped, with no row out. It reads the rows of b through
-// a mapping of its own of the q4 file; a q4 row rewritten meanwhile, read
-// as it was not at Open, is written with a slot CRC that matches none, so
-// that an Open scans it from the q4 file. It returns errBuildStopped once
-// b.stop is closed.
+// its partition, mapped, with no row out. It reads the q4 rows of b by
+// pread, buildRun at a time, so that what it holds is its sample and
+// about 10 bytes a row (the slot CRCs, each row's list and distance to
+// it): the q4 file is not mapped again. A q4 row rewritten meanwhile,
+// read as it was not at Open, is written with a slot CRC that matches
+// none, so that an Open scans it from the q4 file. It returns
+// errBuildStopped once b.stop is closed.
 func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
-	f, live, n := b.f, b.live, b.n
-	q4m, err := mapFile(b.q4F, pageSize+n*qs)
+	f, n, nLive := b.f, b.n, b.nLive
+	stopped := func() bool { return isClosed(b.stop) }
+	run := make([]byte, buildRun*qs)
+	lists := max(1, min(ivfMaxLists, nLive/x.opts.ListRows))
+	// The sample: evenly spaced live rows (the one of rank i*nLive/ns).
+	ns := min(nLive, lists*ivfSample)
+	if ns == 0 {
+		return nil, errors.New("vecfile: ivf build: no live rows")
+	}
+	sample := make([]byte, ns*qs)
+	got, rank := 0, 0
+	err := b.eachRun(qs, run, func(r0 int, rows []byte) error {
+		for j := range len(rows) / qs {
+			if !b.isLive(r0 + j) {
+				continue
+			}
+			if got < ns && got*nLive/ns == rank {
+				copy(sample[got*qs:(got+1)*qs], rows[j*qs:])
+				got++
+			}
+			rank++
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer unmap(q4m)
-	q4At := func(r int) []byte { return q4m[pageSize+r*qs : pageSize+(r+1)*qs] }
-	stopped := func() bool { return isClosed(b.stop) }
-	lists := max(1, min(ivfMaxLists, len(live)/x.opts.ListRows))
-	// The sample: evenly spaced live rows.
-	ns := min(len(live), lists*ivfSample)
-	sample := make([]byte, ns*qs)
-	for i := range ns {
-		copy(sample[i*qs:], q4At(live[i*len(live)/ns]))
+	if got < ns {
+		return nil, errors.New("vecfile: ivf build: fewer live rows than at Open")
 	}
 	// Two levels: k-means of the sample into about sqrt(lists) groups,
 	// then of each group's rows into its share of the lists. Each row
@@ -502,9 +693,9 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	gcents, glabels := x.kmeans(sample, ns, groups, b.stop)
 	var cents []float32
 	kids := make([]int, groups+1) // group g's lists: [kids[g], kids[g+1])
-	members := make([][]int, groups)
+	members := make([][]int32, groups)
 	for i, g := range glabels {
-		members[g] = append(members[g], i)
+		members[g] = append(members[g], int32(i))
 	}
 	for g := range groups {
 		if stopped() {
@@ -518,93 +709,139 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 		}
 		sub := make([]byte, m*qs)
 		for j, i := range members[g] {
-			copy(sub[j*qs:], sample[i*qs:(i+1)*qs])
+			copy(sub[j*qs:], sample[int(i)*qs:(int(i)+1)*qs])
 		}
 		c, _ := x.kmeans(sub, m, k, b.stop)
 		cents = append(cents, c...)
 	}
+	sample, members, glabels = nil, nil, nil
 	if stopped() {
 		return nil, errBuildStopped
 	}
+	b.advance(n)
 	lists = kids[groups]
-	// Every row, in runs of the q4 file; dead rows are not held.
-	data := q4m[pageSize : pageSize+n*qs]
-	near := make([]int32, n*ivfGroups)
-	x.assign(data, n, gcents, ivfGroups, near, nil, 0, b.stop)
-	all := make([]int32, n)
+	// Every row, a run at a time: its two nearest groups, then the
+	// nearest list among their children. Dead rows are not held.
+	gset := x.newCentSet(gcents, 0)
+	kidSets := make([]*centSet, groups)
+	for g := range groups {
+		if kids[g] < kids[g+1] {
+			kidSets[g] = x.newCentSet(cents[kids[g]*dims:kids[g+1]*dims], int32(kids[g]))
+		}
+	}
+	all := make([]uint16, n) // each row's list (ivfMaxLists is 1<<16)
 	best := make([]float32, n)
 	for i := range best {
 		best[i] = float32(math.Inf(-1))
 	}
-	byGroup := make([][]int32, groups)
-	for _, r := range live {
-		for _, g := range near[r*ivfGroups : (r+1)*ivfGroups] {
-			if g >= 0 {
-				byGroup[g] = append(byGroup[g], int32(r))
+	const gather = buildRun * ivfGroups
+	near := make([]int32, gather)
+	gbuf := make([]byte, gather*qs)
+	grows := make([]int32, gather)
+	lab := make([]int32, gather)
+	sc := make([]float32, gather)
+	gstart := make([]int, groups+1)
+	var jobs []assignJob
+	err = b.eachRun(qs, run, func(r0 int, rows []byte) error {
+		m := len(rows) / qs
+		x.runAssign([]assignJob{{data: rows, n: m, cs: gset, top: ivfGroups, labels: near[:m*ivfGroups]}}, b.stop)
+		// Gathered by group, groups in order: a row's two groups are
+		// compared in the order of their index, as the lists of a group.
+		clear(gstart)
+		for j := range m {
+			if b.isLive(r0 + j) {
+				for _, g := range near[j*ivfGroups : (j+1)*ivfGroups] {
+					if g >= 0 && kidSets[g] != nil {
+						gstart[g+1]++
+					}
+				}
 			}
 		}
-	}
-	near = nil
-	var buf []byte
-	for g, rs := range byGroup {
-		if len(rs) == 0 || kids[g] == kids[g+1] {
-			continue
+		for g := range groups {
+			gstart[g+1] += gstart[g]
 		}
-		buf = slices.Grow(buf[:0], len(rs)*qs)[:len(rs)*qs]
-		for j, r := range rs {
-			copy(buf[j*qs:], data[int(r)*qs:(int(r)+1)*qs])
-		}
-		lab := make([]int32, len(rs))
-		sc := make([]float32, len(rs))
-		x.assign(buf, len(rs), cents[kids[g]*dims:kids[g+1]*dims], 1, lab, sc, int32(kids[g]), b.stop)
-		for j, r := range rs {
-			if sc[j] > best[r] {
-				best[r], all[r] = sc[j], lab[j]
+		pos := slices.Clone(gstart[:groups])
+		for j := range m {
+			if b.isLive(r0 + j) {
+				for _, g := range near[j*ivfGroups : (j+1)*ivfGroups] {
+					if g >= 0 && kidSets[g] != nil {
+						p := pos[g]
+						pos[g]++
+						copy(gbuf[p*qs:(p+1)*qs], rows[j*qs:])
+						grows[p] = int32(r0 + j)
+					}
+				}
 			}
 		}
-		byGroup[g] = nil
-	}
-	if stopped() {
-		return nil, errBuildStopped
+		jobs = jobs[:0]
+		for g := range groups {
+			if c := gstart[g+1] - gstart[g]; c > 0 {
+				jobs = append(jobs, assignJob{data: gbuf[gstart[g]*qs:], n: c, cs: kidSets[g], top: 1, labels: lab[gstart[g]:], score: sc[gstart[g]:]})
+			}
+		}
+		x.runAssign(jobs, b.stop)
+		for p := range gstart[groups] {
+			if r := grows[p]; sc[p] > best[r] {
+				best[r], all[r] = sc[p], uint16(lab[p])
+			}
+		}
+		b.advance(m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The rows farthest from their list (the lowest x.c - |c|^2/2: a
 	// row is a unit vector) are those whose nearest list the two levels
 	// miss most often, and a query's neighbours are often among them:
 	// they look among all lists.
-	far := slices.Clone(live)
-	slices.SortFunc(far, func(a, b int) int { return cmp.Compare(best[a], best[b]) })
-	far = far[:int(ivfRefine*float64(len(far)))]
-	slices.Sort(far)
-	for i := 0; i < len(far); i += assignBlock {
-		rs := far[i:min(len(far), i+assignBlock)]
-		buf = slices.Grow(buf[:0], len(rs)*qs)[:len(rs)*qs]
-		for j, r := range rs {
-			copy(buf[j*qs:], data[r*qs:(r+1)*qs])
+	thr, eq := farthest(best, b, int(ivfRefine*float64(nLive)))
+	aset := x.newCentSet(cents, 0)
+	fill := 0
+	flush := func() {
+		x.runAssign([]assignJob{{data: gbuf, n: fill, cs: aset, top: 1, labels: lab[:fill]}}, b.stop)
+		for p := range fill {
+			all[grows[p]] = uint16(lab[p])
 		}
-		lab := make([]int32, len(rs))
-		x.assign(buf, len(rs), cents, 1, lab, nil, 0, b.stop)
-		for j, r := range rs {
-			all[r] = lab[j]
-		}
+		fill = 0
 	}
+	err = b.eachRun(qs, run, func(r0 int, rows []byte) error {
+		for j := range len(rows) / qs {
+			r := r0 + j
+			if s := best[r]; !b.isLive(r) || s > thr || (s == thr && eq == 0) {
+				continue
+			} else if s == thr {
+				eq--
+			}
+			copy(gbuf[fill*qs:(fill+1)*qs], rows[j*qs:])
+			grows[fill] = int32(r)
+			if fill++; fill == gather {
+				flush()
+			}
+		}
+		b.advance(len(rows) / qs)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	flush()
+	best, near, sc = nil, nil, nil
 	if stopped() {
 		return nil, errBuildStopped
 	}
 	starts := make([]int, lists+1)
-	for _, r := range live {
-		starts[all[r]+1]++
+	for r := range n {
+		if b.isLive(r) {
+			starts[all[r]+1]++
+		}
 	}
 	for l := range lists {
 		starts[l+1] += starts[l]
 	}
-	order := make([]uint32, len(live))
-	next := slices.Clone(starts[:lists])
-	for _, r := range live {
-		order[next[all[r]]] = uint32(r)
-		next[all[r]]++
-	}
+	entries := starts[lists]
 	// Write: the header last, after it has been made invalid.
-	meta, idx, crcs, ent, size := ivfLayout(dims, lists, n, len(live))
+	meta, idx, crcs, ent, size := ivfLayout(dims, lists, n, entries)
 	if err := f.Truncate(0); err != nil {
 		return nil, err
 	}
@@ -624,39 +861,55 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	if _, err := f.WriteAt(mb, int64(meta)); err != nil {
 		return nil, err
 	}
-	ib := make([]byte, 4*len(order))
-	for i, r := range order {
-		binary.LittleEndian.PutUint32(ib[4*i:], r)
-	}
-	if _, err := f.WriteAt(ib, int64(idx)); err != nil {
-		return nil, err
-	}
-	// The entries, each checked against its row's slot CRC at Open: a
-	// q4 row rewritten since (or read while it was) gets the complement.
+	// The entries in list order (a list's rows in row order), a window
+	// at a time, each checked against its row's slot CRC at Open: a q4
+	// row rewritten since (or read while it was) gets the complement.
 	cb := b.crcs // runBuild compares them with the slots at the install
-	const run = 4096
-	buf = make([]byte, run*qs)
-	for e := 0; e < len(order); e += run {
-		if stopped() {
-			return nil, errBuildStopped
-		}
-		m := min(run, len(order)-e)
-		for i := range m {
-			r := int(order[e+i])
-			q := buf[i*qs : (i+1)*qs]
-			copy(q, q4At(r))
-			if c := binary.LittleEndian.Uint32(cb[4*r:]); binary.LittleEndian.Uint32(q[q4Fields(dims)+8:]) != q4CheckCRC(q, c, dims) {
-				binary.LittleEndian.PutUint32(cb[4*r:], ^c)
+	win := max(1, buildWindow/qs)
+	wbuf := make([]byte, win*qs)
+	ib := make([]byte, 4*win)
+	next := make([]int, lists)
+	sum := uint32(0)
+	for w0 := 0; w0 < entries; w0 += win {
+		w1 := min(entries, w0+win)
+		copy(next, starts[:lists])
+		err := b.eachRun(qs, run, func(r0 int, rows []byte) error {
+			for j := range len(rows) / qs {
+				r := r0 + j
+				if !b.isLive(r) {
+					continue
+				}
+				e := next[all[r]]
+				next[all[r]]++
+				if e < w0 || e >= w1 {
+					continue
+				}
+				q := wbuf[(e-w0)*qs : (e-w0+1)*qs]
+				copy(q, rows[j*qs:])
+				binary.LittleEndian.PutUint32(ib[4*(e-w0):], uint32(r))
+				if c := binary.LittleEndian.Uint32(cb[4*r:]); binary.LittleEndian.Uint32(q[q4Fields(dims)+8:]) != q4CheckCRC(q, c, dims) {
+					binary.LittleEndian.PutUint32(cb[4*r:], ^c)
+				}
 			}
-		}
-		if _, err := f.WriteAt(buf[:m*qs], int64(ent+e*qs)); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
+		if err := writeRuns(f, ib[:4*(w1-w0)], idx+4*w0); err != nil {
+			return nil, err
+		}
+		if err := writeRuns(f, wbuf[:(w1-w0)*qs], ent+w0*qs); err != nil {
+			return nil, err
+		}
+		sum = crc32.Update(sum, castagnoli, ib[:4*(w1-w0)])
+		b.advance(int(int64(w1-w0) * int64(n) / int64(max(1, entries))))
 	}
+	wbuf, ib, all = nil, nil, nil
 	if _, err := f.WriteAt(cb, int64(crcs)); err != nil {
 		return nil, err
 	}
-	sum := crc32.Update(crc32.Update(0, castagnoli, ib), castagnoli, cb)
+	sum = crc32.Update(sum, castagnoli, cb)
 	if err := readRuns(f, ent, size-ent, func(_ int, b []byte) { sum = crc32.Update(sum, castagnoli, b) }); err != nil {
 		return nil, err
 	}
@@ -669,7 +922,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	if stopped() {
 		return nil, errBuildStopped
 	}
-	h := ivfHeader{dims: dims, lists: lists, rows: n, entries: len(live), matrixID: x.matrixID,
+	h := ivfHeader{dims: dims, lists: lists, rows: n, entries: entries, matrixID: x.matrixID,
 		metaCRC: crc32.Checksum(mb, castagnoli), bodyCRC: sum}
 	if _, err := f.WriteAt(h.encode(), 0); err != nil {
 		return nil, err
@@ -681,8 +934,50 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	if p.m, err = mapFile(f, size); err != nil {
 		return nil, err
 	}
-	p.idx, p.ent = p.m[idx:idx+4*len(live)], p.m[ent:size]
+	p.idx, p.ent = p.m[idx:idx+4*entries], p.m[ent:size]
 	return p, nil
+}
+
+// farthest picks the k live rows of b with the lowest best: those below
+// thr, then the first eq of those at thr, in row order. It holds a
+// histogram, not a sorted copy.
+func farthest(best []float32, b *ivfBuild, k int) (thr float32, eq int) {
+	if k <= 0 {
+		return float32(math.Inf(-1)), 0
+	}
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for r, s := range best {
+		if b.isLive(r) && !math.IsInf(float64(s), 0) && !math.IsNaN(float64(s)) {
+			lo, hi = min(lo, s), max(hi, s)
+		}
+	}
+	const bins = 1 << 16
+	bin := func(s float32) int {
+		if !(s > lo) || !(hi > lo) {
+			return 0
+		}
+		return min(bins-1, int(float64(s-lo)/float64(hi-lo)*bins))
+	}
+	hist := make([]int, bins)
+	for r, s := range best {
+		if b.isLive(r) {
+			hist[bin(s)]++
+		}
+	}
+	below, tb := 0, 0
+	for ; tb < bins-1 && below+hist[tb] < k; tb++ {
+		below += hist[tb]
+	}
+	var in []float32
+	for r, s := range best {
+		if b.isLive(r) && bin(s) == tb {
+			in = append(in, s)
+		}
+	}
+	slices.Sort(in)
+	thr = in[min(len(in), k-below)-1]
+	first, _ := slices.BinarySearch(in, thr)
+	return thr, k - below - first
 }
 
 // isFiltered reports whether f keeps only some rows.
@@ -786,72 +1081,104 @@ func (x *Index) kmeans(data []byte, n, k int, stop <-chan struct{}) ([]float32, 
 // assignBlock is the q4 rows assign hands the kernel per centroid.
 const assignBlock = 2048
 
-// assign sets labels[i*top : (i+1)*top] to base plus the top centroids
-// (of cents, dims each) nearest to q4 row i of the n in data, nearest
-// first (-1 past the centroids), by the 4-bit estimate of their
-// Euclidean distance, on all cores; score, if not nil, to the nearest's
-// x.c - |c|^2/2. Once stop is closed it returns early, its results part
-// set.
-func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []int32, score []float32, base int32, stop <-chan struct{}) {
-	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
-	f := q4Fields(dims)
+// centSet is a set of centroids in the 4-bit kernel's terms: each as a
+// query, and the offset of its Euclidean score; the labels of its
+// centroids start at base.
+type centSet struct {
+	qq   []q4Query
+	off  []float32
+	base int32
+}
+
+func (x *Index) newCentSet(cents []float32, base int32) *centSet {
+	dims := x.opts.Dims
 	lists := len(cents) / dims
+	cs := &centSet{qq: make([]q4Query, lists), off: make([]float32, lists), base: base}
 	// Nearest in Euclidean distance: the largest x.c - |c|^2/2, with
 	// x.c the 4-bit estimate of the row's offset from the centre, plus
 	// the centre's dot product with c.
-	qq := make([]q4Query, lists)
-	off := make([]float32, lists)
 	for l := range lists {
 		c := cents[l*dims : (l+1)*dims]
-		qq[l] = newQ4Query(c, dims)
-		off[l] = vecscan.Dot(c, x.q4Centre) - vecscan.Dot(c, c)/2
+		cs.qq[l] = newQ4Query(c, dims)
+		cs.off[l] = vecscan.Dot(c, x.q4Centre) - vecscan.Dot(c, c)/2
 	}
-	blocks := (n + assignBlock - 1) / assignBlock
+	return cs
+}
+
+// assignJob is n q4 rows of data to label with the top centroids of cs
+// nearest to each: labels[i*top : (i+1)*top], nearest first (-1 past
+// the centroids); score, if not nil, the nearest's x.c - |c|^2/2.
+type assignJob struct {
+	data   []byte
+	n      int
+	cs     *centSet
+	top    int
+	labels []int32
+	score  []float32
+}
+
+// assign labels the n q4 rows of data with the top centroids of cents
+// (dims each) nearest to each, plus base (assignJob), on all cores.
+// Once stop is closed it returns early, its results part set.
+func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []int32, score []float32, base int32, stop <-chan struct{}) {
+	x.runAssign([]assignJob{{data: data, n: n, cs: x.newCentSet(cents, base), top: top, labels: labels, score: score}}, stop)
+}
+
+// runAssign runs the jobs, by the 4-bit estimate of the rows' Euclidean
+// distance to the centroids, their blocks of assignBlock rows shared
+// among all cores. Once stop is closed it returns early, the labels part
+// set: the caller drops them.
+func (x *Index) runAssign(jobs []assignJob, stop <-chan struct{}) {
+	qs, f := q4Stride(x.opts.Dims), q4Fields(x.opts.Dims)
+	type block struct{ job, lo int }
+	var blocks []block
+	top := 1
+	for j := range jobs {
+		top = max(top, jobs[j].top)
+		for lo := 0; lo < jobs[j].n; lo += assignBlock {
+			blocks = append(blocks, block{j, lo})
+		}
+	}
 	var wg sync.WaitGroup
-	var next sync.Mutex
-	b := 0
-	for range max(1, min(blocks, runtime.GOMAXPROCS(0))) {
+	var next atomic.Int64
+	for range max(1, min(len(blocks), runtime.GOMAXPROCS(0))) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out := make([]float32, assignBlock)
-			best := make([]float32, assignBlock*top)
+			bestAll := make([]float32, assignBlock*top)
 			for {
-				next.Lock()
-				blk := b
-				b++
-				next.Unlock()
-				if blk >= blocks {
+				i := int(next.Add(1) - 1)
+				if i >= len(blocks) || isClosed(stop) {
 					return
 				}
-				if isClosed(stop) {
-					return // the labels are left part set: the caller drops them
+				jb := &jobs[blocks[i].job]
+				lo, top, cs := blocks[i].lo, jb.top, jb.cs
+				m := min(assignBlock, jb.n-lo)
+				best := bestAll[:m*top]
+				for i := range best {
+					best[i], jb.labels[lo*top+i] = float32(math.Inf(-1)), -1
 				}
-				lo := blk * assignBlock
-				m := min(assignBlock, n-lo)
-				for i := range best[:m*top] {
-					best[i], labels[lo*top+i] = float32(math.Inf(-1)), -1
-				}
-				for l := range lists {
-					dot4.DotsScaled(qq[l].sq, data[lo*qs:], qs, f, qq[l].fsum, out[:m])
-					u, o := qq[l].unit, off[l]
+				for l := range cs.qq {
+					dot4.DotsScaled(cs.qq[l].sq, jb.data[lo*qs:], qs, f, cs.qq[l].fsum, out[:m])
+					u, o := cs.qq[l].unit, cs.off[l]
 					for i, s := range out[:m] {
 						s = s*u + o
 						bs := best[i*top : (i+1)*top]
 						if s <= bs[top-1] {
 							continue
 						}
-						ls := labels[(lo+i)*top : (lo+i+1)*top]
+						ls := jb.labels[(lo+i)*top : (lo+i+1)*top]
 						j := top - 1
 						for ; j > 0 && s > bs[j-1]; j-- {
 							bs[j], ls[j] = bs[j-1], ls[j-1]
 						}
-						bs[j], ls[j] = s, base+int32(l)
+						bs[j], ls[j] = s, cs.base+int32(l)
 					}
 				}
-				if score != nil {
+				if jb.score != nil {
 					for i := range m {
-						score[lo+i] = best[i*top]
+						jb.score[lo+i] = best[i*top]
 					}
 				}
 			}
@@ -872,68 +1199,212 @@ type ivfSpan struct {
 // are fewer.
 const ivfMinRows = 4
 
-// scanIVF is the 4-bit pass of an unfiltered search of every row through
-// the partition: the rows of the Probes lists nearest to the query and
-// those outside the partition, the best keep of them by their estimates
-// (rows, in the kernel's units) and the step of each row's codes. The
-// caller holds mu for reading.
-func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) bool) ([]vecscan.Hit, map[int]float32, error) {
+// ivfWiden is the share of Probes a filtered search probes at a time
+// past the first Probes lists, nearest first.
+const ivfWiden = 0.25
+
+// ivfCalm is the widenings in a row that change none of a filtered
+// search's best candidates after which it stops. On 784K rows (10% of
+// them in scope) 1 finds 0.988 of the exact top 10 at 0.72 of the full
+// pass's CPU (which finds 0.9935), 2 finds 0.993 at 0.86 (BENCHMARKS.md,
+// branch ivf8).
+const ivfCalm = 1
+
+// ivfFilterShare is the share of the partition's rows past which a
+// filtered search stops widening and scans every q4 row instead: the
+// lists' scattered runs cost about twice a row of the full pass's.
+const ivfFilterShare = 0.35
+
+// ivfFilterMin is the share of the rows, at least, a filter must pass
+// for a search to go through the partition: below it, the lists that
+// hold its best are many, and its rows few, and the full pass costs less
+// (BENCHMARKS.md, branch ivf8). ivfFilterSample evenly spaced slots,
+// read by pread, estimate it.
+const (
+	ivfFilterMin    = 0.03
+	ivfFilterSample = 256
+)
+
+// sampleMatch is the share of ivfFilterSample evenly spaced rows whose
+// slots pass match, read by pread: through the mapping, each read would
+// map the 64 KiB around it. The caller holds mu for reading.
+func (x *Index) sampleMatch(match func([]byte) bool) (float64, error) {
+	m := min(x.n, ivfFilterSample)
+	if m == 0 {
+		return 0, nil
+	}
+	pass := 0
+	var s [slotSize]byte
+	for i := range m {
+		r := int(int64(i) * int64(x.n) / int64(m))
+		if _, err := x.slotsF.ReadAt(s[:], int64(pageSize+r*slotSize)); err != nil {
+			return 0, err
+		}
+		if match(s[:]) {
+			pass++
+		}
+	}
+	return float64(pass) / float64(m), nil
+}
+
+// errWiden is scanIVF's answer when a filtered search would scan more
+// than ivfFilterShare of the rows through the partition.
+var errWiden = errors.New("vecfile: filtered search scans every q4 row")
+
+// scanIVF is the 4-bit pass of a search of every row through the
+// partition: the rows of the Probes lists nearest to the query and those
+// outside the partition, the best keep of them by their estimates (rows,
+// in the kernel's units) and the step of each row's codes. A filtered
+// search (match not nil) then widens, nearest lists first, ivfWiden*Probes
+// lists at a time (and ivfMinRows*keep rows at least), until its best
+// keep are full and ivfCalm widenings in a row bring none of the best
+// cands (the candidates the int8 ranking will keep):
+// a selective filter leaves few of its rows in the nearest lists, so
+// its best are farther. A filter that passes fewer than ivfFilterMin of
+// a sample of the rows, or a widening past ivfFilterShare of them,
+// returns errWiden: the caller scans every q4 row. The caller holds mu for
+// reading.
+func (x *Index) scanIVF(uq []float32, qq q4Query, keep, cands int, filter func(int) bool, match func(slot []byte) bool) ([]vecscan.Hit, map[int]float32, error) {
 	p := x.part
+	filtered := match != nil
+	if filtered {
+		if s, err := x.sampleMatch(match); err != nil || s < ivfFilterMin {
+			return nil, nil, errors.Join(errWiden, err)
+		}
+	}
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
 	f := q4Fields(dims)
+	size := func(l int) int { return p.starts[l+1] - p.starts[l] }
 	// The Probes lists of the nearest centroids (more, nearest first,
 	// while their rows are fewer than ivfMinRows*keep), scanned in file
-	// order.
-	sel := vecscan.NewHeap(min(x.opts.Probes, p.lists))
-	for l := range p.lists {
-		sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+	// order; a filtered search ranks them all.
+	rank := func(n int) []vecscan.Hit {
+		sel := vecscan.NewHeap(n)
+		for l := range p.lists {
+			sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+		}
+		return sel.Sorted()
 	}
-	near := sel.Sorted()
+	var near []vecscan.Hit
+	if filtered {
+		near = rank(p.lists)
+	} else {
+		near = rank(min(x.opts.Probes, p.lists))
+	}
 	var lists []int
 	total := 0
-	for _, h := range near {
+	for _, h := range near[:min(x.opts.Probes, len(near))] {
 		lists = append(lists, h.Row)
-		total += p.starts[h.Row+1] - p.starts[h.Row]
+		total += size(h.Row)
 	}
-	if total < ivfMinRows*keep && len(near) < p.lists {
-		all := vecscan.NewHeap(p.lists)
-		for l := range p.lists {
-			all.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+	if total < ivfMinRows*keep && len(lists) < p.lists {
+		if !filtered {
+			near = rank(p.lists)
 		}
-		for _, h := range all.Sorted()[len(near):] {
+		for _, h := range near[len(lists):] {
 			if total >= ivfMinRows*keep {
 				break
 			}
 			lists = append(lists, h.Row)
-			total += p.starts[h.Row+1] - p.starts[h.Row]
+			total += size(h.Row)
 		}
 	}
-	slices.Sort(lists)
+	var extra []ivfSpan // outside the partition: scanned in the first pass
+	if x.n > p.rows {
+		extra = append(extra, ivfSpan{p.rows, x.n - p.rows, false})
+	}
+	for _, r := range p.outRows {
+		extra = append(extra, ivfSpan{r, 1, false})
+	}
+	hits, err := x.scanSpans(qq, lists, extra, keep, filter, float32(math.Inf(-1)))
+	if err != nil {
+		return nil, nil, err
+	}
+	scanned := total
+	step := max(1, int(ivfWiden*float64(x.opts.Probes)))
+	calm := 0 // widenings in a row that changed none of the best
+	for next := len(lists); filtered && next < p.lists; {
+		var batch []int
+		rows := 0
+		for _, h := range near[next:] {
+			if len(batch) >= step && rows >= ivfMinRows*keep {
+				break
+			}
+			batch = append(batch, h.Row)
+			rows += size(h.Row)
+		}
+		next += len(batch)
+		scanned += rows
+		if float64(scanned) > ivfFilterShare*float64(p.rows) {
+			return nil, nil, errWiden
+		}
+		floor := float32(math.Inf(-1))
+		if len(hits) == keep {
+			floor = hits[keep-1].Score
+		}
+		more, err := x.scanSpans(qq, batch, nil, keep, filter, floor)
+		if err != nil {
+			return nil, nil, err
+		}
+		hits = append(hits, more...)
+		slices.SortFunc(hits, vecscan.Compare)
+		full := len(hits) >= keep
+		hits = hits[:min(keep, len(hits))]
+		changed := false
+		for _, h := range hits[:min(cands, len(hits))] {
+			if slices.ContainsFunc(more, func(m vecscan.Hit) bool { return m.Row == h.Row }) {
+				changed = true
+				break
+			}
+		}
+		if !full || changed {
+			calm = 0
+		} else if calm++; calm >= ivfCalm {
+			break
+		}
+	}
+	steps := make(map[int]float32, len(hits))
+	for k, h := range hits {
+		r := h.Row >> 32
+		var b []byte
+		if e := h.Row - r<<32 - 1; e < 0 {
+			b = x.q4At(r)
+		} else {
+			b = p.ent[e*qs : (e+1)*qs]
+		}
+		hits[k].Row = r
+		steps[r] = math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
+	}
+	return hits, steps, nil
+}
+
+// scanSpans is the 4-bit pass over the entries of the lists lists and
+// the spans extra: their best keep passing filter, with an estimate at
+// least floor, best first. A hit holds its row in the high 32 bits, so
+// that equal estimates go to the lower row as in the scan of every q4
+// row, and its entry plus 1 (0: a q4 row) in the low ones, where its
+// step is read. The caller holds mu for reading.
+func (x *Index) scanSpans(qq q4Query, lists []int, extra []ivfSpan, keep int, filter func(int) bool, floor0 float32) ([]vecscan.Hit, error) {
+	p := x.part
+	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+	f := q4Fields(dims)
+	lists = slices.Clone(lists)
+	slices.Sort(lists) // in file order
 	var spans []ivfSpan
 	for _, l := range lists {
 		if n := p.starts[l+1] - p.starts[l]; n > 0 {
 			spans = append(spans, ivfSpan{p.starts[l], n, true})
 		}
 	}
-	if x.n > p.rows {
-		spans = append(spans, ivfSpan{p.rows, x.n - p.rows, false})
-		total += x.n - p.rows
-	}
-	for _, r := range p.outRows {
-		spans = append(spans, ivfSpan{r, 1, false})
-		total++
-	}
-	// The virtual row v of the scan is the v-th of the spans' rows. A
-	// hit holds its row in the high 32 bits, so that equal estimates go
-	// to the lower row as in the scan of every q4 row, and its entry
-	// plus 1 (0: a q4 row) in the low ones, where its step is read.
+	spans = append(spans, extra...)
+	// The virtual row v of the scan is the v-th of the spans' rows.
 	begin := make([]int, len(spans)+1)
 	for i, s := range spans {
 		begin[i+1] = begin[i] + s.n
 	}
-	hits, err := vecscan.ScanFunc(total, keep, filter, func(lo, hi int, h *vecscan.Heap) {
+	return vecscan.ScanFunc(begin[len(spans)], keep, filter, func(lo, hi int, h *vecscan.Heap) {
 		out := make([]float32, scanBlock)
-		floor := h.Floor()
+		floor := max(floor0, h.Floor())
 		i, _ := slices.BinarySearch(begin, lo+1)
 		for i--; i < len(spans) && begin[i] < hi; i++ {
 			s := spans[i]
@@ -961,28 +1432,12 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep int, filter func(int) boo
 					}
 					if filter == nil || filter(r) {
 						h.Push(r<<32+e, sc)
-						floor = h.Floor()
+						floor = max(floor0, h.Floor())
 					}
 				}
 			}
 		}
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	steps := make(map[int]float32, len(hits))
-	for k, h := range hits {
-		r := h.Row >> 32
-		var b []byte
-		if e := h.Row - r<<32 - 1; e < 0 {
-			b = x.q4At(r)
-		} else {
-			b = p.ent[e*qs : (e+1)*qs]
-		}
-		hits[k].Row = r
-		steps[r] = math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
-	}
-	return hits, steps, nil
 }
 
 // closeIVF unmaps and closes the partition.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
@@ -185,6 +187,167 @@ func TestIVFCurve(t *testing.T) {
 			run(x, fmt.Sprintf("listrows %d probes %d", lr, pr))
 		}
 		x.Close()
+	}
+}
+
+// TestIVFFilterCurve measures filtered searches through the partition
+// against the exact filtered answers and the 4-bit pass over every row:
+// an index built from the rows of HMO_IVF_FILTER_SRC (a vectors
+// directory of an Int8Rescore index, its int8 rows decoded), every row
+// in scope "ten" (10% of them, at random), "one" (1%), "three" (3%),
+// "five" (5%) or "rest", and
+// timed a minute apart. For each filter (none, each scope, the middle
+// 10% and 1% of the times): recall@10 of the engine's answer (the
+// candidates rescored from the decoded rows) against the exact filtered
+// top 10, and CPU per search, through the partition and through the
+// full pass. HMO_IVF_FILTER_QUERIES queries (default 200): stored rows
+// plus noise; HMO_IVF_FILTER_ONLY, if set, names the filters to run
+// (comma-separated). Skipped without HMO_IVF_FILTER_SRC.
+func TestIVFFilterCurve(t *testing.T) {
+	src := os.Getenv("HMO_IVF_FILTER_SRC")
+	if src == "" {
+		t.Skip("HMO_IVF_FILTER_SRC not set")
+	}
+	nq := 200
+	if s := os.Getenv("HMO_IVF_FILTER_QUERIES"); s != "" {
+		nq, _ = strconv.Atoi(s)
+	}
+	const dims = 100
+	sx, err := Open(src, &Options{Dims: dims, Format: Int8Rescore, ReadOnly: true, PartitionAbove: -1, QuickAbove: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vecs []float32
+	for r := range sx.n {
+		if slotFlags(sx.slotAt(r))&flagLive == 0 {
+			continue
+		}
+		row := sx.rowAt(r)
+		scale := math.Float32frombits(binary.LittleEndian.Uint32(row[dims:]))
+		for i := range dims {
+			vecs = append(vecs, float32(int8(row[i]))*scale)
+		}
+	}
+	sx.Close()
+	n := len(vecs) / dims
+	for r := range n {
+		unitInPlace(vecs[r*dims : (r+1)*dims])
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	scopes := make([]string, n)
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	x, err := Open(dir, &Options{Dims: dims, Format: Int8Rescore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for lo := 0; lo < n; lo += 10000 {
+		var docs []engine.VectorDoc
+		for r := lo; r < min(n, lo+10000); r++ {
+			switch p := rng.IntN(100); {
+			case p < 10:
+				scopes[r] = "ten"
+			case p < 11:
+				scopes[r] = "one"
+			case p < 14:
+				scopes[r] = "three"
+			case p < 19:
+				scopes[r] = "five"
+			default:
+				scopes[r] = "rest"
+			}
+			docs = append(docs, engine.VectorDoc{ID: uint64(r + 1), Vector: vecs[r*dims : (r+1)*dims], Scope: scopes[r], Session: "s",
+				Time: t0.Add(time.Duration(r) * time.Minute)})
+		}
+		if err := x.Apply(docs, nil, uint64(lo+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if x, err = Open(dir, &Options{Dims: dims, Format: Int8Rescore}); err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	x.waitBuild()
+	if x.part == nil {
+		t.Fatal("no partition")
+	}
+	fmt.Printf("%d rows, open+build %v, %d lists\n", n, time.Since(start), x.part.lists)
+	at := func(r int) time.Time { return t0.Add(time.Duration(r) * time.Minute) }
+	filters := []struct {
+		name string
+		f    engine.VectorFilter
+		keep func(r int) bool
+	}{
+		{"none", engine.VectorFilter{}, nil},
+		{"scope 10%", engine.VectorFilter{Scope: "ten"}, func(r int) bool { return scopes[r] == "ten" }},
+		{"scope 1%", engine.VectorFilter{Scope: "one"}, func(r int) bool { return scopes[r] == "one" }},
+		{"scope 3%", engine.VectorFilter{Scope: "three"}, func(r int) bool { return scopes[r] == "three" }},
+		{"scope 5%", engine.VectorFilter{Scope: "five"}, func(r int) bool { return scopes[r] == "five" }},
+		{"time 10%", engine.VectorFilter{From: at(n * 45 / 100), To: at(n * 55 / 100)}, func(r int) bool { return r >= n*45/100 && r < n*55/100 }},
+		{"time 1%", engine.VectorFilter{From: at(n * 495 / 1000), To: at(n * 505 / 1000)}, func(r int) bool { return r >= n*495/1000 && r < n*505/1000 }},
+	}
+	qs := make([][]float32, nq)
+	for i := range qs {
+		r := rng.IntN(n)
+		q := make([]float32, dims)
+		for j := range q {
+			q[j] = vecs[r*dims+j] + float32(rng.NormFloat64()*0.05)
+		}
+		unitInPlace(q)
+		qs[i] = q
+	}
+	cands := x.RescoreCandidates(10)
+	for _, fl := range filters {
+		if only := os.Getenv("HMO_IVF_FILTER_ONLY"); only != "" && !strings.Contains(only, fl.name) {
+			continue
+		}
+		truth := make([][]int, nq)
+		for i, q := range qs {
+			hits, err := vecscan.Scan(vecs, dims, q, 10, fl.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hits {
+				truth[i] = append(truth[i], h.Row)
+			}
+		}
+		for _, mode := range []string{"partition", "full pass"} {
+			p := x.part
+			if mode == "full pass" {
+				x.part = nil
+			}
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			wall := time.Now()
+			got := 0
+			for i, q := range qs {
+				hits, err := x.SearchFilter(q, cands, fl.f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rs []vecscan.Hit
+				for _, h := range hits {
+					r := int(h.ID - 1)
+					rs = append(rs, vecscan.Hit{Row: r, Score: vecscan.Dot(q, vecs[r*dims:(r+1)*dims])})
+				}
+				slices.SortFunc(rs, vecscan.Compare)
+				for _, h := range rs[:min(10, len(rs))] {
+					if slices.Contains(truth[i], h.Row) {
+						got++
+					}
+				}
+			}
+			el := time.Since(wall)
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			x.part = p
+			cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+			fmt.Printf("%-10s %-9s recall@10 %.4f cpu/search %.3f ms wall/search %.3f ms\n", fl.name, mode,
+				float64(got)/float64(10*nq), float64(cpu.Microseconds())/1000/float64(nq), float64(el.Microseconds())/1000/float64(nq))
+		}
 	}
 }
 

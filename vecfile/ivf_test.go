@@ -59,22 +59,28 @@ func candShare(t *testing.T, x, i8 *vecfile.Index, qs []engine.VectorDoc, f engi
 	return sum / float64(len(qs))
 }
 
-// sameAsQuick fails unless x's unfiltered candidates are q4's, the 4-bit
-// pass over every row, hit for hit.
+// matchFilters are the filters sameAsQuick checks besides none: a third
+// of the rows, ten rows, nearly all.
+var matchFilters = []engine.VectorFilter{{Scope: "scope1"}, {Session: "s7"}, {From: t0.Add(100 * time.Minute)}}
+
+// sameAsQuick fails unless x's candidates, unfiltered and under
+// matchFilters, are q4's, the 4-bit pass over every row, hit for hit.
 func sameAsQuick(t *testing.T, label string, x, q4 *vecfile.Index, qs []engine.VectorDoc) {
 	t.Helper()
-	for _, q := range qs {
-		for _, k := range []int{1, 10, 40} {
-			c := q4.RescoreCandidates(k)
-			want, err := q4.Search(q.Vector, c)
-			if err != nil {
-				t.Fatal(err)
+	for _, f := range append([]engine.VectorFilter{{}}, matchFilters...) {
+		for _, q := range qs {
+			for _, k := range []int{1, 10, 40} {
+				c := q4.RescoreCandidates(k)
+				want, err := q4.SearchFilter(q.Vector, c, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := x.SearchFilter(q.Vector, c, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameHits(t, fmt.Sprintf("%s %+v", label, f), got, want)
 			}
-			got, err := x.Search(q.Vector, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameHits(t, label, got, want)
 		}
 	}
 }
@@ -83,9 +89,10 @@ func sameAsQuick(t *testing.T, label string, x, q4 *vecfile.Index, qs []engine.V
 // finds what the 4-bit pass over every row finds, through appends past
 // the build, replacements and deletions (rows out of the partition), a
 // reopen that finds the stale entries, one that rebuilds the partition
-// (too many rows outside it) and a compaction. With one list probed,
-// unfiltered searches miss candidates (the partition is searched), and
-// filtered ones still scan every row.
+// (too many rows outside it) and a compaction, unfiltered and filtered
+// (matchFilters). With one list probed, unfiltered searches miss
+// candidates (the partition is searched); filtered ones with few lists
+// probed are TestPartitionFiltered's.
 func TestPartitionMatchesInt8(t *testing.T) {
 	for _, d := range []int{16, 100} {
 		t.Run(fmt.Sprint(d, "dims"), func(t *testing.T) {
@@ -156,11 +163,6 @@ func TestPartitionMatchesInt8(t *testing.T) {
 			px = openPart(t, dp, one)
 			if s := candShare(t, px, i8, qs, engine.VectorFilter{}); s > full-0.02 {
 				t.Fatalf("one list probed holds %.3f of the int8 candidates: the partition is not searched", s)
-			}
-			for _, f := range []engine.VectorFilter{{Scope: "scope1"}, {Session: "s7"}, {From: t0.Add(100 * time.Minute)}} {
-				if s := candShare(t, px, i8, qs, f); s < 0.99 {
-					t.Fatalf("filter %+v: %.3f of the int8 candidates, want every row scanned", f, s)
-				}
 			}
 			for _, x := range []*vecfile.Index{px, i8, q4} {
 				if err := x.Compact(context.Background()); err != nil {
@@ -320,4 +322,63 @@ func openPart(t testing.TB, dir string, o *vecfile.Options) *vecfile.Index {
 	x := open(t, dir, o)
 	vecfile.WaitPartition(x)
 	return x
+}
+
+// TestPartitionFiltered: a filtered search of a partitioned index goes
+// through the partition when its filter passes many rows (with one list
+// probed its candidates are not the 4-bit pass's over every row, yet the
+// widening finds nearly all of the int8 scan's), and scans every row
+// when it passes few (ten rows: the 4-bit pass's candidates hit for hit
+// with one list probed).
+func TestPartitionFiltered(t *testing.T) {
+	const d = 16
+	dp, di, dq := t.TempDir(), t.TempDir(), t.TempDir()
+	o := partOpts(d, 1)
+	o.ListRows = 50
+	px, i8, q4 := openPart(t, dp, o), openPart(t, di, noQuick(d)), openPart(t, dq, quickOpts(d))
+	for _, x := range []*vecfile.Index{px, i8, q4} {
+		mustApply(t, x, docsDims(1, 20000, d), nil, 1)
+	}
+	defer i8.Close()
+	mustClose(t, px)
+	mustClose(t, q4)
+	q4 = openPart(t, dq, quickOpts(d)) // with its q4 file
+	defer q4.Close()
+	qs := docsDims(3, 40, d)
+	for _, tc := range []struct {
+		probes  int
+		f       engine.VectorFilter
+		min     float64 // share of the int8 scan's candidates
+		partial bool    // through the partition: some candidates differ from the 4-bit pass's
+	}{
+		{1, engine.VectorFilter{Scope: "scope1"}, 0.95, true},
+		{48, engine.VectorFilter{Scope: "scope1"}, 0.97, true},
+		{1, engine.VectorFilter{From: t0.Add(100 * time.Minute)}, 0.95, true},
+		{1, engine.VectorFilter{Session: "s7"}, 1, false},
+	} {
+		o.Probes = tc.probes
+		px := openPart(t, dp, o)
+		s := candShare(t, px, i8, qs, tc.f)
+		diff := 0
+		for _, q := range qs {
+			c := q4.RescoreCandidates(10)
+			a, err := px.SearchFilter(q.Vector, c, tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := q4.SearchFilter(q.Vector, c, tc.f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a, b) {
+				diff++
+			}
+		}
+		mustClose(t, px)
+		t.Logf("%d probes, filter %+v: %.3f of the int8 candidates, %d of %d queries unlike the 4-bit pass", tc.probes, tc.f, s, diff, len(qs))
+		if s < tc.min || (diff > 0) != tc.partial {
+			t.Errorf("%d probes, filter %+v: %.3f of the int8 candidates (want %v), %d queries unlike the 4-bit pass (want some: %v)",
+				tc.probes, tc.f, s, tc.min, diff, tc.partial)
+		}
+	}
 }

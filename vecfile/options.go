@@ -169,16 +169,19 @@ type Options struct {
 	// rewritten since the partition was built. A writable Open that
 	// must (re)build it does so in the background and returns; until
 	// the build is installed (Index.Partitioned) every row is scanned.
-	// Filtered searches scan every row. Negative: never. Default
+	// Filtered searches probe the same lists, then more, nearest first,
+	// until more change none of their best; those whose filter passes
+	// few rows scan every row. Negative: never. Default
 	// DefaultPartitionAbove.
 	PartitionAbove int
 	// ListRows is the rows per list, in [16, 1<<20], a partition is
 	// built with (live rows / ListRows lists, at most 65536). Default
 	// DefaultListRows.
 	ListRows int
-	// Probes is the lists, in [1, 65536], an unfiltered search of a
-	// partitioned index scans (more when their rows are fewer than 4
-	// times the rows the 4-bit pass keeps). Default DefaultProbes.
+	// Probes is the lists, in [1, 65536], a search of a partitioned
+	// index scans (more when their rows are fewer than 4 times the rows
+	// the 4-bit pass keeps; a filtered one widens). Default
+	// DefaultProbes.
 	Probes int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
 	// which Apply rewrites the files without them. Default

@@ -217,7 +217,7 @@ func (x *Index) openQ4Rows() error {
 	if !valid {
 		return x.buildQ4()
 	}
-	x.q4Centre = h.centre
+	x.q4Centre, x.q4Built = h.centre, int(h.built)
 	var bad []int
 	for r := range x.n {
 		if !q4RowOK(x.q4At(r), x.slotAt(r), dims) {
@@ -264,6 +264,7 @@ func (x *Index) buildQ4() error {
 	if err := x.regenQ4(all); err != nil {
 		return err
 	}
+	x.q4Built = live
 	h := q4Header{dims: dims, matrixID: x.matrixID, built: uint64(live), centre: centre}
 	return writeAt(x.q4F, x.q4, h.encode(), 0)
 }
@@ -323,13 +324,14 @@ func (x *Index) usesQ4(n, cands int) bool {
 }
 
 // scanQ4 is the Int8Rescore search of the n rows from first through the
-// 4-bit pass: every row ranked by its q4 row (or, for an unfiltered
-// search of every row of an index with a partition, the rows scanIVF
-// picks), the best QuickCandidates(cands) ranked by their int8 rows
+// 4-bit pass: every row ranked by its q4 row (or, for a search of every
+// row of an index with a partition, the rows scanIVF picks, unless a
+// filtered one (match, the test of its filter on a slot, not nil) would
+// rather scan every row: scanIVF), the best QuickCandidates(cands) ranked by their int8 rows
 // (read by pread) exactly as scanQuant ranks them, the best cands of
 // those returned in no order. keep and the rows it returns count from
 // first. The caller holds mu for reading.
-func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool, filtered bool) ([]vecscan.Hit, error) {
+func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool, match func(slot []byte) bool) ([]vecscan.Hit, error) {
 	dims := x.opts.Dims
 	st := q4Stride(dims)
 	qq := newQ4Query(uq, dims)
@@ -337,9 +339,11 @@ func (x *Index) scanQ4(uq []float32, cands, first, n int, keep func(int) bool, f
 	var rows []vecscan.Hit
 	var steps map[int]float32
 	var err error
-	if x.part != nil && first == 0 && !filtered {
-		rows, steps, err = x.scanIVF(uq, qq, x.QuickCandidates(cands), keep)
-	} else {
+	if x.part != nil && first == 0 {
+		rows, steps, err = x.scanIVF(uq, qq, x.QuickCandidates(cands), cands, keep, match)
+	}
+	if x.part == nil || first > 0 || errors.Is(err, errWiden) {
+		steps, err = nil, nil
 		rows, err = vecscan.ScanFunc(n, x.QuickCandidates(cands), keep, func(lo, hi int, h *vecscan.Heap) {
 			out := make([]float32, scanBlock)
 			floor := h.Floor()

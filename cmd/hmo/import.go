@@ -38,7 +38,9 @@ func newImportCmd(env *env) *cobra.Command {
 		Short: "import records (jsonl, locomo, claude-code, markdown)",
 		Long: `Import records from a file, stdin (-) or, for markdown, an agent's memory directory
 (MEMORY.md, CLAUDE.md, memory/*.md). Every record is checked before any is stored:
-bad input imports nothing.`,
+bad input imports nothing. At 500K records and more, import then builds the vector
+index's partition before it exits (a progress bar on a terminal), so that the
+commands that open the store next search through it.`,
 		Example: `  hmo import notes.jsonl
   hmo export | hmo import - --dir other-store
   hmo import locomo.json --format locomo
@@ -108,6 +110,14 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 		return fmt.Errorf("%s: %d of %d records committed, then: %w", name, committed, len(ins), err)
 	}
 	defer sf.models.settle(ctx, env, e)
+	// What the vector index would build in the background after the next
+	// Open (its partition, at 500K vectors and more) is built now: the
+	// short-lived commands that open the store next stop such a build
+	// at their Close. The records are committed whatever it says.
+	bp := newProgress(env, "vector index")
+	if err := e.FinishBuilds(ctx, func(done, total int64) { bp.update(int(100*done/max(1, total)), 100) }); err != nil {
+		fmt.Fprintf(env.stderr, "hmo import: warning: %s (the records are imported; the index is built in the background by the next long-running process)\n", strings.TrimPrefix(err.Error(), "hmo: "))
+	}
 	if f.asJSON {
 		return writeJSON(env, importResult{Imported: added, Skipped: skipped, IDs: ids})
 	}
