@@ -21,23 +21,37 @@ type queuedText struct {
 
 	applyMu sync.Mutex // held while queued changes are applied, in order
 
-	mu  sync.Mutex // guards the fields below
-	ops []textOp   // queued changes (docs and dels only), oldest first
-	err error      // the failure of a queued change, for the next reader
+	mu      sync.Mutex // guards the fields below
+	ops     []textOp   // queued changes (docs and dels only), oldest first
+	changes int        // documents and deletions in ops
+	err     error      // the failure of a queued change, for the next reader
 }
 
 var _ TextIndex = (*queuedText)(nil)
 
 func newQueuedText(ix TextIndex) *queuedText { return &queuedText{ix: ix} }
 
-// enqueue queues a change (none: nothing to queue).
-func (q *queuedText) enqueue(docs []TextDoc, deletes []uint64) {
+// queuedBound is how many queued documents and deletions make enqueue
+// apply them itself: a process whose questions never read the tiers'
+// indexes (answersNowhere) keeps no unbounded queue.
+const queuedBound = 4096
+
+// enqueue queues a change (none: nothing to queue), or applies the
+// queue with it when it holds queuedBound changes.
+func (q *queuedText) enqueue(docs []TextDoc, deletes []uint64) error {
 	if len(docs) == 0 && len(deletes) == 0 {
-		return
+		return nil
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	q.ops = append(q.ops, textOp{docs: docs, dels: deletes})
+	q.changes += len(docs) + len(deletes)
+	full := q.changes >= queuedBound
+	q.mu.Unlock()
+	if full {
+		_, err := q.settle()
+		return err
+	}
+	return nil
 }
 
 // queued reports whether changes wait to be applied.
@@ -55,7 +69,7 @@ func (q *queuedText) settle() (TextIndex, error) {
 	defer q.applyMu.Unlock()
 	q.mu.Lock()
 	ops, err := q.ops, q.err
-	q.ops, q.err = nil, nil
+	q.ops, q.err, q.changes = nil, nil, 0
 	q.mu.Unlock()
 	for start := 0; start < len(ops) && err == nil; {
 		var docs []TextDoc

@@ -58,7 +58,9 @@ func TestQueuedTextAppliesInOrder(t *testing.T) {
 			if err := want.Apply(docs, dels, 0); err != nil {
 				t.Fatal(err)
 			}
-			q.enqueue(docs, dels)
+			if err := q.enqueue(docs, dels); err != nil {
+				t.Fatal(err)
+			}
 			changes += len(docs) + len(dels)
 		}
 		if q.queued() != (changes > 0) {
@@ -76,5 +78,26 @@ func TestQueuedTextAppliesInOrder(t *testing.T) {
 	}
 	if split == 0 {
 		t.Fatal("no run needed more than one Apply: the test does not exercise the splits")
+	}
+}
+
+// TestQueuedTextIsBounded: a queue that no reader applies is applied by
+// the change that brings it to queuedBound documents and deletions.
+func TestQueuedTextIsBounded(t *testing.T) {
+	ix := &queueProbe{docs: map[uint64]TextDoc{}}
+	q := newQueuedText(ix)
+	for i := range queuedBound - 1 {
+		if err := q.enqueue([]TextDoc{{ID: uint64(i)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !q.queued() || len(ix.docs) != 0 {
+		t.Fatalf("below the bound: queued %v, %d documents applied", q.queued(), len(ix.docs))
+	}
+	if err := q.enqueue(nil, []uint64{0}); err != nil {
+		t.Fatal(err)
+	}
+	if q.queued() || len(ix.docs) != queuedBound-2 {
+		t.Fatalf("at the bound: queued %v, %d documents applied, want %d", q.queued(), len(ix.docs), queuedBound-2)
 	}
 }

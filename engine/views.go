@@ -94,8 +94,7 @@ func (v *view) add(docs []viewDoc) error {
 // when the view queues its changes (queue).
 func (v *view) applyTo(ix TextIndex, docs []TextDoc, dels []uint64) error {
 	if q, ok := ix.(*queuedText); ok && v.queue {
-		q.enqueue(docs, dels)
-		return nil
+		return q.enqueue(docs, dels)
 	}
 	if len(dels) == 0 {
 		return applyParallel(ix, docs, 0)
