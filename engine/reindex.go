@@ -260,8 +260,13 @@ func (e *Engine) reloadTiers() error {
 	if e.tiers == nil {
 		return nil
 	}
+	e.tiers.stopFlusher()
 	e.tiers = nil
-	return e.openTiers()
+	if err := e.openTiers(); err != nil {
+		return err
+	}
+	e.startFlusher()
+	return nil
 }
 
 // catchUp embeds the records that have no staged vector: added after the

@@ -196,6 +196,7 @@ func Open(dir string, opts *Options) (e *Engine, err error) {
 		db.Close()
 		return nil, err
 	}
+	e.startFlusher()
 	if !o.ReadOnly {
 		e.removeStaleVectorDirs()
 	}
@@ -343,6 +344,7 @@ func (e *Engine) Close() error {
 	e.stopEnricher()
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
+	e.tiers.stopFlusher() // its last flush committed: the one below writes the rest
 	if e.opts.ReadOnly {
 		return errors.Join(e.closeIndexes(), e.db.Close())
 	}

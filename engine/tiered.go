@@ -33,6 +33,12 @@ type tierState struct {
 	stats    TierStats
 	counted  bool       // stats changed since the last flush
 	batch    *moveBatch // non-nil while admit defers the views' changes
+
+	// flushMu is held while a flush takes its snapshot and writes it, so
+	// that flushes commit in the order of their snapshots. Taken after mu
+	// when both are held.
+	flushMu sync.Mutex
+	flusher *flusher // nil until startFlusher, and in a read-only open
 }
 
 // moveBatch collects the tier moves of one admitted batch, so that each
@@ -77,8 +83,10 @@ func (e *Engine) openTiers() error {
 		}
 	}
 	// Tier 2's lexical index, which also holds Tier 1, is filled at the
-	// first query that Tier 1 does not answer.
-	ts.views[2].text = newLazyText(ts.views[2].text)
+	// first query that Tier 1 does not answer. A recall's access queues
+	// its changes to both indexes for their next reader (queuedText).
+	ts.views[1].text = newQueuedText(ts.views[1].text)
+	ts.views[2].text = newQueuedText(newLazyText(ts.views[2].text))
 	ts.views[1].also = ts.views[2].text
 	e.tiers = ts
 	return e.db.View(func(tx *bolt.Tx) error { return e.restoreTiers(tx) })
@@ -136,7 +144,7 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 		}
 		recs, ids = append(recs, &docs[i].rec), append(ids, docs[i].rec.ID)
 	}
-	ts.views[2].text.(*lazyText).applyLater(ids, func() (out []TextDoc, err error) {
+	ts.lazy().applyLater(ids, func() (out []TextDoc, err error) {
 		err = e.db.View(func(tx *bolt.Tx) error {
 			out = make([]TextDoc, len(recs))
 			get := e.preadRecords(tx)
@@ -309,6 +317,14 @@ func (e *Engine) admit(ids []uint64, bulk bool) error {
 	}
 	return e.flushTiers()
 }
+
+// queuedIndex returns the lexical index of tier t's view (1 or 2).
+func (ts *tierState) queuedIndex(t int) *queuedText { return ts.views[t].text.(*queuedText) }
+
+// lazy returns Tier 2's lexical index behind its queue. Its pending
+// changes and its fill are its own; changes still queued in front of it
+// are not.
+func (ts *tierState) lazy() *lazyText { return ts.queuedIndex(2).ix.(*lazyText) }
 
 // activeTier reports whether t is a tier held in RAM (1 or 2), with a
 // view.
@@ -514,74 +530,142 @@ func (e *Engine) applyKnown(rd *txReaders, moves []tiers.Move, known *knownDoc) 
 	return nil
 }
 
-// flushTiers writes the dirty tier entries and record headers. ts.mu is
-// held.
+// flushTiers writes the dirty tier entries and record headers now, after
+// any write the flusher has in progress. ts.mu is held.
 func (e *Engine) flushTiers() error {
 	ts := e.tiers
-	if e.opts.ReadOnly {
+	if e.opts.ReadOnly || !ts.flushDue() {
 		return nil // accesses of a read-only open stay in memory
 	}
-	if len(ts.dirty) == 0 && !ts.counted {
-		return nil
-	}
-	// In key order: each leaf page is visited while it is in cache (a
-	// bulk import flushes thousands at once).
-	ids := slices.Sorted(maps.Keys(ts.dirty))
-	err := e.db.Update(func(tx *bolt.Tx) error {
-		for _, id := range ids {
-			if err := e.persistEntry(tx, id); err != nil {
-				return err
-			}
-		}
-		st, err := json.Marshal(ts.stats)
-		if err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketMeta).Put(metaTierStats, st); err != nil {
-			return err
-		}
-		return e.putPersona(tx)
-	})
+	ts.flushMu.Lock()
+	snap, err := ts.snapshot()
 	if err == nil {
-		clear(ts.dirty)
-		clear(ts.accessed)
-		ts.counted = false
+		err = e.writeTiers(snap)
 	}
+	ts.flushMu.Unlock()
+	ts.flushed(snap, err)
 	return err
 }
 
-// persistEntry writes the header of a dirty record. An active record's
-// header lives in the active bucket only (the record is not rewritten on
-// every access: reads overlay it); a record leaving the active tiers gets
-// its header written back into the record.
-func (e *Engine) persistEntry(tx *bolt.Tx, id uint64) error {
-	en, active := e.tiers.mgr.Entry(id)
-	ab, rb, key := tx.Bucket(bucketActive), tx.Bucket(bucketRecords), u64key(id)
-	stored := rb.Get(key)
-	if stored == nil {
-		e.tiers.mgr.Forget(id)
-		return ab.Delete(key)
+// flushDue reports whether anything is to be written. ts.mu is held.
+func (ts *tierState) flushDue() bool { return len(ts.dirty) > 0 || ts.counted }
+
+// tierSnapshot is what one flush writes: the dirty records' tier entries
+// or archive headers as they were when it was taken, and the counters
+// and persona.
+type tierSnapshot struct {
+	ids     []uint64
+	entries [][]byte          // encoded tier entry of ids[i]; nil when it is in the archive
+	headers map[uint64]Header // the header kept in memory of an archived one (ts.accessed); none: the stored one
+	stats   []byte
+	persona []byte
+	gone    []uint64 // records found deleted when written: the manager forgets them
+}
+
+// snapshot takes what is dirty and marks it clean: an access after it
+// makes its record dirty again. The archive headers stay in ts.accessed
+// (reads overlay them) until the write is committed (flushed). ts.mu
+// and ts.flushMu are held.
+func (ts *tierState) snapshot() (*tierSnapshot, error) {
+	// In key order: each leaf page is visited while it is in cache (a
+	// bulk import flushes thousands at once).
+	snap := &tierSnapshot{ids: slices.Sorted(maps.Keys(ts.dirty)), headers: map[uint64]Header{}}
+	snap.entries = make([][]byte, len(snap.ids))
+	for i, id := range snap.ids {
+		if en, active := ts.mgr.Entry(id); active {
+			snap.entries[i] = encodeEntry(&en)
+		} else if h, ok := ts.accessed[id]; ok {
+			snap.headers[id] = h
+		}
 	}
-	if active {
-		return ab.Put(key, encodeEntry(&en))
+	var err error
+	if snap.stats, err = json.Marshal(ts.stats); err != nil {
+		return nil, err
 	}
-	h, ok := e.tiers.archived(id)
-	if !ok {
-		// No header kept in memory: the stored one, in the archive.
-		var err error
-		if h, err = recordHeader(stored); err != nil {
+	if snap.persona, err = ts.pers.MarshalBinary(); err != nil {
+		return nil, err
+	}
+	clear(ts.dirty)
+	ts.counted = false
+	return snap, nil
+}
+
+// flushed ends a flush: after a commit, the archive headers written are
+// dropped from memory unless an access changed them since, and records
+// found deleted are forgotten; after a failure, what the snapshot held is
+// dirty again, for the next flush. ts.mu is held.
+func (ts *tierState) flushed(snap *tierSnapshot, err error) {
+	if snap == nil {
+		return
+	}
+	if err != nil {
+		for _, id := range snap.ids {
+			ts.dirty[id] = true
+		}
+		ts.counted = true
+		return
+	}
+	for id, h := range snap.headers {
+		if cur, ok := ts.accessed[id]; ok && cur == h {
+			delete(ts.accessed, id)
+		}
+	}
+	for _, id := range snap.gone {
+		ts.mgr.Forget(id)
+	}
+}
+
+// writeTiers commits a snapshot. An active record's header lives in the
+// active bucket only (the record is not rewritten on every access: reads
+// overlay it); a record leaving the active tiers gets its header written
+// back into the record. It needs neither ts.mu nor wmu: bbolt serialises
+// it with the writers, and ts.flushMu with the other flushes, in the
+// order of their snapshots.
+func (e *Engine) writeTiers(snap *tierSnapshot) error {
+	snap.gone = snap.gone[:0]
+	return e.db.Update(func(tx *bolt.Tx) error {
+		ab, rb := tx.Bucket(bucketActive), tx.Bucket(bucketRecords)
+		for i, id := range snap.ids {
+			key := u64key(id)
+			stored := rb.Get(key)
+			if stored == nil {
+				snap.gone = append(snap.gone, id)
+				if err := ab.Delete(key); err != nil {
+					return err
+				}
+				continue
+			}
+			if snap.entries[i] != nil {
+				if err := ab.Put(key, snap.entries[i]); err != nil {
+					return err
+				}
+				continue
+			}
+			h, ok := snap.headers[id]
+			if !ok {
+				// No header kept in memory: the stored one, in the archive.
+				var err error
+				if h, err = recordHeader(stored); err != nil {
+					return err
+				}
+				h.Tier = TierArchive
+			}
+			b, err := withHeader(stored, h, e.opts.CompressAbove)
+			if err != nil {
+				return err
+			}
+			if err := ab.Delete(key); err != nil {
+				return err
+			}
+			if err := rb.Put(key, b); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketMeta).Put(metaTierStats, snap.stats); err != nil {
 			return err
 		}
-		h.Tier = TierArchive
-	}
-	b, err := withHeader(stored, h, e.opts.CompressAbove)
-	if err != nil {
-		return err
-	}
-	if err := ab.Delete(key); err != nil {
-		return err
-	}
-	return rb.Put(key, b)
+		return tx.Bucket(bucketMeta).Put(metaPersona, snap.persona)
+	})
 }
 
 // flushAccesses writes the access headers kept in memory, so that what
@@ -593,13 +677,6 @@ func (e *Engine) flushAccesses() error {
 	e.tiers.mu.Lock()
 	defer e.tiers.mu.Unlock()
 	return e.flushTiers()
-}
-
-// archived returns the header of a tier-3 record accessed since the last
-// flush. ts.mu is held.
-func (ts *tierState) archived(id uint64) (Header, bool) {
-	h, ok := ts.accessed[id]
-	return h, ok
 }
 
 // evict drops forgotten records from the tiers and views, and reloads the

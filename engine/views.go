@@ -30,6 +30,10 @@ type view struct {
 	// each time the engine's doc cache, which the archive's searches
 	// fill, starts over.
 	docs map[uint64]retrieve.Doc
+	// queue is set while a recall's access changes the view: the changes
+	// to its lexical indexes are queued for their next reader
+	// (queuedText).
+	queue bool
 }
 
 func newView(newText func() (TextIndex, error)) (*view, error) {
@@ -79,11 +83,23 @@ func (v *view) add(docs []viewDoc) error {
 		tds[i] = d.text
 	}
 	for _, ix := range v.indexes() {
-		if err := applyParallel(ix, tds, 0); err != nil {
+		if err := v.applyTo(ix, tds, nil); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// applyTo changes one of the view's lexical indexes: at once, or queued
+// when the view queues its changes (queue).
+func (v *view) applyTo(ix TextIndex, docs []TextDoc, dels []uint64) error {
+	if q, ok := ix.(*queuedText); ok && v.queue {
+		return q.enqueue(docs, dels)
+	}
+	if len(dels) == 0 {
+		return applyParallel(ix, docs, 0)
+	}
+	return ix.Apply(docs, dels, 0)
 }
 
 // put places a record and its vector in the view's rows, not in its
@@ -116,7 +132,7 @@ func (v *view) remove(ids []uint64) error {
 		v.drop(id)
 	}
 	for _, ix := range v.indexes() {
-		if err := ix.Apply(nil, ids, 0); err != nil {
+		if err := v.applyTo(ix, nil, ids); err != nil {
 			return err
 		}
 	}
@@ -180,7 +196,7 @@ func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, 
 	from, to := v.indexes(), dst.indexes()
 	for _, ix := range from {
 		if !slices.Contains(to, ix) {
-			if err := ix.Apply(nil, []uint64{id}, 0); err != nil {
+			if err := v.applyTo(ix, nil, []uint64{id}); err != nil {
 				return true, err
 			}
 		}
@@ -193,7 +209,7 @@ func (v *view) transfer(id uint64, dst *view, doc func(*Record) TextDoc) (bool, 
 	}
 	for _, ix := range to {
 		if !slices.Contains(from, ix) {
-			if err := ix.Apply([]TextDoc{doc(rec)}, nil, 0); err != nil {
+			if err := v.applyTo(ix, []TextDoc{doc(rec)}, nil); err != nil {
 				return true, err
 			}
 		}

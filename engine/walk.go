@@ -183,8 +183,8 @@ func (e *Engine) answersNowhere(q *Query) bool {
 // that unless the tiers hold millions of records and the term is in
 // nearly all of them.
 func (e *Engine) tiersLackTerms(ctx context.Context, q *Query) bool {
-	lazy, ok := e.tiers.views[2].text.(*lazyText)
-	if !ok || lazy.isFilled() || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
+	lazy := e.tiers.lazy()
+	if lazy.isFilled() || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
 		return false
 	}
 	b, ok := e.opts.Sufficiency.(CoverageBound)
@@ -224,7 +224,10 @@ func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) bool 
 	if !ok || b.NeedsCoverage(q, tier) < 1-coverageSlack || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
 		return false
 	}
-	ix := e.tiers.views[tier].text
+	ix, err := e.tiers.queuedIndex(int(tier)).settle()
+	if err != nil {
+		return false
+	}
 	if lazy, ok := ix.(*lazyText); ok {
 		if !lazy.isFilled() {
 			return false
@@ -376,6 +379,17 @@ func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
 func (e *Engine) access(res []Result, readTx int) error {
 	ts := e.tiers
 	now := e.opts.Clock()
+	// The changes to the views' lexical indexes wait for their next
+	// reader (queuedText), which applies those of every access since in
+	// one run.
+	for _, v := range ts.views[1:] {
+		v.queue = true
+	}
+	defer func() {
+		for _, v := range ts.views[1:] {
+			v.queue = false
+		}
+	}()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		same := readTx != 0 && tx.ID() == readTx
 		rd := e.readers(tx)
@@ -390,7 +404,7 @@ func (e *Engine) access(res []Result, readTx int) error {
 		return err
 	}
 	if len(ts.dirty)+len(ts.accessed) >= e.opts.FlushAccesses {
-		return e.flushTiers()
+		return e.flushDueSoon()
 	}
 	return nil
 }
