@@ -293,22 +293,7 @@ func testPostingsList(t *testing.T, gap, lengths uint32) {
 	}
 	for _, from := range []int{0, 1, blockLen - 1, blockLen, blockLen + 1, 1000, p.n - 1, p.n} {
 		for v := uint32(0); v <= 3001*gap; v += 1 + gap*7/3 {
-			want := from
-			for want < p.n && p.doc(want) < v {
-				want++
-			}
-			c := p.start()
-			for c.i < from {
-				p.next(&c)
-			}
-			p.seek(&c, v)
-			wantDoc := uint32(noDoc)
-			if want < p.n {
-				wantDoc = p.doc(want)
-			}
-			if c.i != want || c.doc != wantDoc {
-				t.Fatalf("seek from %d to %d: posting %d of document %d, want %d of %d", from, v, c.i, c.doc, want, wantDoc)
-			}
+			checkSeek(t, p, p.doc, from, v)
 		}
 	}
 	for _, del := range [][]uint32{nil, {0, 1, 2, 500, 501, 2999}, {4000}, evens(3000), evens(100)} {
@@ -447,22 +432,7 @@ func TestPostingsSeekMixedGaps(t *testing.T) {
 			docs := fl[fText].docs
 			for _, from := range []int{0, 1, 7, 8, 9, blockLen - 1, blockLen, 700, p.n - 9, p.n - 1, p.n} {
 				for v := uint32(0); v <= docs[len(docs)-1]+2; v += 1 + uint32(r.IntN(300)) {
-					want := from
-					for want < p.n && docs[want] < v {
-						want++
-					}
-					c := p.start()
-					for c.i < from {
-						p.next(&c)
-					}
-					p.seek(&c, v)
-					wantDoc := uint32(noDoc)
-					if want < p.n {
-						wantDoc = docs[want]
-					}
-					if c.i != want || c.doc != wantDoc {
-						t.Fatalf("seek from %d to %d: posting %d of document %d, want %d of %d", from, v, c.i, c.doc, want, wantDoc)
-					}
+					c, want := checkSeek(t, p, func(i int) uint32 { return docs[i] }, from, v)
 					// The cursor walks on from there as next walks.
 					if want < p.n-1 {
 						if p.next(&c); c.doc != docs[want+1] {
@@ -473,4 +443,28 @@ func TestPostingsSeekMixedGaps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkSeek moves a cursor from posting from, then seeks it to document
+// v, and checks where it stops against a walk of doc (the document of
+// each posting). It returns the cursor and its posting.
+func checkSeek(t *testing.T, p *postings, doc func(int) uint32, from int, v uint32) (cursor, int) {
+	t.Helper()
+	want := from
+	for want < p.n && doc(want) < v {
+		want++
+	}
+	c := p.start()
+	for c.i < from {
+		p.next(&c)
+	}
+	p.seek(&c, v)
+	wantDoc := uint32(noDoc)
+	if want < p.n {
+		wantDoc = doc(want)
+	}
+	if c.i != want || c.doc != wantDoc {
+		t.Fatalf("seek from %d to %d: posting %d of document %d, want %d of %d", from, v, c.i, c.doc, want, wantDoc)
+	}
+	return c, want
 }

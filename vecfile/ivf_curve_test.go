@@ -47,24 +47,12 @@ func TestIVFCurve(t *testing.T) {
 		}
 		return out
 	}
-	var qs []struct {
-		Vec []float32 `json:"vec"`
-	}
-	b, err := os.ReadFile(filepath.Join(work, "queries.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &qs); err != nil {
-		t.Fatal(err)
-	}
+	var qs []peersQuery
+	readPeersJSON(t, work, "queries.json", &qs)
 	var ids []uint64
-	if b, err = os.ReadFile(filepath.Join(work, "hmo-ids.json")); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &ids); err != nil {
-		t.Fatal(err)
-	}
-	if b, err = os.ReadFile(filepath.Join(work, "vectors.f32")); err != nil {
+	readPeersJSON(t, work, "hmo-ids.json", &ids)
+	b, err := os.ReadFile(filepath.Join(work, "vectors.f32"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	dims := len(qs[0].Vec)
@@ -372,16 +360,8 @@ func TestSearchAB(t *testing.T) {
 		}
 		return def
 	}
-	var qs []struct {
-		Vec []float32 `json:"vec"`
-	}
-	b, err := os.ReadFile(filepath.Join(work, "queries.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &qs); err != nil {
-		t.Fatal(err)
-	}
+	var qs []peersQuery
+	readPeersJSON(t, work, "queries.json", &qs)
 	dims := len(qs[0].Vec)
 	xa, err := Open(da, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true})
 	if err != nil {
@@ -449,24 +429,14 @@ func TestInt8ListsAB(t *testing.T) {
 	if da == "" || db == "" || work == "" {
 		t.Skip("HMO_AB_A, HMO_AB_B and HMO_IVF_WORK not set")
 	}
-	var qs []struct {
-		Vec []float32 `json:"vec"`
-	}
-	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join(work, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	if err := json.Unmarshal(read("queries.json"), &qs); err != nil {
-		t.Fatal(err)
-	}
+	var qs []peersQuery
+	readPeersJSON(t, work, "queries.json", &qs)
 	var ids []uint64
-	if err := json.Unmarshal(read("hmo-ids.json"), &ids); err != nil {
+	readPeersJSON(t, work, "hmo-ids.json", &ids)
+	b, err := os.ReadFile(filepath.Join(work, "vectors.f32"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	b := read("vectors.f32")
 	dims := len(qs[0].Vec)
 	vecs := make([]float32, len(b)/4)
 	for i := range vecs {
@@ -629,4 +599,23 @@ func TestInt8ListsAB(t *testing.T) {
 	}
 	slices.Sort(ra)
 	fmt.Printf("ratio median %.3f\n", ra[len(ra)/2])
+}
+
+// peersQuery is a query of a peers benchmark's work directory
+// (queries.json).
+type peersQuery struct {
+	Vec []float32 `json:"vec"`
+}
+
+// readPeersJSON decodes the JSON file name of a peers benchmark's work
+// directory into v.
+func readPeersJSON(t *testing.T, work, name string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(work, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatal(err)
+	}
 }
