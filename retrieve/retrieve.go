@@ -40,6 +40,18 @@ type Query struct {
 	// vec, when set, holds the vector candidates of this Vector, asked
 	// once for all the runs of a multi-part question (runParts).
 	vec *vectorMemo
+	// set is AsksForSet of setText (when setDone), which three stages
+	// ask of Text.
+	set, setDone bool
+	setText      string
+}
+
+// asksForSet is AsksForSet(q.Text), worked out once per text.
+func (q *Query) asksForSet() bool {
+	if !q.setDone || q.setText != q.Text {
+		q.set, q.setDone, q.setText = AsksForSet(q.Text), true, q.Text
+	}
+	return q.set
 }
 
 // vectorMemo is the vector generator's answer for one query vector and
