@@ -223,12 +223,12 @@ func (d *Doc) isQuestion() bool {
 	return IsQuestion(d.Text)
 }
 
-// ownCoverage is OwnCoverage of terms in d's text.
-func (d *Doc) ownCoverage(terms []string) float64 {
+// ownCoverage is OwnCoverage of ts's terms in d's text.
+func (d *Doc) ownCoverage(ts *termSet) float64 {
 	if !d.analysed || d.keys == nil {
-		return OwnCoverage(terms, d.Text)
+		return OwnCoverage(ts.terms, d.Text)
 	}
-	return coverage(terms, d.keys)
+	return ts.coverage(d.keys)
 }
 
 // Source supplies one query's candidates and metadata. The engine
