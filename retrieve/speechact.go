@@ -217,12 +217,6 @@ func OwnCoverage(terms []string, text string) float64 {
 	return share(found, len(terms))
 }
 
-// coverage is OwnCoverage of terms in a text whose content terms have
-// the termKeys keys, none of them 0.
-func coverage(terms []string, keys []uint64) float64 {
-	return newTermSet(terms).coverage(keys)
-}
-
 // termSet is a query's content terms with the termKey of the first 64
 // (0, which matches no key, for a term without one): the coverage of
 // every candidate reads the keys worked out once.
@@ -239,7 +233,8 @@ func newTermSet(terms []string) *termSet {
 	return ts
 }
 
-// coverage is coverage(ts.terms, keys).
+// coverage is OwnCoverage of ts's terms in a text whose content terms
+// have the termKeys keys, none of them 0.
 func (ts *termSet) coverage(keys []uint64) float64 {
 	if len(ts.terms) == 0 {
 		return 0
