@@ -133,15 +133,14 @@ func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool)
 	docs:
 		for i := range list.posts {
 			p := &list.posts[i]
-			d := m.slots[p.slot]
-			if p.tf[fText] == 0 || !keep(d.meta.ID) {
+			if p.tf[fText] == 0 || !keep(p.doc.meta.ID) {
 				continue
 			}
 			for j, t := range ps {
 				if j == rarest {
 					continue
 				}
-				if o := t.post(d); o == nil || o.tf[fText] == 0 {
+				if o := t.post(p.doc); o == nil || o.tf[fText] == 0 {
 					continue docs
 				}
 			}

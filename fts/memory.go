@@ -26,15 +26,11 @@ type Memory struct {
 	scoring  Scoring
 	cache    *Analysed // shared with other indexes; nil for none
 
-	mu       sync.RWMutex // guards the fields below
-	postings map[string]*memTerm
-	docs     map[uint64]*memDoc
-	slots    []*memDoc // dense places of the documents, nil where free
-	// lens are the field lengths of the document in each slot
-	// (memDoc.n): a search reads them by the posting's slot, from one
-	// dense array rather than from each document.
-	lens      [][nFields]int32
-	free      []int // free places in slots
+	mu        sync.RWMutex // guards the fields below
+	postings  map[string]*memTerm
+	docs      map[uint64]*memDoc
+	slots     []*memDoc // dense places of the documents, nil where free
+	free      []int     // free places in slots
 	totalLen  [nFields]int
 	watermark uint64
 	terms     uint64 // memTerms made so far: the next one's number
@@ -119,13 +115,9 @@ func (t *memTerm) post(d *memDoc) *memPost {
 	return &ref.ps.posts[ref.i]
 }
 
-// memPost is one document's frequencies of a term. It holds the
-// document's slot (Memory.slots, Memory.lens), not a pointer: the lists
-// are the bulk of a tier's index, and without pointers the collector
-// does not scan them.
 type memPost struct {
-	slot int32
-	tf   [nFields]int32
+	doc *memDoc
+	tf  [nFields]int32
 }
 
 // add appends d's posting of the term; the caller records where (the
@@ -136,7 +128,7 @@ func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
 		ps = &memPosts{t: t}
 		t.scopes[d.meta.Scope] = ps
 	}
-	ps.posts = append(ps.posts, memPost{slot: int32(d.slot), tf: *tf})
+	ps.posts = append(ps.posts, memPost{doc: d, tf: *tf})
 	t.n++
 	for f := range nFields {
 		if tf[f] > 0 {
@@ -147,9 +139,8 @@ func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
 }
 
 // remove drops d's posting at ref (the last one of the list takes its
-// place; slots are the index's documents by slot); it reports whether
-// none is left.
-func (t *memTerm) remove(d *memDoc, ref *memRef, slots []*memDoc) bool {
+// place); it reports whether none is left.
+func (t *memTerm) remove(d *memDoc, ref *memRef) bool {
 	ps, i := ref.ps, ref.i
 	for f := range nFields {
 		if ps.posts[i].tf[f] > 0 {
@@ -159,7 +150,7 @@ func (t *memTerm) remove(d *memDoc, ref *memRef, slots []*memDoc) bool {
 	last := len(ps.posts) - 1
 	if i != last {
 		ps.posts[i] = ps.posts[last]
-		moved := slots[ps.posts[i].slot]
+		moved := ps.posts[i].doc
 		moved.refs[moved.ref(t)].i = i
 	}
 	ps.posts[last] = memPost{}
@@ -212,18 +203,6 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 		d.Text, d.Context, d.Role = "", "", ""
 		an := analysed[i]
 		md := &memDoc{meta: d, refs: make([]memRef, 0, len(an.tf)), n: an.lens}
-		// Its slot first: its postings hold it.
-		if n := len(m.free); n > 0 {
-			md.slot, m.free = m.free[n-1], m.free[:n-1]
-			m.slots[md.slot] = md
-		} else {
-			md.slot = len(m.slots)
-			m.slots = append(m.slots, md)
-			m.lens = append(m.lens, [nFields]int32{})
-		}
-		for f := range nFields {
-			m.lens[md.slot][f] = int32(an.lens[f])
-		}
 		for k := range an.tf {
 			t := an.term(k)
 			p := m.postings[t]
@@ -238,6 +217,13 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 			md.refs = append(md.refs, p.add(md, &an.tf[k]))
 		}
 		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.num, b.num) })
+		if n := len(m.free); n > 0 {
+			md.slot, m.free = m.free[n-1], m.free[:n-1]
+			m.slots[md.slot] = md
+		} else {
+			md.slot = len(m.slots)
+			m.slots = append(m.slots, md)
+		}
 		m.docs[d.ID] = md
 		for f := range nFields {
 			m.totalLen[f] += analysed[i].lens[f]
@@ -394,7 +380,7 @@ func (m *Memory) remove(id uint64) {
 		return
 	}
 	for i := range d.refs {
-		if t := d.refs[i].ps.t; t.remove(d, &d.refs[i], m.slots) {
+		if t := d.refs[i].ps.t; t.remove(d, &d.refs[i]) {
 			delete(m.postings, t.word)
 		}
 	}
@@ -402,7 +388,6 @@ func (m *Memory) remove(id uint64) {
 		m.totalLen[f] -= d.n[f]
 	}
 	m.slots[d.slot] = nil
-	m.lens[d.slot] = [nFields]int32{}
 	m.free = append(m.free, d.slot)
 	delete(m.docs, id)
 }
@@ -514,7 +499,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
 	at := slices.Grow(sb.at[:0], len(m.slots))[:len(m.slots)]
 	clear(at)
-	sc := newMemScorer(&m.scoring, &st, m.lens)
+	sc := newMemScorer(&m.scoring, &st)
 	add := sc.score
 	closed, high := false, 0.0 // closed: no new document can make the top k; high: the best score so far
 	for _, wd := range words {
@@ -548,7 +533,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 		for _, ps := range lists {
 			for i := range ps.posts {
 				post := &ps.posts[i]
-				slot := post.slot
+				slot := post.doc.slot
 				if at[slot] < 0 {
 					continue
 				}
@@ -557,7 +542,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				if !ok && closed {
 					continue
 				}
-				if !ok && match && !memMatch(&m.slots[slot].meta, f) {
+				if !ok && match && !memMatch(&post.doc.meta, f) {
 					at[slot] = -1
 					continue
 				}
@@ -568,8 +553,8 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				if !ok {
 					j = len(acc)
 					at[slot] = int32(j + 1)
-					acc = append(acc, scoredDoc{doc: m.slots[slot].meta.ID})
-					accSlot = append(accSlot, int(slot))
+					acc = append(acc, scoredDoc{doc: post.doc.meta.ID})
+					accSlot = append(accSlot, slot)
 					has = append(has, 0)
 					if keep {
 						txt = append(txt, 0)
@@ -668,11 +653,10 @@ type memScorer struct {
 	k1, b float64
 	w     [nFields]float64
 	avg   [nFields]float64
-	lens  [][nFields]int32 // the documents' field lengths by slot (Memory.lens)
 }
 
-func newMemScorer(s *Scoring, st *fieldStats, lens [][nFields]int32) *memScorer {
-	sc := &memScorer{k1: s.K1, b: s.B, w: s.weights(), lens: lens}
+func newMemScorer(s *Scoring, st *fieldStats) *memScorer {
+	sc := &memScorer{k1: s.K1, b: s.B, w: s.weights()}
 	for f := range nFields {
 		sc.avg[f] = st.avg(f)
 	}
@@ -690,7 +674,7 @@ func (sc *memScorer) score(idf float64, post *memPost) float64 {
 		}
 		norm := 1.0
 		if avg := sc.avg[f]; avg > 0 {
-			norm = 1 - sc.b + sc.b*float64(sc.lens[post.slot][f])/avg
+			norm = 1 - sc.b + sc.b*float64(post.doc.n[f])/avg
 		}
 		t += sc.w[f] * tf / norm
 	}

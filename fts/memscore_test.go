@@ -25,18 +25,18 @@ func TestMemScorerIsTermScore(t *testing.T) {
 				st.total[f] = float64(r.IntN(200000))
 			}
 		}
-		lens := make([][nFields]int32, 3)
-		post := &memPost{slot: int32(r.IntN(len(lens)))}
+		d := &memDoc{}
+		post := &memPost{doc: d}
 		var tf, dl [nFields]float64
 		for f := range nFields {
 			if r.IntN(3) > 0 {
 				post.tf[f] = int32(r.IntN(6))
 			}
-			lens[post.slot][f] = int32(r.IntN(80))
-			tf[f], dl[f] = float64(post.tf[f]), float64(lens[post.slot][f])
+			d.n[f] = r.IntN(80)
+			tf[f], dl[f] = float64(post.tf[f]), float64(d.n[f])
 		}
 		idf := 10 * r.Float64()
-		got := newMemScorer(&s, &st, lens).score(idf, post)
+		got := newMemScorer(&s, &st).score(idf, post)
 		want := s.termScore(idf, &st, &tf, &dl)
 		if math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("case %d: score %v, termScore %v (%+v, %+v, tf %v, dl %v)", i, got, want, s, st, tf, dl)
