@@ -316,16 +316,15 @@ func kth(acc []scoredDoc, k int, buf []float64) (float64, []float64) {
 	return h[0], h
 }
 
-// best returns the k best of acc (k < len(acc)), in no order: a heap
-// whose root is the worst kept (worse).
-func best(acc []scoredDoc, k int) []scoredDoc {
-	top := make([]scoredDoc, 0, k)
-	less := func(i, j int) bool { return worse(top[i], top[j]) }
+// best appends to top the places in acc of its k best (k < len(acc)),
+// in no order: a heap whose root is the worst kept (worse).
+func best(acc []scoredDoc, k int, top []int32) []int32 {
+	less := func(i, j int) bool { return worse(acc[top[i]], acc[top[j]]) }
 	swap := func(i, j int) { top[i], top[j] = top[j], top[i] }
-	for _, c := range acc {
+	for c := range acc {
 		switch {
 		case len(top) < k:
-			top = append(top, c)
+			top = append(top, int32(c))
 			for i := len(top) - 1; i > 0; {
 				p := (i - 1) / 2
 				if !less(i, p) {
@@ -334,8 +333,8 @@ func best(acc []scoredDoc, k int) []scoredDoc {
 				swap(i, p)
 				i = p
 			}
-		case worse(top[0], c):
-			top[0] = c
+		case worse(acc[top[0]], acc[c]):
+			top[0] = int32(c)
 			siftDown(len(top), less, swap)
 		}
 	}
@@ -418,8 +417,11 @@ type memSearchBufs struct {
 	acc     []scoredDoc
 	accSlot []int
 	has     []uint64
+	txt     []uint64
+	part    []float64
 	at      []int32
 	kbuf    []float64
+	top     []int32
 }
 
 var memSearchPool = sync.Pool{New: func() any { return new(memSearchBufs) }}
@@ -475,9 +477,22 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// has: per document scored, the words (by q) it holds, when there are
 	// at most 64 of them; the final sums look up only those.
 	has := sb.has[:0]
-	mark := func(j, q int) {
+	// With at most 64 words, each document scored also keeps each word's
+	// score (part[j*nw+q]) and, in txt, whether the word is in its text
+	// field: the final sums read them instead of looking the postings up
+	// again. The values are add's, so the sums are the same to the bit.
+	nw := len(words)
+	keep := nw <= 64
+	txt, part := sb.txt[:0], sb.part[:0]
+	mark := func(j, q int, s float64, post *memPost) {
 		if q < 64 {
 			has[j] |= 1 << q
+		}
+		if keep {
+			part[j*nw+q] = s
+			if post.tf[fText] > 0 {
+				txt[j] |= 1 << q
+			}
 		}
 	}
 	kbuf := sb.kbuf[:0]
@@ -506,9 +521,10 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			if n > probeFactor*len(acc) {
 				for i := range acc {
 					if post := wd.p.post(m.slots[accSlot[i]]); post != nil {
-						acc[i].score += add(wd.w, post)
+						s := add(wd.w, post)
+						acc[i].score += s
 						high = max(high, acc[i].score)
-						mark(i, wd.q)
+						mark(i, wd.q, s, post)
 					}
 				}
 				continue
@@ -540,36 +556,57 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 					acc = append(acc, scoredDoc{doc: post.doc.meta.ID})
 					accSlot = append(accSlot, slot)
 					has = append(has, 0)
+					if keep {
+						txt = append(txt, 0)
+						part = slices.Grow(part, nw)[:len(part)+nw] // no need to clear: has says what is set
+					}
 				}
 				acc[j].score += s
 				high = max(high, acc[j].score)
-				mark(j, wd.q)
+				mark(j, wd.q, s, post)
 			}
 		}
 	}
-	// Back to the pool as grown (the deferred Put runs after the last use).
-	sb.acc, sb.accSlot, sb.has, sb.at, sb.kbuf = acc[:0], accSlot[:0], has[:0], at[:0], kbuf[:0]
+	// The k best (rather than sorting every match), by their place in acc.
+	top := sb.top[:0]
 	if len(acc) > k {
-		acc = best(acc, k) // rather than sorting every match
+		top = best(acc, k, top)
+	} else {
+		for j := range acc {
+			top = append(top, int32(j))
+		}
 	}
 	// The scores and coverage of the k best, summed in the question's
 	// order as Index sums them.
-	hits := make([]engine.TextHit, 0, len(acc))
-	for _, c := range acc {
-		h := engine.TextHit{ID: c.doc}
-		d := m.docs[c.doc]
-		held := has[at[d.slot]-1]
-		for _, wd := range inOrder {
-			if wd.q < 64 && held&(1<<wd.q) == 0 {
-				continue
+	hits := make([]engine.TextHit, 0, len(top))
+	for _, j := range top {
+		h := engine.TextHit{ID: acc[j].doc}
+		held := has[j]
+		if keep {
+			row, in := part[int(j)*nw:int(j)*nw+nw], txt[j]
+			for _, wd := range inOrder {
+				if held&(1<<wd.q) == 0 {
+					continue
+				}
+				h.Score += row[wd.q]
+				if in&(1<<wd.q) != 0 {
+					h.Coverage += wd.w
+				}
 			}
-			post := wd.p.post(d)
-			if post == nil {
-				continue
-			}
-			h.Score += add(wd.w, post)
-			if post.tf[fText] > 0 {
-				h.Coverage += wd.w
+		} else {
+			d := m.slots[accSlot[j]]
+			for _, wd := range inOrder {
+				if wd.q < 64 && held&(1<<wd.q) == 0 {
+					continue
+				}
+				post := wd.p.post(d)
+				if post == nil {
+					continue
+				}
+				h.Score += add(wd.w, post)
+				if post.tf[fText] > 0 {
+					h.Coverage += wd.w
+				}
 			}
 		}
 		if idfSum > 0 {
@@ -577,6 +614,9 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 		}
 		hits = append(hits, h)
 	}
+	// Back to the pool as grown (the deferred Put runs after the last use).
+	sb.acc, sb.accSlot, sb.has, sb.at, sb.kbuf = acc[:0], accSlot[:0], has[:0], at[:0], kbuf[:0]
+	sb.txt, sb.part, sb.top = txt[:0], part[:0], top[:0]
 	sortHits(hits)
 	return hits, nil
 }

@@ -365,3 +365,49 @@ func TestMemoryChurnMatchesFresh(t *testing.T) {
 		}
 	}
 }
+
+// A question of many words (more than the 64 a Memory search keeps each
+// word's score for, and fewer) scores and covers each of the best
+// documents as Index does.
+func TestMemoryManyWordsAgreeWithIndex(t *testing.T) {
+	docs, _ := memoryDocs(2000)
+	mem, err := fts.NewMemory("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	disk, err := fts.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer disk.Close()
+	if err := disk.Apply(docs, nil, 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, n := range []int{1, 30, 64, 65, 90} {
+		q := ""
+		for i := range n {
+			q += fmt.Sprintf("w%d ", 2+i*3) // common and rare words of the zipf vocabulary
+		}
+		got, err := mem.Search(ctx, q, 50, engine.TextFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := disk.Search(ctx, q, 50, engine.TextFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || len(got) == 0 {
+			t.Fatalf("%d words: %d hits, Index %d", n, len(got), len(want))
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if g.ID != w.ID || math.Abs(g.Score-w.Score) > 1e-9*w.Score || math.Abs(g.Coverage-w.Coverage) > 1e-9 {
+				t.Errorf("%d words, hit %d: Memory %+v, Index %+v", n, i, g, w)
+			}
+		}
+	}
+}

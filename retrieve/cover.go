@@ -149,7 +149,7 @@ func isPlural(w string) bool {
 // several sessions, and pooling a session's best score over its other
 // turns would fill the top with the one session that matches best.
 func (p *Pipeline) skipsSessionPrior(q *Query) bool {
-	return p.o.Stages.Has(StageCover) && AsksForSet(q.Text)
+	return p.o.Stages.Has(StageCover) && q.asksForSet()
 }
 
 // coverSessions is the cover stage's selection. For a question asking
@@ -162,7 +162,7 @@ func (p *Pipeline) skipsSessionPrior(q *Query) bool {
 // cands must be sorted best first; they stay sorted (scores of moved
 // turns are lowered just below the window's last).
 func coverSessions(o *CoverOptions, q *Query, cands []Candidate, src Source) error {
-	if len(cands) <= o.Window || !AsksForSet(q.Text) {
+	if len(cands) <= o.Window || !q.asksForSet() {
 		return nil
 	}
 	if err := loadMissingDocs(cands, src); err != nil {

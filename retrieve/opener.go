@@ -29,7 +29,7 @@ const DefaultOpenerWeight = 0.05
 // both halves of the file). cands must be sorted best first; they stay
 // sorted.
 func openerPrior(w float64, q *Query, cands []Candidate, src Source) error {
-	if w <= 0 || len(cands) == 0 || cands[0].Score <= 0 || !AsksForSet(q.Text) {
+	if w <= 0 || len(cands) == 0 || cands[0].Score <= 0 || !q.asksForSet() {
 		return nil
 	}
 	if err := loadMissingDocs(cands, src); err != nil {

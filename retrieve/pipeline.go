@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 )
 
@@ -379,12 +378,26 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 // selectBest orders candidates best first; equal scores put the higher
 // (newer) id first.
 func selectBest(c []Candidate) {
-	sort.Slice(c, func(i, j int) bool {
-		if c[i].Score != c[j].Score {
-			return c[i].Score > c[j].Score
+	// slices.SortFunc runs sort.Slice's algorithm (both are generated
+	// from one template) without reflection; cmp is the order "less"
+	// gives, so even a NaN score sorts as it did with sort.Slice.
+	slices.SortFunc(c, func(a, b Candidate) int {
+		switch {
+		case betterCand(&a, &b):
+			return -1
+		case betterCand(&b, &a):
+			return 1
 		}
-		return c[i].ID > c[j].ID
+		return 0
 	})
+}
+
+// betterCand is selectBest's order: a higher score, then a higher id.
+func betterCand(a, b *Candidate) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.ID > b.ID
 }
 
 // loadDocs attaches each candidate's metadata.

@@ -3,6 +3,7 @@ package retrieve
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -130,8 +131,8 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return m
 	}
 	ma, mb := max1(a), max1(b)
-	idx := map[uint64]int{}
-	var out []Hit
+	idx := make(map[uint64]int, len(a)+len(b))
+	out := make([]Hit, 0, len(a)+len(b))
 	for _, h := range a {
 		idx[h.ID] = len(out)
 		out = append(out, Hit{ID: h.ID, Score: (1 - w) * h.Score / ma, Coverage: h.Coverage})
@@ -145,6 +146,16 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		}
 		out[i].Score += w * h.Score / mb
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	// sort.SliceStable's algorithm without reflection (the same stable
+	// order, NaN included: cmp is the order "less" gives).
+	slices.SortStableFunc(out, func(x, y Hit) int {
+		switch {
+		case x.Score > y.Score:
+			return -1
+		case y.Score > x.Score:
+			return 1
+		}
+		return 0
+	})
 	return out
 }

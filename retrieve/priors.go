@@ -106,18 +106,29 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 func sessionPrior(cands []Candidate, w float64) {
 	// Keyed by the pair, not a joined string: no allocation a candidate
 	// (labels hold no NUL, so the two are the same key).
+	// Each candidate's session is looked up once: at[i] is its place in
+	// best, -1 for none.
 	type session struct{ scope, name string }
-	best := map[session]float64{}
-	key := func(d *Doc) session { return session{d.Scope, d.Session} }
+	place := make(map[session]int32, len(cands))
+	best := make([]float64, 0, len(cands))
+	at := make([]int32, len(cands))
 	for i := range cands {
+		at[i] = -1
 		if d := cands[i].doc; d != nil && d.Session != "" {
-			k := key(d)
-			best[k] = max(best[k], cands[i].Score)
+			k := session{d.Scope, d.Session}
+			j, ok := place[k]
+			if !ok {
+				j = int32(len(best))
+				place[k] = j
+				best = append(best, 0) // max(0, score), as a missing key read 0
+			}
+			best[j] = max(best[j], cands[i].Score)
+			at[i] = j
 		}
 	}
-	for i := range cands {
-		if d := cands[i].doc; d != nil && d.Session != "" {
-			cands[i].Score += w * best[key(d)]
+	for i, j := range at {
+		if j >= 0 {
+			cands[i].Score += w * best[j]
 		}
 	}
 }

@@ -71,7 +71,8 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	for i := range cands {
 		idx[cands[i].ID] = i
 	}
-	own := func(i int) float64 { return cands[i].doc.ownCoverage(terms) }
+	ts := newTermSet(terms)
+	own := func(i int) float64 { return cands[i].doc.ownCoverage(ts) }
 	type edge struct{ reply, turn int }
 	var edges []edge
 	for i := range cands {

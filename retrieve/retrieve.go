@@ -40,6 +40,18 @@ type Query struct {
 	// vec, when set, holds the vector candidates of this Vector, asked
 	// once for all the runs of a multi-part question (runParts).
 	vec *vectorMemo
+	// set is AsksForSet of setText (when setDone), which three stages
+	// ask of Text.
+	set, setDone bool
+	setText      string
+}
+
+// asksForSet is AsksForSet(q.Text), worked out once per text.
+func (q *Query) asksForSet() bool {
+	if !q.setDone || q.setText != q.Text {
+		q.set, q.setDone, q.setText = AsksForSet(q.Text), true, q.Text
+	}
+	return q.set
 }
 
 // vectorMemo is the vector generator's answer for one query vector and
@@ -211,12 +223,12 @@ func (d *Doc) isQuestion() bool {
 	return IsQuestion(d.Text)
 }
 
-// ownCoverage is OwnCoverage of terms in d's text.
-func (d *Doc) ownCoverage(terms []string) float64 {
+// ownCoverage is OwnCoverage of ts's terms in d's text.
+func (d *Doc) ownCoverage(ts *termSet) float64 {
 	if !d.analysed || d.keys == nil {
-		return OwnCoverage(terms, d.Text)
+		return OwnCoverage(ts.terms, d.Text)
 	}
-	return coverage(terms, d.keys)
+	return ts.coverage(d.keys)
 }
 
 // Source supplies one query's candidates and metadata. The engine

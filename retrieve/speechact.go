@@ -25,7 +25,7 @@ const DefaultContextWeight = 0.5
 // is added as a candidate if it was not one). Questions are told apart by
 // IsQuestion on the record's own text.
 func speechActPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
-	terms := ContentTerms(q.Text)
+	terms := newTermSet(ContentTerms(q.Text))
 	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
 		if !d.isQuestion() {
 			return false, false
@@ -40,8 +40,8 @@ func speechActPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candi
 // gets its score if it had less. Statements that hold the query's terms
 // thus rank above the replies that merely follow them.
 func contextPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
-	terms := ContentTerms(q.Text)
-	if len(terms) == 0 {
+	terms := newTermSet(ContentTerms(q.Text))
+	if len(terms.terms) == 0 {
 		return cands, nil
 	}
 	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
@@ -220,26 +220,37 @@ func OwnCoverage(terms []string, text string) float64 {
 	return share(found, len(terms))
 }
 
-// coverage is OwnCoverage of terms in a text whose content terms have
-// the termKeys keys, none of them 0.
-func coverage(terms []string, keys []uint64) float64 {
-	if len(terms) == 0 {
-		return 0
+// termSet is a query's content terms with the termKey of the first 64
+// (0, which matches no key, for a term without one): the coverage of
+// every candidate reads the keys worked out once.
+type termSet struct {
+	terms []string
+	want  []uint64
+}
+
+func newTermSet(terms []string) *termSet {
+	ts := &termSet{terms: terms, want: make([]uint64, min(len(terms), 64))}
+	for i := range ts.want {
+		ts.want[i] = termKey(terms[i])
 	}
-	var want [64]uint64 // termKey of the first 64 terms; 0 matches no key
-	n := min(len(terms), 64)
-	for i, t := range terms[:n] {
-		want[i] = termKey(t)
+	return ts
+}
+
+// coverage is OwnCoverage of ts's terms in a text whose content terms
+// have the termKeys keys, none of them 0.
+func (ts *termSet) coverage(keys []uint64) float64 {
+	if len(ts.terms) == 0 {
+		return 0
 	}
 	var found uint64
 	for _, k := range keys {
-		for i, w := range want[:n] {
+		for i, w := range ts.want {
 			if w == k {
 				found |= 1 << i
 			}
 		}
 	}
-	return share(found, len(terms))
+	return share(found, len(ts.terms))
 }
 
 // termKey packs a term of 1 to 7 bytes and its length into a number,
