@@ -126,7 +126,11 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if tier == 2 && e.tiersLackTerms(ctx, q) {
 		return nil, false, nil // hopeless, and Tier 2's index left unfilled
 	}
-	if e.tierLacksTerms(ctx, q, tier) {
+	lacks, err := e.tierLacksTerms(ctx, q, tier)
+	if err != nil {
+		return nil, false, err
+	}
+	if lacks {
 		return nil, false, nil // hopeless, and neither searched nor scanned
 	}
 	t, err := ts.views[tier].searchText(ctx, q, c)
@@ -218,28 +222,30 @@ func (e *Engine) tiersLackTerms(ctx context.Context, q *Query) bool {
 // document lacking a term is below 1 (the caveat of tiersLackTerms
 // applies). An index that cannot tell (no TermHolder, Tier 2's not filled
 // yet: tiersLackTerms asks the archive then), a decomposed question, the
-// tiers holding every record or an error say no. ts.mu is held.
-func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) bool {
+// tiers holding every record or an error of the test say no. The error
+// is that of a queued change to the index failing when applied (settle
+// reports it once): the recall reports it. ts.mu is held.
+func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) (bool, error) {
 	b, ok := e.opts.Sufficiency.(CoverageBound)
 	if !ok || b.NeedsCoverage(q, tier) < 1-coverageSlack || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
-		return false
+		return false, nil
 	}
 	ix, err := e.tiers.queuedIndex(int(tier)).settle()
 	if err != nil {
-		return false
+		return false, err
 	}
 	if lazy, ok := ix.(*lazyText); ok {
 		if !lazy.isFilled() {
-			return false
+			return false, nil
 		}
 		ix = lazy.ix
 	}
 	h, ok := ix.(TermHolder)
 	if !ok {
-		return false
+		return false, nil
 	}
 	held, err := h.HoldsAll(ctx, q.Text, func(uint64) bool { return true })
-	return err == nil && !held
+	return err == nil && !held, nil
 }
 
 // tiersHoldAll reports that Tiers 1 and 2 hold every record.
