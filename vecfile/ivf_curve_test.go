@@ -47,27 +47,8 @@ func TestIVFCurve(t *testing.T) {
 		}
 		return out
 	}
-	var qs []peersQuery
-	readPeersJSON(t, work, "queries.json", &qs)
-	var ids []uint64
-	readPeersJSON(t, work, "hmo-ids.json", &ids)
-	b, err := os.ReadFile(filepath.Join(work, "vectors.f32"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs, vecs, pos := readPeersWork(t, work)
 	dims := len(qs[0].Vec)
-	vecs := make([]float32, len(b)/4)
-	for i := range vecs {
-		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	b = nil
-	for r := 0; r < len(vecs)/dims; r++ {
-		unitInPlace(vecs[r*dims : (r+1)*dims])
-	}
-	pos := make(map[uint64]int, len(ids))
-	for p, id := range ids {
-		pos[id] = p
-	}
 	truth := make([][]int, len(qs))
 	for i := range qs {
 		unitInPlace(qs[i].Vec)
@@ -429,26 +410,8 @@ func TestInt8ListsAB(t *testing.T) {
 	if da == "" || db == "" || work == "" {
 		t.Skip("HMO_AB_A, HMO_AB_B and HMO_IVF_WORK not set")
 	}
-	var qs []peersQuery
-	readPeersJSON(t, work, "queries.json", &qs)
-	var ids []uint64
-	readPeersJSON(t, work, "hmo-ids.json", &ids)
-	b, err := os.ReadFile(filepath.Join(work, "vectors.f32"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs, vecs, pos := readPeersWork(t, work)
 	dims := len(qs[0].Vec)
-	vecs := make([]float32, len(b)/4)
-	for i := range vecs {
-		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	for r := 0; r < len(vecs)/dims; r++ {
-		unitInPlace(vecs[r*dims : (r+1)*dims])
-	}
-	pos := map[uint64]int{}
-	for p, id := range ids {
-		pos[id] = p
-	}
 	for i := range qs {
 		unitInPlace(qs[i].Vec)
 	}
@@ -618,4 +581,31 @@ func readPeersJSON(t *testing.T, work, name string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// readPeersWork reads a peers benchmark's work directory: its queries,
+// the vectors every engine indexed (vectors.f32, made unit), and the row
+// of each hmo id among them (hmo-ids.json).
+func readPeersWork(t *testing.T, work string) (qs []peersQuery, vecs []float32, pos map[uint64]int) {
+	t.Helper()
+	readPeersJSON(t, work, "queries.json", &qs)
+	var ids []uint64
+	readPeersJSON(t, work, "hmo-ids.json", &ids)
+	b, err := os.ReadFile(filepath.Join(work, "vectors.f32"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dims := len(qs[0].Vec)
+	vecs = make([]float32, len(b)/4)
+	for i := range vecs {
+		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	for r := 0; r < len(vecs)/dims; r++ {
+		unitInPlace(vecs[r*dims : (r+1)*dims])
+	}
+	pos = make(map[uint64]int, len(ids))
+	for p, id := range ids {
+		pos[id] = p
+	}
+	return qs, vecs, pos
 }
