@@ -14,7 +14,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/hmo-dev/hmo/internal/testembed"
 	"github.com/hmo-dev/hmo/tiers"
 )
 
@@ -186,14 +185,7 @@ func TestActiveEntriesStoredBinary(t *testing.T) {
 	dir := t.TempDir()
 	clock := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	open := func() *Engine {
-		o := &Options{
-			Mode:             ModeTiered,
-			Clock:            func() time.Time { return clock },
-			Embedder:         testembed.Hash{ID: "test:hash/16", Size: 16},
-			OpenVectorIndex:  func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
-			OpenTextIndex:    func(string) (TextIndex, error) { return &probeText{}, nil },
-			NewTierTextIndex: func() (TextIndex, error) { return &probeText{}, nil },
-		}
+		o := probeTieredOptions(clock, &probeText{})
 		o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 5, 20, 1, -1
 		e, err := Open(dir, o)
 		if err != nil {

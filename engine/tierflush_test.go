@@ -9,8 +9,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/hmo-dev/hmo/internal/testembed"
 )
 
 // hookText is a text index that calls hook at every update.
@@ -51,14 +49,7 @@ func TestBulkWritesTiersOnce(t *testing.T) {
 		var stored []int     // active entries stored at each archive update
 		var headers []Header // Get's headers of the batches placed, at each update
 		archive := &hookText{}
-		o := &Options{
-			Mode:             ModeTiered,
-			Clock:            func() time.Time { return clock },
-			Embedder:         testembed.Hash{ID: "test:hash/16", Size: 16},
-			OpenVectorIndex:  func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
-			OpenTextIndex:    func(string) (TextIndex, error) { return archive, nil },
-			NewTierTextIndex: func() (TextIndex, error) { return &probeText{}, nil },
-		}
+		o := probeTieredOptions(clock, archive)
 		o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 5, 20, 1, -1
 		e, err := Open(dir, o)
 		if err != nil {

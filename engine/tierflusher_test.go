@@ -17,15 +17,8 @@ import (
 func TestRecallDoesNotWaitForTheFlush(t *testing.T) {
 	clock := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	dir := t.TempDir()
-	o := &Options{
-		Mode:             ModeTiered,
-		Clock:            func() time.Time { return clock },
-		Embedder:         testembed.Hash{ID: "test:hash/16", Size: 16},
-		OpenVectorIndex:  func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
-		OpenTextIndex:    func(string) (TextIndex, error) { return &probeText{}, nil },
-		NewTierTextIndex: func() (TextIndex, error) { return &probeText{}, nil },
-		FlushAccesses:    1,
-	}
+	o := probeTieredOptions(clock, &probeText{})
+	o.FlushAccesses = 1
 	e, err := Open(dir, o)
 	if err != nil {
 		t.Fatal(err)
@@ -96,5 +89,19 @@ func TestRecallDoesNotWaitForTheFlush(t *testing.T) {
 		if r.Header.N != n {
 			t.Errorf("record %d: n %d stored, recalled %d times", id, r.Header.N, n)
 		}
+	}
+}
+
+// probeTieredOptions are the options of a tiered engine at a fixed
+// clock, with a hash embedder, vectors in memory, archive as its text
+// index and probe text indexes for the tiers.
+func probeTieredOptions(clock time.Time, archive TextIndex) *Options {
+	return &Options{
+		Mode:             ModeTiered,
+		Clock:            func() time.Time { return clock },
+		Embedder:         testembed.Hash{ID: "test:hash/16", Size: 16},
+		OpenVectorIndex:  func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
+		OpenTextIndex:    func(string) (TextIndex, error) { return archive, nil },
+		NewTierTextIndex: func() (TextIndex, error) { return &probeText{}, nil },
 	}
 }
