@@ -424,3 +424,44 @@ func BenchmarkStoreSearch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMemoryPromote: what a question that reaches the archive does
+// to Tier 2's index at 100K (issue 11 item 5): nine records promoted
+// into it (the synthetic stream's texts, each with the turn before it
+// as its context, as the scale benchmark's store indexes them) and nine
+// demoted out of it, in one Apply, into an index of 4,096 such records.
+func BenchmarkMemoryPromote(b *testing.B) {
+	const held, batch = 4096, 9
+	ins := synth.New(synth.Options{Seed: 7, Records: 40000}).Next(40000)
+	docs := make([]engine.TextDoc, len(ins))
+	for i, in := range ins {
+		docs[i] = engine.TextDoc{ID: uint64(i + 1), Text: in.Text, Role: in.Role, Scope: in.Scope, Session: in.Session}
+		if i > 0 && ins[i-1].Session == in.Session {
+			docs[i].Context = ins[i-1].Text
+		}
+	}
+	m, err := fts.NewMemoryWith(&fts.Options{Analysed: fts.NewAnalysed(0)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Apply(docs[:held], nil, 0); err != nil {
+		b.Fatal(err)
+	}
+	next, out := held, 0 // the next record promoted, the next demoted
+	cpu0 := cpuTime()
+	n := 0
+	for b.Loop() {
+		add := make([]engine.TextDoc, 0, batch)
+		del := make([]uint64, 0, batch)
+		for range batch {
+			add = append(add, docs[next%len(docs)])
+			del = append(del, docs[out%len(docs)].ID)
+			next, out = next+1, out+1
+		}
+		if err := m.Apply(add, del, 0); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(n), "cpu-µs/op")
+}

@@ -93,29 +93,22 @@ func stopMap(f *stop.StopTokensFilter) analysis.TokenMap {
 	return words
 }
 
-// count counts text's tokens as the analyzer gives them and adds the
-// occurrences of each term in at (term -> index) to tf. scratch is a
-// buffer it may grow and returns. ok is false, and tf unchanged, when
-// the analyzer must analyse text instead.
-func (c *termCounter) count(text string, at map[string]int, tf []int32, scratch []byte) (n int, ok bool, _ []byte) {
-	for i := range len(text) {
-		if text[i] >= 0x80 {
-			return 0, false, scratch
-		}
-	}
-	// The words are bounds in a copy of text, which the filters change
-	// in place (they only shorten a word).
-	b := append(scratch[:0], text...)
-	type word struct{ start, end int }
-	var wbuf [128]word
-	words := wbuf[:0]
+// countWord is where a word the analyzer keeps lies in the copy of a
+// text that termCounter.words walks.
+type countWord struct{ start, end int }
+
+// words appends to out the bounds in b, a copy of an ASCII text, of the
+// words the analyzer keeps, in their order, with every token filter
+// before the stems applied (they change b in place and only shorten a
+// word). The stems are left to the caller.
+func (c *termCounter) words(b []byte, out []countWord) []countWord {
 	for i := 0; i < len(b); {
 		j, _, _ := wordEnd(b, i)
 		if j == i {
 			i++
 			continue
 		}
-		w := word{i, j}
+		w := countWord{i, j}
 		i = j
 		kept := true
 		for _, s := range c.steps {
@@ -136,16 +129,30 @@ func (c *termCounter) count(text string, at map[string]int, tf []int32, scratch 
 					kept = false
 				}
 			case stepStem:
-				// Stems are looked up below, all at once.
+				// Stems are the caller's.
 			}
 			if !kept {
 				break
 			}
 		}
 		if kept {
-			words = append(words, w)
+			out = append(out, w)
 		}
 	}
+	return out
+}
+
+// count counts text's tokens as the analyzer gives them and adds the
+// occurrences of each term in at (term -> index) to tf. scratch is a
+// buffer it may grow and returns. ok is false, and tf unchanged, when
+// the analyzer must analyse text instead.
+func (c *termCounter) count(text string, at map[string]int, tf []int32, scratch []byte) (n int, ok bool, _ []byte) {
+	if !isASCIIText(text) {
+		return 0, false, scratch
+	}
+	b := append(scratch[:0], text...)
+	var wbuf [128]countWord
+	words := c.words(b, wbuf[:0])
 	stem := c.stemStep()
 	if stem == nil {
 		for _, w := range words {
@@ -178,6 +185,16 @@ func (c *termCounter) count(text string, at map[string]int, tf []int32, scratch 
 		}
 	}
 	return len(words), true, b
+}
+
+// isASCIIText reports whether text has no byte beyond ASCII.
+func isASCIIText(text string) bool {
+	for i := range len(text) {
+		if text[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // stemStep is the counter's stem cache, nil when it has none. The stem

@@ -24,7 +24,8 @@ type Memory struct {
 	analysis Analyzer // the option analyzer was built from
 	analyzer analysis.Analyzer
 	scoring  Scoring
-	cache    *Analysed // shared with other indexes; nil for none
+	cache    *Analysed    // shared with other indexes; nil for none
+	counter  *termCounter // analyzer's analysis of ASCII texts, nil when it has none (textTerms)
 
 	mu        sync.RWMutex // guards the fields below
 	postings  map[string]*memTerm
@@ -186,7 +187,8 @@ func NewMemoryWith(o *Options) (*Memory, error) {
 	}
 	// A view's index analyses the same words over and over: its stems
 	// are cached (the persistent index's analysis is bleve's own).
-	return &Memory{analysis: c.Analyzer, analyzer: cacheStems(an.text), scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
+	text := cacheStems(an.text)
+	return &Memory{analysis: c.Analyzer, analyzer: text, counter: newTermCounter(text), scoring: c.Scoring, cache: c.Analysed, postings: map[string]*memTerm{}, docs: map[uint64]*memDoc{}}, nil
 }
 
 // Apply indexes docs (replacing those already present), removes deletes
@@ -251,31 +253,42 @@ func (m *Memory) analyseAll(docs []engine.TextDoc) []*docAnalysis {
 		}
 		miss, at = append(miss, docs[i]), append(at, i)
 	}
-	toks := (&analyzers{text: m.analyzer}).analyseDocs(miss)
+	if len(miss) == 0 {
+		return out
+	}
+	texts, idx := distinctTexts(miss)
+	streams := m.textTerms(texts)
 	place := map[string]int{} // term -> its index in an.tf, per document
 	var terms []byte
 	for j, i := range at {
 		an := &docAnalysis{sum: sums[i]}
+		fields := docFields(&miss[j])
+		words := 0 // a bound on the distinct terms: the arrays grow once
+		for _, text := range fields {
+			if text != "" {
+				words += len(streams[idx[text]])
+			}
+		}
+		an.tf, an.ends = make([][nFields]int32, 0, words), make([]uint32, 0, words)
 		clear(place)
 		terms = terms[:0]
-		for f, ts := range toks[j] {
-			n := 0
+		for f, text := range fields {
+			if text == "" {
+				continue
+			}
+			ts := streams[idx[text]]
 			for _, t := range ts {
-				if len(t.Term) == 0 {
-					continue
-				}
-				n++
-				k, ok := place[string(t.Term)]
+				k, ok := place[t]
 				if !ok {
 					k = len(an.tf)
-					place[string(t.Term)] = k
-					terms = append(terms, t.Term...)
+					place[t] = k
+					terms = append(terms, t...)
 					an.ends = append(an.ends, uint32(len(terms)))
 					an.tf = append(an.tf, [nFields]int32{})
 				}
 				an.tf[k][f]++
 			}
-			an.lens[f] = n
+			an.lens[f] = len(ts)
 		}
 		an.terms = string(terms)
 		if m.cache != nil {
