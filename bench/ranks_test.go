@@ -15,10 +15,11 @@ import (
 
 // Environment of TestWorkloadRanks.
 const (
-	envRanksStore = "HMO_RANKS_STORE" // a scale store (HMO_BENCH_DIR/scale2-N): the test runs only when set
-	envRanksOut   = "HMO_RANKS_OUT"   // the file the rankings are written to
-	envRanksMode  = "HMO_RANKS_MODE"  // flat (default) or tiered
-	envRanksSize  = "HMO_RANKS_SIZE"  // the store's stream size, for the needles; default 100000
+	envRanksStore = "HMO_RANKS_STORE"      // a scale store (HMO_BENCH_DIR/scale2-N): the test runs only when set
+	envRanksOut   = "HMO_RANKS_OUT"        // the file the rankings are written to
+	envRanksMode  = "HMO_RANKS_MODE"       // flat (default) or tiered
+	envRanksSize  = "HMO_RANKS_SIZE"       // the store's stream size, for the needles; default 100000
+	envRanksCands = "HMO_RANKS_CANDIDATES" // engine.Options.Candidates; default the engine's
 )
 
 // TestWorkloadRanks writes the top 10 of the scale benchmark's 200
@@ -40,6 +41,12 @@ func TestWorkloadRanks(t *testing.T) {
 			t.Fatalf("%s=%q: %v", envRanksSize, v, err)
 		}
 	}
+	cands := 0
+	if v := os.Getenv(envRanksCands); v != "" {
+		if _, err := fmt.Sscan(v, &cands); err != nil {
+			t.Fatalf("%s=%q: %v", envRanksCands, v, err)
+		}
+	}
 	mode := engine.ModeFlat
 	if os.Getenv(envRanksMode) == "tiered" {
 		mode = engine.ModeTiered
@@ -48,7 +55,7 @@ func TestWorkloadRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := hmo.Open(dir, &engine.Options{Mode: mode})
+	e, err := hmo.Open(dir, &engine.Options{Mode: mode, Candidates: cands})
 	if err != nil {
 		t.Fatal(err)
 	}
