@@ -460,7 +460,8 @@ func (x *Index) stopBuild(locked bool) {
 // FinishBuilds brings the index's derived files to what a writable Open
 // of it would keep now, and waits for them (engine.IndexFinisher): the
 // q4 file, built or rebuilt as Open would (Options.QuickAbove), and the
-// partition of its rows (Options.PartitionAbove), built in the
+// partition of its rows (Options.PartitionAbove; without a q4 file, of
+// the int8 rows: Options.Int8PartitionAbove), built in the
 // background when there is none or the rows outside it are more than a
 // tenth of those in it, until it is installed. It is for the end of a
 // long write, an import: a build in the background is stopped by Close,
@@ -566,9 +567,10 @@ func (x *Index) waitBuild() {
 	}
 }
 
-// Partitioned reports whether searches go through the partition of the
-// 4-bit rows (Options.PartitionAbove): false until a build started by
-// Open is installed. It is safe for concurrent use.
+// Partitioned reports whether searches go through a partition: of the
+// 4-bit rows (Options.PartitionAbove) or of the int8 rows
+// (Options.Int8PartitionAbove); false until a build started by Open is
+// installed. It is safe for concurrent use.
 func (x *Index) Partitioned() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()

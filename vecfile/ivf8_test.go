@@ -66,6 +66,7 @@ func exists(t *testing.T, dir, name string) bool {
 // differ: the partition is searched. A new index, and one below the
 // threshold, keep no ivf8 file.
 func TestInt8PartitionMatchesScan(t *testing.T) {
+	defer vecfile.SetInt8MinShare(vecfile.SetInt8MinShare(0))
 	for _, d := range []int{16, 100} {
 		t.Run(fmt.Sprint(d, "dims"), func(t *testing.T) {
 			dp, di := t.TempDir(), t.TempDir()
@@ -162,6 +163,7 @@ func TestInt8PartitionMatchesScan(t *testing.T) {
 // lists probed it must fall.
 func TestInt8PartitionRecallStatic(t *testing.T) {
 	s := newStaticSet(t)
+	defer vecfile.SetInt8MinShare(vecfile.SetInt8MinShare(0))
 	dir := t.TempDir()
 	const lr = 50
 	o := &vecfile.Options{Dims: s.dims, Format: vecfile.Int8Rescore, QuickAbove: -1, Int8PartitionAbove: 100, Int8ListRows: lr}
@@ -226,6 +228,7 @@ func copyDir(t *testing.T, src string) string {
 // Open builds it, and FinishBuilds builds it for an index grown past the
 // threshold while open.
 func TestInt8PartitionBuildStops(t *testing.T) {
+	defer vecfile.SetInt8MinShare(vecfile.SetInt8MinShare(0))
 	const d = 100
 	for _, stage := range []string{"start", "written"} {
 		t.Run(stage, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package vecfile
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/vecscan"
+	"github.com/hmo-dev/hmo/localllm/static"
+	"github.com/hmo-dev/hmo/synth"
 )
 
 // TestIVFCurve measures the partition's recall@10 against the exact scan,
@@ -402,21 +405,84 @@ func TestSearchAB(t *testing.T) {
 // only, if set), then for each HMO_IVF_LISTROWS
 // (comma-separated) its partition is built and, for each HMO_IVF_PROBES,
 // it prints the recall@10 against the exact float32 scan of the engine's
-// answer (Search for 200, the engine's candidates for k 100, rescored
+// answer (Search for 200, the engine's candidates for k 100, or
+// HMO_IVF8_CANDS; rescored
 // from the float32 vectors) and the share of the rows scanned; then the
 // CPU a search of the product's path at the last probes against the
 // int8 scan of every row (the same index with its partition set aside),
 // in blocks of 10 queries alternating, HMO_AB_ROUNDS rounds (default 8),
-// by getrusage. Skipped without HMO_IVF_WORK.
+// by getrusage. HMO_IVF8_SYNTHQ=N asks, instead of the peers queries, N
+// of the scale benchmark's vector-recall queries (synth.Queries(3, N),
+// static embedder). HMO_IVF8_SYNTH=N takes, instead of the peers
+// vectors, N records of the synthetic stream embedded by the static
+// embedder, with those queries. Skipped without either.
 func TestInt8PartitionCurve(t *testing.T) {
 	work := os.Getenv("HMO_IVF_WORK")
-	if work == "" {
-		t.Skip("HMO_IVF_WORK not set")
+	nsynth, _ := strconv.Atoi(os.Getenv("HMO_IVF8_SYNTH"))
+	if work == "" && nsynth <= 0 {
+		t.Skip("HMO_IVF_WORK or HMO_IVF8_SYNTH not set")
 	}
-	qs, vecs, pos := readPeersWork(t, work)
+	var qs []peersQuery
+	var vecs []float32
+	var pos map[uint64]int
+	if nsynth > 0 {
+		// HMO_IVF8_SYNTH records of the synthetic stream (seed 42) embedded
+		// by the static embedder, as the scale benchmark stores them (with
+		// its duplicates), and its recall queries.
+		emb, err := static.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, in := range synth.New(synth.Options{Seed: 42, Records: nsynth}).Next(nsynth) {
+			texts = append(texts, in.Text)
+		}
+		vs, err := emb.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos = map[uint64]int{}
+		for i, v := range vs {
+			if v != nil {
+				pos[uint64(i+1)] = len(vecs) / len(v)
+				vecs = append(vecs, v...)
+			}
+		}
+		for r := 0; r < len(pos); r++ {
+			unitInPlace(vecs[r*emb.Dims() : (r+1)*emb.Dims()])
+		}
+		qs = []peersQuery{{Vec: make([]float32, emb.Dims())}}
+		if os.Getenv("HMO_IVF8_SYNTHQ") == "" {
+			os.Setenv("HMO_IVF8_SYNTHQ", "1000")
+		}
+	} else {
+		qs, vecs, pos = readPeersWork(t, work)
+	}
 	dims := len(qs[0].Vec)
+	if n, err := strconv.Atoi(os.Getenv("HMO_IVF8_SYNTHQ")); err == nil && n > 0 {
+		// The scale benchmark's recall queries instead (its
+		// vector-recall@10): short synthetic queries, static embedder.
+		emb, err := static.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := emb.Embed(context.Background(), synth.Queries(3, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs = qs[:0]
+		for _, v := range vs {
+			if v != nil {
+				qs = append(qs, peersQuery{Vec: v})
+			}
+		}
+	}
 	for i := range qs {
 		unitInPlace(qs[i].Vec)
+	}
+	cands := 200
+	if v, err := strconv.Atoi(os.Getenv("HMO_IVF8_CANDS")); err == nil && v > 0 {
+		cands = v
 	}
 	if n, err := strconv.Atoi(os.Getenv("HMO_IVF8_ROWS")); err == nil && n > 0 && n*dims < len(vecs) {
 		vecs = vecs[:n*dims] // the first n vectors: the truth is theirs too
@@ -480,7 +546,7 @@ func TestInt8PartitionCurve(t *testing.T) {
 	recall := func(x *Index) float64 {
 		got := 0
 		for i, q := range qs {
-			hits, err := x.Search(q.Vec, 200)
+			hits, err := x.Search(q.Vec, cands)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -547,7 +613,7 @@ func TestInt8PartitionCurve(t *testing.T) {
 					}
 					c0 := cpu()
 					for _, q := range qs[lo:min(len(qs), lo+10)] {
-						if _, err := x.Search(q.Vec, 200); err != nil {
+						if _, err := x.Search(q.Vec, cands); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -131,16 +131,23 @@ const (
 	// (ivf.go, the "ivf8" file): an unfiltered search then scans the
 	// int8 rows of the lists nearest to the query only. Set where the
 	// partition, at Int8ListRows and Int8Probes, costs clearly less CPU
-	// than the scan of every row (BENCHMARKS.md, branch vec9).
-	DefaultInt8PartitionAbove = 60_000
+	// than the scan of every row: on the peers store's vectors, CPU a
+	// search against the int8 scan 1.05 at 60,000 rows, 0.94 at
+	// 70,000, 0.73 at 82,734 (BENCHMARKS.md, branch vec9).
+	DefaultInt8PartitionAbove = 75_000
 	// DefaultInt8ListRows is the rows per list of a partition of the
 	// int8 rows.
 	DefaultInt8ListRows = 125
 	// DefaultInt8Probes is the lists an unfiltered search of an index
-	// whose int8 rows are partitioned scans: on the 100K scale store
-	// (82,734 rows, 661 lists) recall@10 against the exact scan was at
-	// its plateau (BENCHMARKS.md, branch vec9).
-	DefaultInt8Probes = 240
+	// whose int8 rows are partitioned scans: on the 100K peers store's
+	// vectors (82,734 rows, 664 lists of about 125) recall@10 against
+	// the exact scan, after the rescoring, was 0.9985 for the peers
+	// workload's queries (200 candidates) and 0.997 for the scale
+	// benchmark's recall queries (64 candidates), scanning 48% of the
+	// rows; 240 probes gave 0.996 and 0.992, 280 0.9965 and 0.995
+	// (BENCHMARKS.md, branch vec9). A larger partition probes a fifth of
+	// its lists when that is more.
+	DefaultInt8Probes = 320
 )
 
 // Options configure an Index. Dims is required, so a nil *Options is
@@ -215,8 +222,9 @@ type Options struct {
 	// the int8 rows is built with. Default DefaultInt8ListRows.
 	Int8ListRows int
 	// Int8Probes is the lists, in [1, 65536], an unfiltered search
-	// scans through the partition of the int8 rows (more when their rows
-	// are fewer than 4 times the candidates asked for). Default
+	// scans through the partition of the int8 rows (more when they are
+	// fewer than a fifth of the lists, or their rows fewer than 4 times
+	// the candidates asked for). Default
 	// DefaultInt8Probes.
 	Int8Probes int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
