@@ -11,8 +11,7 @@
 // arrive out of order (none in the engine's use) cost a map entry.
 //
 // Two files live in the index directory, and a third by default, all
-// mode 0600 (a fourth, q4, and a fifth, ivf, in a large Int8Rescore
-// index):
+// mode 0600 (in a large Int8Rescore index, ivf8, or q4 and ivf):
 //
 //	slots   a 4 KiB header page (two alternating copies of the header,
 //	        each with a CRC, so a torn write leaves the previous one),
@@ -44,6 +43,14 @@
 //	        rewritten since the build, not every row. Derived data,
 //	        built in the background after Open, or by FinishBuilds
 //	        (see ivf.go)
+//	ivf8    (Int8Rescore format with no q4 file,
+//	        Options.Int8PartitionAbove live rows or more at Open) the
+//	        same for the int8 rows of the matrix: they are copied in
+//	        list order, and an unfiltered search scans with dot8 the
+//	        rows of the Int8Probes nearest lists (and those outside the
+//	        partition) for its candidates instead of every row; a
+//	        filtered search scans every row. Derived data, built and
+//	        checked as ivf
 //
 // An Int8Rescore index (the format of a store made by this version of
 // hmo) keeps no float32 rows: its matrix holds the rows the int8

@@ -15,3 +15,11 @@ func SetBuildHook(h func(dir, stage string, stop <-chan struct{})) {
 	}
 	ivfHook.Store(&h)
 }
+
+// SetInt8MinShare sets the share of the lists of int8 rows a search
+// probes at least (ivf8MinShare) and returns the previous one.
+func SetInt8MinShare(v float64) float64 {
+	old := ivf8MinShare
+	ivf8MinShare = v
+	return old
+}

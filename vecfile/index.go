@@ -571,9 +571,9 @@ func (x *Index) rewrite(r int, s *slot, row, q []byte) error {
 		if err := writeAt(x.q4F, x.q4, qb, pageSize+r*st); err != nil {
 			return err
 		}
-		if x.part != nil {
-			x.part.markOut(r) // its entry holds the old row
-		}
+	}
+	if x.part != nil {
+		x.part.markOut(r) // its entry holds the old row
 	}
 	if err := writeAt(x.slotsF, x.slots, sb, pageSize+r*slotSize); err != nil {
 		return err
@@ -857,7 +857,8 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 		}
 	}
 	var rows []vecscan.Hit
-	quick := false // ranked by the 4-bit pass
+	var scales []float32 // the int8 rows' scales, from the partition of the int8 rows
+	quick := false       // ranked by the 4-bit pass
 	dims, n := x.opts.Dims, x.n-first
 	switch x.opts.Format {
 	case Int8:
@@ -891,11 +892,13 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 				match = x.slotMatch(f)
 			}
 			rows, err = x.scanQ4(uq, k, first, n, keep, match)
+		} else if p := x.part; p != nil && p.int8 && first == 0 && !isFiltered(f) {
+			rows, scales, err = x.scanIVF8(uq, k, keep)
 		} else {
 			rows, err = x.scanQuant(x.mat, uq, k, first, n, keep)
 		}
-		if err == nil {
-			slices.SortFunc(rows, vecscan.Compare)
+		if err == nil && scales == nil {
+			slices.SortFunc(rows, vecscan.Compare) // scanIVF8's are sorted, beside their scales
 		}
 	default:
 		if n <= 0 {
@@ -922,7 +925,7 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 		hits[i] = engine.VectorHit{ID: slotID(x.slotAt(first + h.Row)), Score: h.Score}
 	}
 	if x.opts.Format == Int8Rescore {
-		x.setErr(uq, rows, first, hits)
+		x.setErr(uq, rows, first, scales, hits)
 	}
 	return hits, nil
 }
@@ -936,8 +939,10 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 // q*s*sum(p_i*r_i) is q*s*sum(p_i*d_i + e_i*r_i + e_i*d_i): at most
 // q*s*(sum|p_i|/2 + 127*dims/2 + dims/4), plus errBoundSlack for the
 // float32 roundings of the two scores. The engine's rescoring skips a
-// candidate this rules out of its top k (engine.VectorHit.Err).
-func (x *Index) setErr(uq []float32, rows []vecscan.Hit, first int, hits []engine.VectorHit) {
+// candidate this rules out of its top k (engine.VectorHit.Err). scales,
+// when not nil, holds the rows' scales (read from the partition's
+// entries: the matrix pages stay out of the resident set).
+func (x *Index) setErr(uq []float32, rows []vecscan.Hit, first int, scales []float32, hits []engine.VectorHit) {
 	dims := x.opts.Dims
 	q16, qscale := quantizeQuery(uq, dims)
 	var l1 float64
@@ -946,7 +951,12 @@ func (x *Index) setErr(uq []float32, rows []vecscan.Hit, first int, hits []engin
 	}
 	per := float64(qscale) * (l1/2 + 127*float64(dims)/2 + float64(dims)/4)
 	for i, h := range rows {
-		s := float64(math.Float32frombits(binary.LittleEndian.Uint32(x.rowAt(first + h.Row)[dims:])))
+		var s float64
+		if scales != nil {
+			s = float64(scales[i])
+		} else {
+			s = float64(math.Float32frombits(binary.LittleEndian.Uint32(x.rowAt(first + h.Row)[dims:])))
+		}
 		if e := float32(per*s + errBoundSlack); e > 0 && !math.IsInf(float64(e), 0) {
 			hits[i].Err = e
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/dot4"
+	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
@@ -93,8 +94,21 @@ const (
 
 var ivfMagic = [8]byte{'h', 'm', 'o', 'v', 'e', 'c', 'p', '1'}
 
+// The partition of the int8 rows (Options.Int8PartitionAbove) is the
+// same file, named "ivf8", for an Int8Rescore index that keeps no q4
+// file: its entries are copies of the int8 rows of the matrix
+// (compStride bytes each), its centre is zero, its centroids are
+// trained and its rows assigned with the int8 kernel (dot8), and a
+// search scans the entries of the probed lists with dot8 straight into
+// the caller's candidates (scanIVF8). An index keeps at most one of the
+// two files; Open removes the other.
+const ivf8Name = "ivf8"
+
+var ivf8Magic = [8]byte{'h', 'm', 'o', 'v', 'e', 'c', 'p', '8'}
+
 // ivfHeader is the ivf file's header.
 type ivfHeader struct {
+	int8        bool // of the int8 rows (ivf8Magic)
 	dims, lists int
 	rows        int // rows [0, rows) were live in it or dead at the build
 	entries     int // rows held: the live ones of [0, rows)
@@ -106,6 +120,9 @@ type ivfHeader struct {
 func (h *ivfHeader) encode() []byte {
 	b := make([]byte, ivfHeadBytes)
 	copy(b, ivfMagic[:])
+	if h.int8 {
+		copy(b, ivf8Magic[:])
+	}
 	binary.LittleEndian.PutUint32(b[8:], formatVer)
 	binary.LittleEndian.PutUint32(b[12:], uint32(h.dims))
 	binary.LittleEndian.PutUint64(b[16:], h.matrixID)
@@ -118,13 +135,19 @@ func (h *ivfHeader) encode() []byte {
 	return b
 }
 
-// decodeIVFHeader reads the header page of an ivf file. It never panics.
-func decodeIVFHeader(b []byte) (ivfHeader, bool) {
-	if len(b) < ivfHeadBytes || [8]byte(b[:8]) != ivfMagic || binary.LittleEndian.Uint32(b[8:]) != formatVer ||
+// decodeIVFHeader reads the header page of an ivf file, of the int8
+// rows if int8 (an ivf8 file). It never panics.
+func decodeIVFHeader(b []byte, int8 bool) (ivfHeader, bool) {
+	magic := ivfMagic
+	if int8 {
+		magic = ivf8Magic
+	}
+	if len(b) < ivfHeadBytes || [8]byte(b[:8]) != magic || binary.LittleEndian.Uint32(b[8:]) != formatVer ||
 		crc32.Checksum(b[:44], castagnoli) != binary.LittleEndian.Uint32(b[44:]) {
 		return ivfHeader{}, false
 	}
 	h := ivfHeader{
+		int8:     int8,
 		dims:     int(binary.LittleEndian.Uint32(b[12:])),
 		matrixID: binary.LittleEndian.Uint64(b[16:]),
 		lists:    int(binary.LittleEndian.Uint32(b[24:])),
@@ -133,26 +156,28 @@ func decodeIVFHeader(b []byte) (ivfHeader, bool) {
 		metaCRC:  binary.LittleEndian.Uint32(b[36:]),
 		bodyCRC:  binary.LittleEndian.Uint32(b[40:]),
 	}
-	if h.dims <= 0 || h.dims > q4MaxDims || h.lists <= 0 || h.lists > ivfMaxLists || h.entries > h.rows {
+	if h.dims <= 0 || (!int8 && h.dims > q4MaxDims) || h.lists <= 0 || h.lists > ivfMaxLists || h.entries > h.rows {
 		return ivfHeader{}, false
 	}
 	return h, true
 }
 
 // ivfLayout is where the regions of an ivf file of rows rows and entries
-// entries start, and its size.
-func ivfLayout(dims, lists, rows, entries int) (meta, idx, crcs, ent, size int) {
+// entries of stride bytes start, and its size.
+func ivfLayout(dims, lists, rows, entries, stride int) (meta, idx, crcs, ent, size int) {
 	page := func(n int) int { return (n + pageSize - 1) / pageSize * pageSize }
 	meta = pageSize
 	idx = page(meta + 4*(dims+lists*dims+lists+1))
 	crcs = idx + 4*entries
 	ent = page(crcs + 4*rows)
-	return meta, idx, crcs, ent, ent + entries*q4Stride(dims)
+	return meta, idx, crcs, ent, ent + entries*stride
 }
 
 // partition is an open ivf file. Its fields are set at Open and read
 // under the index's mu; out and outRows change under its write lock.
 type partition struct {
+	int8      bool // of the int8 rows (an ivf8 file)
+	stride    int  // the bytes of an entry
 	f         *os.File
 	m         []byte    // the file, mapped whole
 	lists     int       // lists
@@ -180,10 +205,59 @@ func (p *partition) markOut(r int) {
 	p.outRows = append(p.outRows, r)
 }
 
-// wantIVF reports whether this index keeps an ivf file beside its q4
-// file at Open.
+// wantIVF reports whether this index keeps a partition at Open: an ivf
+// file beside its q4 file, or, without a q4 file, an ivf8 file
+// (ivfCodeOf).
 func (x *Index) wantIVF() bool {
-	return strconv.IntSize == 64 && x.q4 != nil && x.opts.PartitionAbove > 0 && x.live >= x.opts.PartitionAbove
+	if strconv.IntSize != 64 {
+		return false
+	}
+	if x.q4 != nil {
+		return x.opts.PartitionAbove > 0 && x.live >= x.opts.PartitionAbove
+	}
+	return x.opts.Format == Int8Rescore && x.opts.Int8PartitionAbove > 0 && x.live >= x.opts.Int8PartitionAbove
+}
+
+// ivfCode is what a partition's entries are: the q4 rows (an ivf file)
+// or, in an index with no q4 file, the int8 rows of the matrix (an ivf8
+// file).
+type ivfCode struct {
+	int8   bool
+	dims   int
+	stride int       // the bytes of a row
+	centre []float32 // the rows' centre: the q4 file's, or zero
+	name   string    // the file
+}
+
+// ivfCodeOf is the code of the partition the index keeps now: of its q4
+// rows when it has a q4 file, else of its int8 rows. The caller holds mu
+// or applyMu, or has not published x.
+func (x *Index) ivfCodeOf() ivfCode {
+	dims := x.opts.Dims
+	if x.q4F != nil {
+		return ivfCode{dims: dims, stride: q4Stride(dims), centre: x.q4Centre, name: ivfName}
+	}
+	return ivfCode{int8: true, dims: dims, stride: compStride(dims), centre: make([]float32, dims), name: ivf8Name}
+}
+
+// otherName is the file of the other code, which the index removes.
+func (c ivfCode) otherName() string {
+	if c.int8 {
+		return ivfName
+	}
+	return ivf8Name
+}
+
+// vector sets v to the row the entry b stands for.
+func (c ivfCode) vector(b []byte, v []float32) {
+	if !c.int8 {
+		q4Vector(b, c.centre, v)
+		return
+	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b[c.dims:]))
+	for i := range v {
+		v[i] = float32(int8(b[i])) * scale
+	}
 }
 
 // openIVF opens the partition of an index whose q4 file is open and
@@ -191,7 +265,11 @@ func (x *Index) wantIVF() bool {
 // few of the rows, or removes it when the index keeps none. A read-only
 // Open that finds it unusable scans every q4 row.
 func (x *Index) openIVF() error {
-	f, err := x.openDerived(ivfName, x.wantIVF())
+	code := x.ivfCodeOf()
+	if _, err := x.openDerived(code.otherName(), false); err != nil {
+		return err
+	}
+	f, err := x.openDerived(code.name, x.wantIVF())
 	if f == nil || err != nil {
 		return err
 	}
@@ -210,9 +288,13 @@ func (x *Index) openIVF() error {
 	}
 	x.part = p
 	// Open read every entry through the mapping; a search reads only the
-	// lists it probes, and the q4 file only for the rows outside them.
+	// lists it probes, and the q4 file (or the matrix) only for the rows
+	// outside them.
 	_ = adviseAway(p.m)
 	_ = adviseAway(x.q4)
+	if p.int8 {
+		_ = adviseAway(x.mat)
+	}
 	return nil
 }
 
@@ -225,7 +307,9 @@ func (x *Index) openIVF() error {
 // and Compact stop it and wait for its goroutine (stopBuild).
 type ivfBuild struct {
 	f        *os.File      // the ivf file, the build's until it installs the partition
-	q4F      *os.File      // the q4 file, open until the build returns
+	code     ivfCode       // what the rows are
+	src      *os.File      // the q4 file (or the matrix, for the int8 rows), open until the build returns
+	slotsF   *os.File      // the slots file, open until the build returns
 	n        int           // the rows at Open
 	live     []uint64      // bit r: row r of [0, n) was live at Open
 	nLive    int           // the live rows of [0, n)
@@ -279,7 +363,11 @@ func (x *Index) hook(b *ivfBuild, stage string) {
 // newBuild is a build of the ivf file f from the rows as they are now.
 // The caller holds applyMu, or has not published x.
 func (x *Index) newBuild(f *os.File) *ivfBuild {
-	b := &ivfBuild{f: f, q4F: x.q4F, n: x.n, crcs: make([]byte, 4*x.n), live: make([]uint64, (x.n+63)/64),
+	code, src := x.ivfCodeOf(), x.q4F
+	if code.int8 {
+		src = x.matF
+	}
+	b := &ivfBuild{f: f, code: code, src: src, slotsF: x.slotsF, n: x.n, crcs: make([]byte, 4*x.n), live: make([]uint64, (x.n+63)/64),
 		stop: make(chan struct{}), done: make(chan struct{}), tick: make(chan struct{}, 1)}
 	for r := range x.n {
 		s := x.slotAt(r)
@@ -337,9 +425,13 @@ func (x *Index) runBuild(b *ivfBuild) {
 	}
 	x.part = p
 	// As at Open: searches now read the lists they probe, the q4 file
-	// only for the rows outside them, and the slots of their hits only.
+	// (or the matrix) only for the rows outside them, and the slots of
+	// their hits only.
 	_ = adviseAway(p.m)
 	_ = adviseAway(x.q4)
+	if p.int8 {
+		_ = adviseAway(x.mat)
+	}
 	_ = adviseAway(x.slots)
 }
 
@@ -368,7 +460,8 @@ func (x *Index) stopBuild(locked bool) {
 // FinishBuilds brings the index's derived files to what a writable Open
 // of it would keep now, and waits for them (engine.IndexFinisher): the
 // q4 file, built or rebuilt as Open would (Options.QuickAbove), and the
-// partition of its rows (Options.PartitionAbove), built in the
+// partition of its rows (Options.PartitionAbove; without a q4 file, of
+// the int8 rows: Options.Int8PartitionAbove), built in the
 // background when there is none or the rows outside it are more than a
 // tenth of those in it, until it is installed. It is for the end of a
 // long write, an import: a build in the background is stopped by Close,
@@ -450,7 +543,11 @@ func (x *Index) prepareBuild() (*ivfBuild, error) {
 	if err := x.closeIVF(); err != nil {
 		return nil, err
 	}
-	f, err := x.openDerived(ivfName, true)
+	code := x.ivfCodeOf()
+	if _, err := x.openDerived(code.otherName(), false); err != nil {
+		return nil, err
+	}
+	f, err := x.openDerived(code.name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -470,9 +567,10 @@ func (x *Index) waitBuild() {
 	}
 }
 
-// Partitioned reports whether searches go through the partition of the
-// 4-bit rows (Options.PartitionAbove): false until a build started by
-// Open is installed. It is safe for concurrent use.
+// Partitioned reports whether searches go through a partition: of the
+// 4-bit rows (Options.PartitionAbove) or of the int8 rows
+// (Options.Int8PartitionAbove); false until a build started by Open is
+// installed. It is safe for concurrent use.
 func (x *Index) Partitioned() bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -483,7 +581,7 @@ func (x *Index) Partitioned() bool {
 // used as it is (damaged, of another matrix or centre, or too many rows
 // outside it).
 func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
-	dims := x.opts.Dims
+	dims, code := x.opts.Dims, x.ivfCodeOf()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, false, err
@@ -492,11 +590,11 @@ func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
 	if _, err := io.ReadFull(io.NewSectionReader(f, 0, pageSize), page); err != nil {
 		return nil, false, nil
 	}
-	h, ok := decodeIVFHeader(page)
+	h, ok := decodeIVFHeader(page, code.int8)
 	if !ok || h.dims != dims || h.matrixID != x.matrixID || h.rows > x.n {
 		return nil, false, nil
 	}
-	meta, idx, crcs, ent, size := ivfLayout(dims, h.lists, h.rows, h.entries)
+	meta, idx, crcs, ent, size := ivfLayout(dims, h.lists, h.rows, h.entries, code.stride)
 	if st.Size() < int64(size) {
 		return nil, false, nil
 	}
@@ -504,12 +602,12 @@ func (x *Index) loadIVF(f *os.File) (*partition, bool, error) {
 	if _, err := f.ReadAt(mb, int64(meta)); err != nil || crc32.Checksum(mb, castagnoli) != h.metaCRC {
 		return nil, false, nil
 	}
-	for i, c := range x.q4Centre {
+	for i, c := range code.centre {
 		if math.Float32bits(c) != binary.LittleEndian.Uint32(mb[4*i:]) {
 			return nil, false, nil // made around another centre
 		}
 	}
-	p := &partition{f: f, lists: h.lists, rows: h.rows, out: make([]uint64, (h.rows+63)/64)}
+	p := &partition{int8: code.int8, stride: code.stride, f: f, lists: h.lists, rows: h.rows, out: make([]uint64, (h.rows+63)/64)}
 	p.centroids = make([]float32, h.lists*dims)
 	for i := range p.centroids {
 		p.centroids[i] = math.Float32frombits(binary.LittleEndian.Uint32(mb[4*(dims+i):]))
@@ -624,7 +722,7 @@ func (b *ivfBuild) eachRun(qs int, buf []byte, fn func(r0 int, rows []byte) erro
 			return errBuildStopped
 		}
 		m := min(per, b.n-r0)
-		if _, err := b.q4F.ReadAt(buf[:m*qs], int64(pageSize+r0*qs)); err != nil {
+		if _, err := b.src.ReadAt(buf[:m*qs], int64(pageSize+r0*qs)); err != nil {
 			return err
 		}
 		if err := fn(r0, buf[:m*qs]); err != nil {
@@ -654,11 +752,16 @@ func writeRuns(f *os.File, b []byte, off int) error {
 // none, so that an Open scans it from the q4 file. It returns
 // errBuildStopped once b.stop is closed.
 func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
-	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+	code := b.code
+	dims, qs := code.dims, code.stride
 	f, n, nLive := b.f, b.n, b.nLive
 	stopped := func() bool { return isClosed(b.stop) }
 	run := make([]byte, buildRun*qs)
-	lists := max(1, min(ivfMaxLists, nLive/x.opts.ListRows))
+	listRows := x.opts.ListRows
+	if code.int8 {
+		listRows = x.opts.Int8ListRows
+	}
+	lists := max(1, min(ivfMaxLists, nLive/listRows))
 	// The sample: evenly spaced live rows (the one of rank i*nLive/ns).
 	ns := min(nLive, lists*ivfSample)
 	if ns == 0 {
@@ -690,7 +793,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	// goes to the nearest list among the children of its two nearest
 	// groups: 3% of the dot products of a search among all lists.
 	groups := max(1, int(math.Round(math.Sqrt(float64(lists)))))
-	gcents, glabels := x.kmeans(sample, ns, groups, b.stop)
+	gcents, glabels := kmeans(code, sample, ns, groups, b.stop)
 	var cents []float32
 	kids := make([]int, groups+1) // group g's lists: [kids[g], kids[g+1])
 	members := make([][]int32, groups)
@@ -711,7 +814,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 		for j, i := range members[g] {
 			copy(sub[j*qs:], sample[int(i)*qs:(int(i)+1)*qs])
 		}
-		c, _ := x.kmeans(sub, m, k, b.stop)
+		c, _ := kmeans(code, sub, m, k, b.stop)
 		cents = append(cents, c...)
 	}
 	sample, members, glabels = nil, nil, nil
@@ -722,11 +825,11 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	lists = kids[groups]
 	// Every row, a run at a time: its two nearest groups, then the
 	// nearest list among their children. Dead rows are not held.
-	gset := x.newCentSet(gcents, 0)
+	gset := newCentSet(code, gcents, 0)
 	kidSets := make([]*centSet, groups)
 	for g := range groups {
 		if kids[g] < kids[g+1] {
-			kidSets[g] = x.newCentSet(cents[kids[g]*dims:kids[g+1]*dims], int32(kids[g]))
+			kidSets[g] = newCentSet(code, cents[kids[g]*dims:kids[g+1]*dims], int32(kids[g]))
 		}
 	}
 	all := make([]uint16, n) // each row's list (ivfMaxLists is 1<<16)
@@ -744,7 +847,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	var jobs []assignJob
 	err = b.eachRun(qs, run, func(r0 int, rows []byte) error {
 		m := len(rows) / qs
-		x.runAssign([]assignJob{{data: rows, n: m, cs: gset, top: ivfGroups, labels: near[:m*ivfGroups]}}, b.stop)
+		runAssign(code, []assignJob{{data: rows, n: m, cs: gset, top: ivfGroups, labels: near[:m*ivfGroups]}}, b.stop)
 		// Gathered by group, groups in order: a row's two groups are
 		// compared in the order of their index, as the lists of a group.
 		clear(gstart)
@@ -779,7 +882,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 				jobs = append(jobs, assignJob{data: gbuf[gstart[g]*qs:], n: c, cs: kidSets[g], top: 1, labels: lab[gstart[g]:], score: sc[gstart[g]:]})
 			}
 		}
-		x.runAssign(jobs, b.stop)
+		runAssign(code, jobs, b.stop)
 		for p := range gstart[groups] {
 			if r := grows[p]; sc[p] > best[r] {
 				best[r], all[r] = sc[p], uint16(lab[p])
@@ -796,10 +899,10 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	// miss most often, and a query's neighbours are often among them:
 	// they look among all lists.
 	thr, eq := farthest(best, b, int(ivfRefine*float64(nLive)))
-	aset := x.newCentSet(cents, 0)
+	aset := newCentSet(code, cents, 0)
 	fill := 0
 	flush := func() {
-		x.runAssign([]assignJob{{data: gbuf, n: fill, cs: aset, top: 1, labels: lab[:fill]}}, b.stop)
+		runAssign(code, []assignJob{{data: gbuf, n: fill, cs: aset, top: 1, labels: lab[:fill]}}, b.stop)
 		for p := range fill {
 			all[grows[p]] = uint16(lab[p])
 		}
@@ -841,7 +944,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	}
 	entries := starts[lists]
 	// Write: the header last, after it has been made invalid.
-	meta, idx, crcs, ent, size := ivfLayout(dims, lists, n, entries)
+	meta, idx, crcs, ent, size := ivfLayout(dims, lists, n, entries, qs)
 	if err := f.Truncate(0); err != nil {
 		return nil, err
 	}
@@ -849,7 +952,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 		return nil, err
 	}
 	mb := make([]byte, 0, 4*(dims+lists*dims+lists+1))
-	for _, c := range x.q4Centre {
+	for _, c := range code.centre {
 		mb = binary.LittleEndian.AppendUint32(mb, math.Float32bits(c))
 	}
 	for _, c := range cents {
@@ -863,17 +966,28 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	}
 	// The entries in list order (a list's rows in row order), a window
 	// at a time, each checked against its row's slot CRC at Open: a q4
-	// row rewritten since (or read while it was) gets the complement.
+	// row rewritten since (or read while it was) gets the complement. An
+	// int8 row is checked against its slot as it is now, read by pread:
+	// the slot's CRC covers the row.
 	cb := b.crcs // runBuild compares them with the slots at the install
 	win := max(1, buildWindow/qs)
 	wbuf := make([]byte, win*qs)
 	ib := make([]byte, 4*win)
 	next := make([]int, lists)
+	var sbuf []byte
+	if code.int8 {
+		sbuf = make([]byte, buildRun*slotSize)
+	}
 	sum := uint32(0)
 	for w0 := 0; w0 < entries; w0 += win {
 		w1 := min(entries, w0+win)
 		copy(next, starts[:lists])
 		err := b.eachRun(qs, run, func(r0 int, rows []byte) error {
+			if sbuf != nil {
+				if _, err := b.slotsF.ReadAt(sbuf[:len(rows)/qs*slotSize], int64(pageSize+r0*slotSize)); err != nil {
+					return err
+				}
+			}
 			for j := range len(rows) / qs {
 				r := r0 + j
 				if !b.isLive(r) {
@@ -887,7 +1001,15 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 				q := wbuf[(e-w0)*qs : (e-w0+1)*qs]
 				copy(q, rows[j*qs:])
 				binary.LittleEndian.PutUint32(ib[4*(e-w0):], uint32(r))
-				if c := binary.LittleEndian.Uint32(cb[4*r:]); binary.LittleEndian.Uint32(q[q4Fields(dims)+8:]) != q4CheckCRC(q, c, dims) {
+				c := binary.LittleEndian.Uint32(cb[4*r:])
+				var good bool
+				if sbuf != nil {
+					s := sbuf[j*slotSize : (j+1)*slotSize]
+					good = binary.LittleEndian.Uint32(s[40:]) == c && rowOK(s, q)
+				} else {
+					good = binary.LittleEndian.Uint32(q[q4Fields(dims)+8:]) == q4CheckCRC(q, c, dims)
+				}
+				if !good {
 					binary.LittleEndian.PutUint32(cb[4*r:], ^c)
 				}
 			}
@@ -922,7 +1044,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	if stopped() {
 		return nil, errBuildStopped
 	}
-	h := ivfHeader{dims: dims, lists: lists, rows: n, entries: entries, matrixID: x.matrixID,
+	h := ivfHeader{int8: code.int8, dims: dims, lists: lists, rows: n, entries: entries, matrixID: x.matrixID,
 		metaCRC: crc32.Checksum(mb, castagnoli), bodyCRC: sum}
 	if _, err := f.WriteAt(h.encode(), 0); err != nil {
 		return nil, err
@@ -930,7 +1052,7 @@ func (x *Index) buildIVF(b *ivfBuild) (*partition, error) {
 	if err := f.Sync(); err != nil {
 		return nil, err
 	}
-	p := &partition{f: f, lists: lists, rows: n, centroids: cents, starts: starts, out: make([]uint64, (n+63)/64)}
+	p := &partition{int8: code.int8, stride: qs, f: f, lists: lists, rows: n, centroids: cents, starts: starts, out: make([]uint64, (n+63)/64)}
 	if p.m, err = mapFile(f, size); err != nil {
 		return nil, err
 	}
@@ -987,13 +1109,13 @@ func isFiltered(f engine.VectorFilter) bool {
 
 // q4Vector sets v to the row the q4 row b stands for: its 4-bit codes
 // decoded, plus the centre.
-func (x *Index) q4Vector(b []byte, v []float32) {
+func q4Vector(b []byte, centre, v []float32) {
 	f := q4Fields(len(v))
 	lo := math.Float32frombits(binary.LittleEndian.Uint32(b[f:]))
 	step := math.Float32frombits(binary.LittleEndian.Uint32(b[f+4:]))
 	for i := range v {
 		c := b[i/2] >> (4 * (i & 1)) & 15
-		v[i] = lo + float32(c)*step + x.q4Centre[i]
+		v[i] = lo + float32(c)*step + centre[i]
 	}
 }
 
@@ -1036,28 +1158,28 @@ func newQ4Query(uq []float32, dims int) q4Query {
 	return q4Query{sq: dot4.Split(q8, q4Kernel(dims)), fsum: float32(qsum), unit: m / 127}
 }
 
-// kmeans clusters the n q4 rows of data into k (at most n) by
+// kmeans clusters the n rows of data (of code) into k (at most n) by
 // Euclidean k-means, ivfIters rounds from evenly spaced rows, and
 // returns the centroids and each row's (part made once stop is closed).
-func (x *Index) kmeans(data []byte, n, k int, stop <-chan struct{}) ([]float32, []int32) {
-	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
+func kmeans(code ivfCode, data []byte, n, k int, stop <-chan struct{}) ([]float32, []int32) {
+	dims, qs := code.dims, code.stride
 	cents := make([]float32, k*dims)
 	for l := range k {
-		x.q4Vector(data[(l*n/k)*qs:], cents[l*dims:(l+1)*dims])
+		code.vector(data[(l*n/k)*qs:], cents[l*dims:(l+1)*dims])
 	}
 	labels := make([]int32, n)
 	sums := make([]float64, k*dims)
 	counts := make([]int, k)
 	v := make([]float32, dims)
 	for it := range ivfIters + 1 {
-		x.assign(data, n, cents, 1, labels, nil, 0, stop)
+		runAssign(code, []assignJob{{data: data, n: n, cs: newCentSet(code, cents, 0), top: 1, labels: labels}}, stop)
 		if it == ivfIters || isClosed(stop) {
 			break
 		}
 		clear(sums)
 		clear(counts)
 		for i, l := range labels {
-			x.q4Vector(data[i*qs:], v)
+			code.vector(data[i*qs:], v)
 			for j, c := range v {
 				sums[int(l)*dims+j] += float64(c)
 			}
@@ -1067,7 +1189,7 @@ func (x *Index) kmeans(data []byte, n, k int, stop <-chan struct{}) ([]float32, 
 			c := cents[l*dims : (l+1)*dims]
 			if counts[l] == 0 {
 				// An empty list takes a row.
-				x.q4Vector(data[((l*7919)%n)*qs:], c)
+				code.vector(data[((l*7919)%n)*qs:], c)
 				continue
 			}
 			for j := range c {
@@ -1081,26 +1203,37 @@ func (x *Index) kmeans(data []byte, n, k int, stop <-chan struct{}) ([]float32, 
 // assignBlock is the q4 rows assign hands the kernel per centroid.
 const assignBlock = 2048
 
-// centSet is a set of centroids in the 4-bit kernel's terms: each as a
-// query, and the offset of its Euclidean score; the labels of its
-// centroids start at base.
+// centSet is a set of centroids in the kernel's terms (the 4-bit one,
+// or dot8 for int8 rows): each as a query, and the offset of its
+// Euclidean score; the labels of its centroids start at base.
 type centSet struct {
 	qq   []q4Query
+	q16  [][]int16 // int8 rows: the centroids as dot8 queries
+	unit []float32 // int8 rows: the value of a unit of q16
 	off  []float32
 	base int32
 }
 
-func (x *Index) newCentSet(cents []float32, base int32) *centSet {
-	dims := x.opts.Dims
+func newCentSet(code ivfCode, cents []float32, base int32) *centSet {
+	dims := code.dims
 	lists := len(cents) / dims
-	cs := &centSet{qq: make([]q4Query, lists), off: make([]float32, lists), base: base}
+	cs := &centSet{off: make([]float32, lists), base: base}
+	if code.int8 {
+		cs.q16, cs.unit = make([][]int16, lists), make([]float32, lists)
+	} else {
+		cs.qq = make([]q4Query, lists)
+	}
 	// Nearest in Euclidean distance: the largest x.c - |c|^2/2, with
-	// x.c the 4-bit estimate of the row's offset from the centre, plus
-	// the centre's dot product with c.
+	// x.c the kernel's estimate of the row's offset from the centre
+	// (zero for int8 rows), plus the centre's dot product with c.
 	for l := range lists {
 		c := cents[l*dims : (l+1)*dims]
-		cs.qq[l] = newQ4Query(c, dims)
-		cs.off[l] = vecscan.Dot(c, x.q4Centre) - vecscan.Dot(c, c)/2
+		if code.int8 {
+			cs.q16[l], cs.unit[l] = quantizeQuery(c, dims)
+		} else {
+			cs.qq[l] = newQ4Query(c, dims)
+		}
+		cs.off[l] = vecscan.Dot(c, code.centre) - vecscan.Dot(c, c)/2
 	}
 	return cs
 }
@@ -1117,19 +1250,12 @@ type assignJob struct {
 	score  []float32
 }
 
-// assign labels the n q4 rows of data with the top centroids of cents
-// (dims each) nearest to each, plus base (assignJob), on all cores.
-// Once stop is closed it returns early, its results part set.
-func (x *Index) assign(data []byte, n int, cents []float32, top int, labels []int32, score []float32, base int32, stop <-chan struct{}) {
-	x.runAssign([]assignJob{{data: data, n: n, cs: x.newCentSet(cents, base), top: top, labels: labels, score: score}}, stop)
-}
-
 // runAssign runs the jobs, by the 4-bit estimate of the rows' Euclidean
 // distance to the centroids, their blocks of assignBlock rows shared
 // among all cores. Once stop is closed it returns early, the labels part
 // set: the caller drops them.
-func (x *Index) runAssign(jobs []assignJob, stop <-chan struct{}) {
-	qs, f := q4Stride(x.opts.Dims), q4Fields(x.opts.Dims)
+func runAssign(code ivfCode, jobs []assignJob, stop <-chan struct{}) {
+	qs, f := code.stride, q4Fields(code.dims)
 	type block struct{ job, lo int }
 	var blocks []block
 	top := 1
@@ -1159,9 +1285,16 @@ func (x *Index) runAssign(jobs []assignJob, stop <-chan struct{}) {
 				for i := range best {
 					best[i], jb.labels[lo*top+i] = float32(math.Inf(-1)), -1
 				}
-				for l := range cs.qq {
-					dot4.DotsScaled(cs.qq[l].sq, jb.data[lo*qs:], qs, f, cs.qq[l].fsum, out[:m])
-					u, o := cs.qq[l].unit, cs.off[l]
+				for l := range cs.off {
+					var u float32
+					if code.int8 {
+						dot8.DotsScaled(cs.q16[l], jb.data[lo*qs:], qs, code.dims, out[:m])
+						u = cs.unit[l]
+					} else {
+						dot4.DotsScaled(cs.qq[l].sq, jb.data[lo*qs:], qs, f, cs.qq[l].fsum, out[:m])
+						u = cs.qq[l].unit
+					}
+					o := cs.off[l]
 					for i, s := range out[:m] {
 						s = s*u + o
 						bs := best[i*top : (i+1)*top]

@@ -1,6 +1,7 @@
 package vecfile
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -16,8 +17,9 @@ import (
 	"time"
 
 	"github.com/hmo-dev/hmo/engine"
-	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
+	"github.com/hmo-dev/hmo/localllm/static"
+	"github.com/hmo-dev/hmo/synth"
 )
 
 // TestIVFCurve measures the partition's recall@10 against the exact scan,
@@ -395,173 +397,244 @@ func TestSearchAB(t *testing.T) {
 	fmt.Printf("medians: cpu A %.3f B %.3f, pair ratio %.3f; wall A %.3f B %.3f\n", med(ca), med(cb), med(ratios), med(wa), med(wb))
 }
 
-// TestInt8ListsAB measures what a partition of the int8 rows would cost
-// at 100K, a prototype in memory: the lists of the partition B builds
-// (HMO_IVF_LISTROWS rows a list, from a copy of a peers store's vectors
-// directory in HMO_AB_B), with the int8 rows of A (HMO_AB_A, another
-// copy) copied in list order and the HMO_IVF_PROBES nearest lists
-// scanned with dot8 for the engine's 200 candidates, against A's int8
-// scan of every row. It prints the recall@10 after the float32
-// rescoring (HMO_IVF_WORK: queries.json, vectors.f32, hmo-ids.json) and
-// the CPU of the two in blocks of 10 queries alternating, 8 passes.
-// Skipped without them.
-func TestInt8ListsAB(t *testing.T) {
-	da, db, work := os.Getenv("HMO_AB_A"), os.Getenv("HMO_AB_B"), os.Getenv("HMO_IVF_WORK")
-	if da == "" || db == "" || work == "" {
-		t.Skip("HMO_AB_A, HMO_AB_B and HMO_IVF_WORK not set")
+// TestInt8PartitionCurve measures the partition of the int8 rows (the
+// ivf8 file, Options.Int8PartitionAbove) on a peers benchmark's vectors
+// (HMO_IVF_WORK: queries.json, vectors.f32, hmo-ids.json): an
+// Int8Rescore index of them is written to a temporary directory (or
+// HMO_IVF8_DIR, kept between runs; of the first HMO_IVF8_ROWS vectors
+// only, if set), then for each HMO_IVF_LISTROWS
+// (comma-separated) its partition is built and, for each HMO_IVF_PROBES,
+// it prints the recall@10 against the exact float32 scan of the engine's
+// answer (Search for 200, the engine's candidates for k 100, or
+// HMO_IVF8_CANDS; rescored
+// from the float32 vectors) and the share of the rows scanned; then the
+// CPU a search of the product's path at the last probes against the
+// int8 scan of every row (the same index with its partition set aside),
+// in blocks of 10 queries alternating, HMO_AB_ROUNDS rounds (default 8),
+// by getrusage. HMO_IVF8_SYNTHQ=N asks, instead of the peers queries, N
+// of the scale benchmark's vector-recall queries (synth.Queries(3, N),
+// static embedder). HMO_IVF8_SYNTH=N takes, instead of the peers
+// vectors, N records of the synthetic stream embedded by the static
+// embedder, with those queries. Skipped without either.
+func TestInt8PartitionCurve(t *testing.T) {
+	work := os.Getenv("HMO_IVF_WORK")
+	nsynth, _ := strconv.Atoi(os.Getenv("HMO_IVF8_SYNTH"))
+	if work == "" && nsynth <= 0 {
+		t.Skip("HMO_IVF_WORK or HMO_IVF8_SYNTH not set")
 	}
-	qs, vecs, pos := readPeersWork(t, work)
+	var qs []peersQuery
+	var vecs []float32
+	var pos map[uint64]int
+	if nsynth > 0 {
+		// HMO_IVF8_SYNTH records of the synthetic stream (seed 42) embedded
+		// by the static embedder, as the scale benchmark stores them (with
+		// its duplicates), and its recall queries.
+		emb, err := static.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, in := range synth.New(synth.Options{Seed: 42, Records: nsynth}).Next(nsynth) {
+			texts = append(texts, in.Text)
+		}
+		vs, err := emb.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos = map[uint64]int{}
+		for i, v := range vs {
+			if v != nil {
+				pos[uint64(i+1)] = len(vecs) / len(v)
+				vecs = append(vecs, v...)
+			}
+		}
+		for r := 0; r < len(pos); r++ {
+			unitInPlace(vecs[r*emb.Dims() : (r+1)*emb.Dims()])
+		}
+		qs = []peersQuery{{Vec: make([]float32, emb.Dims())}}
+		if os.Getenv("HMO_IVF8_SYNTHQ") == "" {
+			os.Setenv("HMO_IVF8_SYNTHQ", "1000")
+		}
+	} else {
+		qs, vecs, pos = readPeersWork(t, work)
+	}
 	dims := len(qs[0].Vec)
+	if n, err := strconv.Atoi(os.Getenv("HMO_IVF8_SYNTHQ")); err == nil && n > 0 {
+		// The scale benchmark's recall queries instead (its
+		// vector-recall@10): short synthetic queries, static embedder.
+		emb, err := static.New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := emb.Embed(context.Background(), synth.Queries(3, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs = qs[:0]
+		for _, v := range vs {
+			if v != nil {
+				qs = append(qs, peersQuery{Vec: v})
+			}
+		}
+	}
 	for i := range qs {
 		unitInPlace(qs[i].Vec)
 	}
-	xa, err := Open(da, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true})
-	if err != nil {
-		t.Fatal(err)
+	cands := 200
+	if v, err := strconv.Atoi(os.Getenv("HMO_IVF8_CANDS")); err == nil && v > 0 {
+		cands = v
 	}
-	defer xa.Close()
-	lr, probes := 64, 320
-	if v, err := strconv.Atoi(os.Getenv("HMO_IVF_LISTROWS")); err == nil {
-		lr = v
+	if n, err := strconv.Atoi(os.Getenv("HMO_IVF8_ROWS")); err == nil && n > 0 && n*dims < len(vecs) {
+		vecs = vecs[:n*dims] // the first n vectors: the truth is theirs too
 	}
-	if v, err := strconv.Atoi(os.Getenv("HMO_IVF_PROBES")); err == nil {
-		probes = v
+	dir := os.Getenv("HMO_IVF8_DIR")
+	if dir == "" {
+		dir = t.TempDir()
 	}
-	xb, err := Open(db, &Options{Dims: dims, Format: Int8Rescore, KeepFormat: true, QuickAbove: 50000, PartitionAbove: 50000, ListRows: lr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	xb.waitBuild()
-	p := xb.part
-	if p == nil {
-		t.Fatal("no partition")
-	}
-	stride := compStride(dims)
-	ne := len(p.idx) / 4
-	cp := make([]byte, ne*stride)
-	rowOf := make([]int, ne)
-	for e := range ne {
-		r := p.rowOf(e)
-		rowOf[e] = r
-		copy(cp[e*stride:], xa.rowAt(r))
-	}
-	slotIDs := make([]uint64, xa.n)
-	for r := range xa.n {
-		slotIDs[r] = slotID(xa.slotAt(r))
-	}
-	xb.Close()
-	search := func(uq []float32) []uint64 {
-		sel := vecscan.NewHeap(probes)
-		for l := range p.lists {
-			sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
-		}
-		var lists []int
-		for _, h := range sel.Sorted() {
-			lists = append(lists, h.Row)
-		}
-		slices.Sort(lists)
-		type span struct{ pos, n int }
-		var spans []span
-		total := 0
-		for _, l := range lists {
-			if n := p.starts[l+1] - p.starts[l]; n > 0 {
-				spans = append(spans, span{p.starts[l], n})
-				total += n
-			}
-		}
-		begin := make([]int, len(spans)+1)
-		for i, s := range spans {
-			begin[i+1] = begin[i] + s.n
-		}
-		q16, _ := quantizeQuery(uq, dims)
-		hits, err := vecscan.ScanFunc(total, 200, nil, func(lo, hi int, h *vecscan.Heap) {
-			out := make([]float32, scanBlock)
-			floor := h.Floor()
-			i, _ := slices.BinarySearch(begin, lo+1)
-			for i--; i < len(spans) && begin[i] < hi; i++ {
-				s := spans[i]
-				a, b := max(lo, begin[i])-begin[i], min(hi, begin[i+1])-begin[i]
-				for blk := a; blk < b; blk += scanBlock {
-					m := min(scanBlock, b-blk)
-					dot8.DotsScaled(q16, cp[(s.pos+blk)*stride:], stride, dims, out[:m])
-					for j, sc := range out[:m] {
-						if sc >= floor {
-							h.Push(rowOf[s.pos+blk+j], sc)
-							floor = h.Floor()
-						}
-					}
-				}
-			}
-		})
+	base := Options{Dims: dims, Format: Int8Rescore, QuickAbove: -1, Int8PartitionAbove: -1}
+	if _, err := os.Stat(filepath.Join(dir, slotsName)); err != nil {
+		x, err := Open(dir, &base)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]uint64, len(hits))
-		for i, h := range hits {
-			out[i] = slotIDs[h.Row]
+		ids := make([]uint64, len(vecs)/dims)
+		for id, p := range pos {
+			if p < len(ids) {
+				ids[p] = id
+			}
+		}
+		var batch []engine.VectorDoc
+		for p, id := range ids {
+			batch = append(batch, engine.VectorDoc{ID: id, Vector: vecs[p*dims : (p+1)*dims]})
+			if len(batch) == 5000 || p == len(ids)-1 {
+				if err := x.Apply(batch, nil, uint64(p+1)); err != nil {
+					t.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(env string, def []int) []int {
+		var out []int
+		for _, f := range strings.Split(os.Getenv(env), ",") {
+			if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+				out = append(out, v)
+			}
+		}
+		if len(out) == 0 {
+			return def
 		}
 		return out
 	}
-	top10 := func(q []float32, cands []uint64) []int {
-		var rs []vecscan.Hit
-		for _, id := range cands {
-			pp := pos[id]
-			rs = append(rs, vecscan.Hit{Row: pp, Score: vecscan.Dot(q, vecs[pp*dims:(pp+1)*dims])})
-		}
-		slices.SortFunc(rs, vecscan.Compare)
-		var o []int
-		for _, h := range rs[:min(10, len(rs))] {
-			o = append(o, h.Row)
-		}
-		return o
+	rounds := 8
+	if v, err := strconv.Atoi(os.Getenv("HMO_AB_ROUNDS")); err == nil && v > 0 {
+		rounds = v
 	}
-	got := 0
-	for _, q := range qs {
-		truth, err := vecscan.Scan(vecs, dims, q.Vec, 10, nil)
+	truth := make([][]int, len(qs))
+	for i, q := range qs {
+		hits, err := vecscan.Scan(vecs, dims, q.Vec, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tt := top10(q.Vec, search(q.Vec))
-		for _, h := range truth {
-			if slices.Contains(tt, h.Row) {
-				got++
-			}
+		for _, h := range hits {
+			truth[i] = append(truth[i], h.Row)
 		}
 	}
-	fmt.Printf("listrows %d probes %d int8 lists recall@10 %.4f\n", lr, probes, float64(got)/float64(10*len(qs)))
+	recall := func(x *Index) float64 {
+		got := 0
+		for i, q := range qs {
+			hits, err := x.Search(q.Vec, cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rs []vecscan.Hit
+			for _, h := range hits {
+				p := pos[h.ID]
+				rs = append(rs, vecscan.Hit{Row: p, Score: vecscan.Dot(q.Vec, vecs[p*dims:(p+1)*dims])})
+			}
+			slices.SortFunc(rs, vecscan.Compare)
+			for _, h := range rs[:min(10, len(rs))] {
+				if slices.Contains(truth[i], h.Row) {
+					got++
+				}
+			}
+		}
+		return float64(got) / float64(10*len(qs))
+	}
 	cpu := func() time.Duration {
 		var ru syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	var ra []float64
-	for round := range 8 {
-		var sa, sb time.Duration
-		for lo := 0; lo < len(qs); lo += 10 {
-			for w := range 2 {
-				c0 := cpu()
-				for _, q := range qs[lo : lo+10] {
-					if (w+round)%2 == 0 {
-						if _, err := xa.Search(q.Vec, 200); err != nil {
-							t.Fatal(err)
-						}
-					} else {
-						search(q.Vec)
-					}
+	for _, lr := range list("HMO_IVF_LISTROWS", []int{DefaultInt8ListRows}) {
+		os.Remove(filepath.Join(dir, ivf8Name))
+		o := base
+		o.Int8PartitionAbove, o.Int8ListRows = 1, lr
+		start := time.Now()
+		x, err := Open(dir, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.waitBuild()
+		p := x.part
+		if p == nil || !p.int8 {
+			t.Fatal("no partition of the int8 rows")
+		}
+		fmt.Printf("listrows %d: %d lists, %d rows, open+build %v\n", lr, p.lists, p.rows, time.Since(start))
+		x.part = nil
+		fmt.Printf("int8 scan of every row: recall@10 %.4f\n", recall(x))
+		x.part = p
+		probes := list("HMO_IVF_PROBES", []int{DefaultInt8Probes})
+		for _, pr := range probes {
+			x.opts.Int8Probes = pr
+			scanned := 0
+			for _, q := range qs {
+				sel := vecscan.NewHeap(pr)
+				for l := range p.lists {
+					sel.Push(l, vecscan.Dot(q.Vec, p.centroids[l*dims:(l+1)*dims]))
 				}
-				if (w+round)%2 == 0 {
-					sa += cpu() - c0
-				} else {
-					sb += cpu() - c0
+				for _, h := range sel.Sorted() {
+					scanned += p.starts[h.Row+1] - p.starts[h.Row]
 				}
 			}
+			share := float64(scanned) / float64(len(qs)) / float64(p.rows)
+			fmt.Printf("probes %d: %.1f%% of the rows, recall@10 %.4f\n", pr, 100*share, recall(x))
 		}
-		a, b := float64(sa.Microseconds())/1000/200, float64(sb.Microseconds())/1000/200
-		ra = append(ra, b/a)
-		fmt.Printf("round %d: int8 scan %.3f ms, int8 lists %.3f ms (%.3f)\n", round, a, b, b/a)
+		var ra, ca, cb []float64
+		for round := range rounds {
+			var sa, sb time.Duration
+			for lo := 0; lo < len(qs); lo += 10 {
+				for w := range 2 {
+					if (w+round)%2 == 0 {
+						x.part = nil
+					}
+					c0 := cpu()
+					for _, q := range qs[lo:min(len(qs), lo+10)] {
+						if _, err := x.Search(q.Vec, cands); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if (w+round)%2 == 0 {
+						sa += cpu() - c0
+					} else {
+						sb += cpu() - c0
+					}
+					x.part = p
+				}
+			}
+			a, b := float64(sa.Microseconds())/1000/float64(len(qs)), float64(sb.Microseconds())/1000/float64(len(qs))
+			ra, ca, cb = append(ra, b/a), append(ca, a), append(cb, b)
+			fmt.Printf("round %d: int8 scan %.3f ms, partition (%d probes) %.3f ms (%.3f)\n", round, a, x.opts.Int8Probes, b, b/a)
+		}
+		med := func(v []float64) float64 { v = slices.Clone(v); slices.Sort(v); return v[len(v)/2] }
+		fmt.Printf("medians: int8 scan %.3f ms, partition %.3f ms, pair ratio %.3f\n", med(ca), med(cb), med(ra))
+		if err := x.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	slices.Sort(ra)
-	fmt.Printf("ratio median %.3f\n", ra[len(ra)/2])
 }
 
 // peersQuery is a query of a peers benchmark's work directory

@@ -126,6 +126,28 @@ const (
 	// recall@10 against the exact scan was 0.991 (0.9805 at 256, 0.996
 	// at 512; BENCHMARKS.md).
 	DefaultProbes = 384
+	// DefaultInt8PartitionAbove is the live rows at Open from which an
+	// Int8Rescore index without a q4 file partitions its int8 rows
+	// (ivf.go, the "ivf8" file): an unfiltered search then scans the
+	// int8 rows of the lists nearest to the query only. Set where the
+	// partition, at Int8ListRows and Int8Probes, costs clearly less CPU
+	// than the scan of every row: on the peers store's vectors, CPU a
+	// search against the int8 scan 1.05 at 60,000 rows, 0.94 at
+	// 70,000, 0.73 at 82,734 (BENCHMARKS.md, branch vec9).
+	DefaultInt8PartitionAbove = 75_000
+	// DefaultInt8ListRows is the rows per list of a partition of the
+	// int8 rows.
+	DefaultInt8ListRows = 125
+	// DefaultInt8Probes is the lists an unfiltered search of an index
+	// whose int8 rows are partitioned scans: on the 100K peers store's
+	// vectors (82,734 rows, 664 lists of about 125) recall@10 against
+	// the exact scan, after the rescoring, was 0.9985 for the peers
+	// workload's queries (200 candidates) and 0.997 for the scale
+	// benchmark's recall queries (64 candidates), scanning 48% of the
+	// rows; 240 probes gave 0.996 and 0.992, 280 0.9965 and 0.995
+	// (BENCHMARKS.md, branch vec9). A larger partition probes a fifth of
+	// its lists when that is more.
+	DefaultInt8Probes = 320
 )
 
 // Options configure an Index. Dims is required, so a nil *Options is
@@ -183,6 +205,28 @@ type Options struct {
 	// the 4-bit pass keeps; a filtered one widens). Default
 	// DefaultProbes.
 	Probes int
+	// Int8PartitionAbove is the live rows, at least, that an
+	// Int8Rescore index without a q4 file (fewer live rows than
+	// QuickAbove) holds at Open for it to keep the partition of its int8
+	// rows (a file "ivf8": the int8 rows again, in list order): an
+	// unfiltered search of every row then scans only the int8 rows of
+	// the Int8Probes lists whose centroids are nearest to the query, and
+	// the rows appended or rewritten since the partition was built, and
+	// hands them to the caller's rescoring as the scan of every row
+	// would. Built in the background as the partition of the q4 rows
+	// (PartitionAbove), with the same recovery. Filtered searches, and
+	// SearchAfter, scan every row. Negative: never. Default
+	// DefaultInt8PartitionAbove.
+	Int8PartitionAbove int
+	// Int8ListRows is the rows per list, in [16, 1<<20], a partition of
+	// the int8 rows is built with. Default DefaultInt8ListRows.
+	Int8ListRows int
+	// Int8Probes is the lists, in [1, 65536], an unfiltered search
+	// scans through the partition of the int8 rows (more when they are
+	// fewer than a fifth of the lists, or their rows fewer than 4 times
+	// the candidates asked for). Default
+	// DefaultInt8Probes.
+	Int8Probes int
 	// CompactRatio is the share of dead (deleted) rows, in (0, 1], above
 	// which Apply rewrites the files without them. Default
 	// DefaultCompactRatio; 1 never compacts.
@@ -231,6 +275,15 @@ func (o *Options) withDefaults() (Options, error) {
 	if c.Probes == 0 {
 		c.Probes = DefaultProbes
 	}
+	if c.Int8PartitionAbove == 0 {
+		c.Int8PartitionAbove = DefaultInt8PartitionAbove
+	}
+	if c.Int8ListRows == 0 {
+		c.Int8ListRows = DefaultInt8ListRows
+	}
+	if c.Int8Probes == 0 {
+		c.Int8Probes = DefaultInt8Probes
+	}
 	switch {
 	case c.Dims <= 0 || c.Dims > 1<<16:
 		return c, fmt.Errorf("%w: Dims %d outside [1, 65536]", ErrOptions, c.Dims)
@@ -246,6 +299,10 @@ func (o *Options) withDefaults() (Options, error) {
 		return c, fmt.Errorf("%w: ListRows %d outside [16, 1048576]", ErrOptions, c.ListRows)
 	case c.Probes < 1 || c.Probes > 1<<16:
 		return c, fmt.Errorf("%w: Probes %d outside [1, 65536]", ErrOptions, c.Probes)
+	case c.Int8ListRows < 16 || c.Int8ListRows > 1<<20:
+		return c, fmt.Errorf("%w: Int8ListRows %d outside [16, 1048576]", ErrOptions, c.Int8ListRows)
+	case c.Int8Probes < 1 || c.Int8Probes > 1<<16:
+		return c, fmt.Errorf("%w: Int8Probes %d outside [1, 65536]", ErrOptions, c.Int8Probes)
 	case !(c.CompactRatio > 0 && c.CompactRatio <= 1):
 		return c, fmt.Errorf("%w: CompactRatio %v must be in (0, 1]", ErrOptions, c.CompactRatio)
 	}
