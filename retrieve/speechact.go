@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -346,19 +347,23 @@ func init() {
 }
 
 // functionKeys are the termKeyBytes of the function words, for a lookup
-// of a lower-cased ASCII word without hashing a string (isFunctionWord);
+// of a lower-cased ASCII word without hashing a string (isFunctionWordIn);
 // longFunctionWords says whether some function word has no key.
 var (
 	functionKeys      keySet
 	longFunctionWords bool
 )
 
-// isFunctionWord is functionWords[string(w)].
-func isFunctionWord(w []byte) bool {
-	if k := termKeyBytes(w); k != 0 && functionKeys.has(k) {
-		return true
+// isFunctionWordIn is functionWords[string(buf[:n])]. A word of up to 7
+// bytes is looked up by its termKeyBytes, read from buf as one number.
+func isFunctionWordIn(buf *[16]byte, n int) bool {
+	if n > 0 && n <= 7 {
+		k := binary.LittleEndian.Uint64(buf[:8])&(1<<(8*n)-1) | uint64(n)<<56 // termKeyBytes(buf[:n])
+		if functionKeys.has(k) {
+			return true
+		}
 	}
-	return longFunctionWords && functionWords[string(w)]
+	return longFunctionWords && functionWords[string(buf[:n])]
 }
 
 // keySet is a set of non-zero keys, open addressing in a table of
