@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"sync"
@@ -535,16 +536,20 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 		if d == noDoc {
 			break
 		}
-		fields, last := 0, 0
-		for f := range nFields {
-			if heads[f] == d {
-				fields++
-				last = f
-			}
+		// The fields that hold the word in d, a bit each.
+		in := 0
+		if heads[0] == d {
+			in |= 1
 		}
-		if fields == 1 {
+		if heads[1] == d {
+			in |= 2
+		}
+		if heads[2] == d {
+			in |= 4
+		}
+		if in&(in-1) == 0 {
 			// The common case: one field holds the word.
-			f := last
+			f := bits.TrailingZeros8(uint8(in))
 			fp := fl[f].post[at[f]]
 			p.count[f]++
 			fronts[f].add(fp)
@@ -653,9 +658,13 @@ func (e *docEncoder) start(total int, gaps []byte) {
 }
 
 func (e *docEncoder) add(d uint32) {
-	e.gaps = binary.AppendUvarint(e.gaps, uint64(d-e.prev))
+	if g := d - e.prev; g < 0x80 {
+		e.gaps = append(e.gaps, byte(g)) // most gaps: a byte
+	} else {
+		e.gaps = binary.AppendUvarint(e.gaps, uint64(g))
+	}
 	e.prev = d
-	if e.n%blockLen == 0 {
+	if e.n&(blockLen-1) == 0 {
 		e.base, e.off = append(e.base, d), append(e.off, uint32(len(e.gaps)))
 	}
 	e.n++

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	index "github.com/blevesearch/bleve_index_api"
@@ -54,35 +56,18 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 	if err != nil || !found {
 		return err == nil, nil
 	}
-	lens := normLengths.Get().(*normLengthMemo)
-	defer normLengths.Put(lens)
-	docs, post := l.docs, l.post
-	add := func(num, freq, normBits uint64) error {
-		if k := len(docs); k > 0 && num <= uint64(docs[k-1]) || num >= count {
-			return fmt.Errorf("fts: %s postings of %q: %w (document %d, of %d)", field, term, ErrCorrupt, num, count)
-		}
-		var dl float64
-		if normBits < uint64(len(lens)) {
-			if lens[normBits] == 0 {
-				lens[normBits] = normLength(zapNorm(normBits)) + 1
-			}
-			dl = lens[normBits] - 1
-		} else {
-			dl = normLength(zapNorm(normBits))
-		}
-		if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 || freq > math.MaxUint32 {
-			return fmt.Errorf("fts: %s postings of %q: %w (frequency %d, length %v)", field, term, ErrCorrupt, freq, dl)
-		}
-		docs = append(docs, uint32(num))
-		post = append(post, fieldPosting{uint32(freq), uint32(dl)})
-		return nil
-	}
+	lens := zapLengths.Get().(*zapLengthMemo)
+	defer zapLengths.Put(lens)
 	if val&zap.FSTValEncodingMask == zap.FSTValEncoding1Hit {
 		num, normBits := zap.FSTValDecode1Hit(val)
-		if err := add(num, 1, normBits); err != nil {
-			return true, err
+		if num >= count {
+			return true, fmt.Errorf("fts: %s postings of %q: %w (document %d, of %d)", field, term, ErrCorrupt, num, count)
 		}
-		l.docs, l.post = docs, post
+		dl, err := lens.length(normBits)
+		if err != nil {
+			return true, fmt.Errorf("fts: %s postings of %q: %w", field, term, err)
+		}
+		l.docs, l.post = append(l.docs, uint32(num)), append(l.post, fieldPosting{1, dl})
 		return true, nil
 	}
 	if val&zap.FSTValEncodingMask != zap.FSTValEncodingGeneral {
@@ -115,6 +100,9 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 	if freqOff == 0 || freqOff >= uint64(len(mem)) {
 		return true, corrupt("no frequencies")
 	}
+	if card > count {
+		return true, corrupt("more postings than documents")
+	}
 	// The chunks: their number, where each ends, and where they start.
 	nChunks, n := uvarintAt(mem, freqOff)
 	if n <= 0 || nChunks > uint64(len(mem)) {
@@ -129,11 +117,18 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 		pos += uint64(n)
 	}
 	dataStart := pos
+	// The postings are written in place into arrays of the list's size:
+	// one bounds check a posting instead of two appends.
+	k0 := len(l.docs)
+	docs := slices.Grow(l.docs, int(card))[:k0+int(card)]
+	post := slices.Grow(l.post, int(card))[:k0+int(card)]
+	k := k0
 	var chunk []byte
-	cur := uint64(math.MaxUint64)
+	cp := 0             // the next byte of chunk
+	var chunkEnd uint64 // the first document past the current chunk
+	prev := int64(-1)   // the document before
 	it := bm.ManyIterator()
 	var buf [256]uint32
-	seen := uint64(0)
 	for {
 		got := it.NextMany(buf[:])
 		if got == 0 {
@@ -142,8 +137,17 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 		if err := ctx.Err(); err != nil {
 			return true, err
 		}
-		for _, d := range buf[:got] {
-			if c := uint64(d) / chunkSize; c != cur {
+		if k+got > len(docs) {
+			return true, corrupt("bitmap count")
+		}
+		for _, d32 := range buf[:got] {
+			d := uint64(d32)
+			if int64(d) <= prev || d >= count {
+				return true, fmt.Errorf("fts: %s postings of %q: %w (document %d after %d, of %d)", field, term, ErrCorrupt, d, prev, count)
+			}
+			prev = int64(d)
+			if d >= chunkEnd {
+				c := d / chunkSize
 				if c >= nChunks {
 					return true, corrupt("document past the chunks")
 				}
@@ -154,27 +158,47 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 				if dataStart+ends[c] > uint64(len(mem)) {
 					return true, corrupt("chunk out of the file")
 				}
-				chunk, cur = mem[dataStart+start:dataStart+ends[c]], c
+				chunk, cp, chunkEnd = mem[dataStart+start:dataStart+ends[c]], 0, (c+1)*chunkSize
 			}
-			fl, k := binary.Uvarint(chunk)
-			if k <= 0 {
-				return true, corrupt("frequency")
+			// The frequency (shifted left by one, the low bit saying
+			// whether locations follow) and, when not 0, the norm's
+			// bits: uvarints, most of them a byte.
+			var fl uint64
+			if cp < len(chunk) && chunk[cp] < 0x80 {
+				fl, cp = uint64(chunk[cp]), cp+1
+			} else {
+				v, m := binary.Uvarint(chunk[min(cp, len(chunk)):])
+				if m <= 0 {
+					return true, corrupt("frequency")
+				}
+				fl, cp = v, cp+m
 			}
-			chunk = chunk[k:]
 			freq, normBits := fl>>1, uint64(0)
 			if freq != 0 {
-				if normBits, k = binary.Uvarint(chunk); k <= 0 {
-					return true, corrupt("norm")
+				if cp < len(chunk) && chunk[cp] < 0x80 {
+					normBits, cp = uint64(chunk[cp]), cp+1
+				} else {
+					v, m := binary.Uvarint(chunk[min(cp, len(chunk)):])
+					if m <= 0 {
+						return true, corrupt("norm")
+					}
+					normBits, cp = v, cp+m
 				}
-				chunk = chunk[k:]
 			}
-			if err := add(uint64(d), freq, normBits); err != nil {
-				return true, err
+			if freq > math.MaxUint32 {
+				return true, fmt.Errorf("fts: %s postings of %q: %w (frequency %d)", field, term, ErrCorrupt, freq)
 			}
+			var dl uint32
+			if normBits < uint64(len(lens)) && lens[normBits] != 0 {
+				dl = lens[normBits] - 1 // lens.length, inline
+			} else if dl, err = lens.length(normBits); err != nil {
+				return true, fmt.Errorf("fts: %s postings of %q: %w", field, term, err)
+			}
+			docs[k], post[k] = d32, fieldPosting{uint32(freq), dl}
+			k++
 		}
-		seen += uint64(got)
 	}
-	if seen != card {
+	if k != len(docs) {
 		return true, corrupt("bitmap count")
 	}
 	l.docs, l.post = docs, post
@@ -184,6 +208,31 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 	}
 	releaseList(mem, min(val, freqOff), end)
 	return true, nil
+}
+
+// zapLengthMemo holds, by a zap posting's norm bits, the field length
+// they stand for plus 1 (0: not worked out yet), for the lengths that are
+// valid: the length is a function of the bits, so a memo serves every
+// list, and a length is checked once.
+type zapLengthMemo [4096]uint32
+
+var zapLengths = sync.Pool{New: func() any { return new(zapLengthMemo) }}
+
+// length is the field length of a posting's norm bits; ErrCorrupt for
+// bits that stand for no length.
+func (m *zapLengthMemo) length(bits uint64) (uint32, error) {
+	memo := bits < uint64(len(m))
+	if memo && m[bits] != 0 {
+		return m[bits] - 1, nil
+	}
+	dl := normLength(zapNorm(bits))
+	if math.IsNaN(dl) || dl < 0 || dl > math.MaxUint32 {
+		return 0, fmt.Errorf("%w (length %v)", ErrCorrupt, dl)
+	}
+	if memo && dl < math.MaxUint32 {
+		m[bits] = uint32(dl) + 1
+	}
+	return uint32(dl), nil
 }
 
 // zapNorm is zapx's Posting.Norm for a posting's norm bits.

@@ -2,6 +2,8 @@ package fts
 
 import (
 	"context"
+	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,5 +105,27 @@ func TestZapReadIsBleve(t *testing.T) {
 	var l fieldList
 	if ok, err := readZapField(ctx, zs, &l, bm25Fields[fText], "cat", zs.Count()); ok || err != nil || len(l.docs) != 0 {
 		t.Errorf("with a reader hook: read %t (%v), %d postings; want bleve to read them", ok, err, len(l.docs))
+	}
+}
+
+// TestZapLengthMemo: a norm's length read through the memo is the one
+// worked out from the bits, at the first read and at later ones, for
+// bits inside the memo and past it; a length past a uint32 is
+// ErrCorrupt.
+func TestZapLengthMemo(t *testing.T) {
+	var m zapLengthMemo
+	for _, bits := range []uint64{0, 1, 2, 7, 100, 4095, 4096, 1 << 20, 1<<32 - 2, 1<<32 - 1} {
+		want := normLength(zapNorm(bits))
+		for range 2 {
+			got, err := m.length(bits)
+			switch {
+			case want > math.MaxUint32:
+				if !errors.Is(err, ErrCorrupt) {
+					t.Errorf("length(%d) = %d, %v; want ErrCorrupt", bits, got, err)
+				}
+			case err != nil || float64(got) != want:
+				t.Errorf("length(%d) = %d, %v; want %v", bits, got, err, want)
+			}
+		}
 	}
 }

@@ -42,3 +42,6 @@ var ContentKeys, TermKey = contentKeys, termKey
 func DocRepeats(d, turn *Doc, names []string) bool { return d.repeats(turn, names) }
 
 var Repeats = repeats
+
+// FunctionWords is functionWords; Stem is stem.
+var FunctionWords, Stem = functionWords, stem

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/hmo-dev/hmo/retrieve"
 	"github.com/hmo-dev/hmo/synth"
@@ -188,6 +189,66 @@ func TestContentKeysAreContentTerms(t *testing.T) {
 		}
 		if got := retrieve.ContentKeys(text); !slices.Equal(got, want) || (got == nil) != (want == nil) {
 			t.Fatalf("%q: keys %v, want %v", text, got, want)
+		}
+	}
+}
+
+// refContentTerms is ContentTerms as first written: words split by
+// strings.FieldsFunc at every rune that is no letter or digit, each
+// lower-cased, function words and one-letter words left out, stemmed.
+func refContentTerms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		w := strings.ToLower(f)
+		if len(w) < 2 || retrieve.FunctionWords[w] {
+			continue
+		}
+		if w = retrieve.Stem(w); !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// ContentTerms and ContentKeys split words and leave function words out
+// as the reference does (an ASCII byte classed by a table, a function
+// word found by its key): texts of whole function words, their cases and
+// near misses, long words, non-ASCII letters and invalid bytes.
+func TestContentTermsAsFieldsFunc(t *testing.T) {
+	var words []string
+	for w := range retrieve.FunctionWords {
+		words = append(words, w, strings.ToUpper(w), w+"s", w[:len(w)-1], "x"+w)
+	}
+	words = append(words, " ", ".", "'", "7", "é", "É", "İ", "Σ", "ß", "\xff", "\u00a0", "straße", "Supercalifragilistic", "abcdefgh", "abcdefghijklmnopq")
+	slices.Sort(words) // map order is random: the texts are the same at every run
+	r := rand.New(rand.NewPCG(41, 42))
+	texts := []string{"", "a", "the", "The cat", "x\xffthe\xffy", "further furthers"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(words[r.IntN(len(words))])
+			if r.IntN(3) > 0 {
+				b.WriteString(" ")
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		want := refContentTerms(text)
+		if got := retrieve.ContentTerms(text); !slices.Equal(got, want) {
+			t.Fatalf("%q: ContentTerms %q, want %q", text, got, want)
+		}
+		keys := make([]uint64, len(want))
+		for i, term := range want {
+			if keys[i] = retrieve.TermKey(term); keys[i] == 0 {
+				keys = nil
+				break
+			}
+		}
+		if got := retrieve.ContentKeys(text); !slices.Equal(got, keys) || (got == nil) != (keys == nil) {
+			t.Fatalf("%q: keys %v, want %v", text, got, keys)
 		}
 	}
 }

@@ -162,7 +162,7 @@ func contentKeys(text string) []uint64 {
 			}
 			w[i] = c
 		}
-		if len(w) < 2 || functionWords[string(w)] {
+		if len(w) < 2 || isFunctionWordIn(&lower, len(w)) {
 			return
 		}
 		// stem: the plural's s, then the first stemRunes bytes (runes,

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -172,20 +173,49 @@ func eachTerm(text string, fn func(string)) {
 // order, as it stands in text.
 func eachWord(text string, fn func(string)) {
 	start := -1
-	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
+	for i := 0; i < len(text); {
+		var in bool
+		if c := text[i]; c < utf8.RuneSelf {
+			in = asciiWordByte[c] // a letter or digit, by a table
+			i++
+		} else {
+			// As range decodes it: an invalid byte is RuneError, one byte
+			// long, neither letter nor digit.
+			r, n := utf8.DecodeRuneInString(text[i:])
+			in = unicode.IsLetter(r) || unicode.IsDigit(r)
+			if in && start < 0 {
 				start = i
+			}
+			if !in && start >= 0 {
+				fn(text[start:i])
+				start = -1
+			}
+			i += n
+			continue
+		}
+		if in {
+			if start < 0 {
+				start = i - 1
 			}
 			continue
 		}
 		if start >= 0 {
-			fn(text[start:i])
+			fn(text[start : i-1])
 			start = -1
 		}
 	}
 	if start >= 0 {
 		fn(text[start:])
+	}
+}
+
+// asciiWordByte says which ASCII bytes are letters or digits
+// (unicode.IsLetter or unicode.IsDigit), for eachWord.
+var asciiWordByte [utf8.RuneSelf]bool
+
+func init() {
+	for c := range asciiWordByte {
+		asciiWordByte[c] = unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c))
 	}
 }
 
@@ -310,6 +340,74 @@ func init() {
 		than such some any each every all both few more most other own same only s t don doesn didn isn aren wasn weren
 		let lets ok yes yeah please up down out over under again further once`) {
 		functionWords[w] = true
+		if k := termKeyBytes([]byte(w)); k == 0 || !functionKeys.add(k) {
+			longFunctionWords = true // looked up in the map
+		}
+	}
+}
+
+// functionKeys are the termKeyBytes of the function words, for a lookup
+// of a lower-cased ASCII word without hashing a string (isFunctionWordIn);
+// longFunctionWords says whether some function word has no key.
+var (
+	functionKeys      keySet
+	longFunctionWords bool
+)
+
+// isFunctionWordIn is functionWords[string(buf[:n])]. A word of up to 7
+// bytes is looked up by its termKeyBytes, read from buf as one number.
+func isFunctionWordIn(buf *[16]byte, n int) bool {
+	if n > 0 && n <= 7 {
+		k := binary.LittleEndian.Uint64(buf[:8])&(1<<(8*n)-1) | uint64(n)<<56 // termKeyBytes(buf[:n])
+		if functionKeys.has(k) {
+			return true
+		}
+	}
+	return longFunctionWords && functionWords[string(buf[:n])]
+}
+
+// keySet is a set of non-zero keys, open addressing in a table of
+// keySetSize slots: the function words fill under a third of it, and a
+// full table takes no more keys (add reports false), so that a lookup
+// always meets an empty slot.
+type keySet [keySetSize]uint64
+
+const keySetSize = 512 // a power of 2
+
+func (s *keySet) slot(k uint64) int {
+	return int((k * 0x9E3779B97F4A7C15) >> 55) // the top 9 bits: keySetSize slots
+}
+
+// add adds k, and reports whether the set holds it.
+func (s *keySet) add(k uint64) bool {
+	used := 0
+	for _, x := range s {
+		if x != 0 {
+			used++
+		}
+	}
+	for i := s.slot(k); ; i = (i + 1) & (keySetSize - 1) {
+		if s[i] == k {
+			return true
+		}
+		if s[i] == 0 {
+			if used == keySetSize-1 {
+				return false
+			}
+			s[i] = k
+			return true
+		}
+	}
+}
+
+func (s *keySet) has(k uint64) bool {
+	for i := s.slot(k); ; i = (i + 1) & (keySetSize - 1) {
+		switch s[i] {
+		case k:
+			return true
+		case 0:
+			return false
+		}
 	}
 }
 
