@@ -7,7 +7,8 @@ import (
 
 // FinishBuilds builds, and waits for, what the vector index would
 // otherwise build in the background after the store's next Open
-// (IndexFinisher): the vector file's partition at 500K vectors and more.
+// (IndexFinisher): the vector file's partition (vecfile: of the int8 rows from 75K
+// vectors, of the 4-bit rows from 500K).
 // A command that writes much and exits (an import) calls it before
 // Close: a build in the background stops at Close, so a store opened
 // next only by short-lived commands would not finish it. An index not

@@ -38,9 +38,9 @@ func newImportCmd(env *env) *cobra.Command {
 		Short: "import records (jsonl, locomo, claude-code, markdown)",
 		Long: `Import records from a file, stdin (-) or, for markdown, an agent's memory directory
 (MEMORY.md, CLAUDE.md, memory/*.md). Every record is checked before any is stored:
-bad input imports nothing. At 500K records and more, import then builds the vector
-index's partition before it exits (a progress bar on a terminal), so that the
-commands that open the store next search through it.`,
+bad input imports nothing. At 75K records and more, import then builds the vector
+index's partition before it exits (about a second at 100K, a few at 1M; a progress
+bar on a terminal), so that the commands that open the store next search through it.`,
 		Example: `  hmo import notes.jsonl
   hmo export | hmo import - --dir other-store
   hmo import locomo.json --format locomo
@@ -111,7 +111,7 @@ func runImport(ctx context.Context, env *env, f *importFlags, args []string) (er
 	}
 	defer sf.models.settle(ctx, env, e)
 	// What the vector index would build in the background after the next
-	// Open (its partition, at 500K vectors and more) is built now: the
+	// Open (its partition, at 75K vectors and more) is built now: the
 	// short-lived commands that open the store next stop such a build
 	// at their Close. The records are committed whatever it says.
 	bp := newProgress(env, "vector index")
