@@ -42,3 +42,18 @@ var ContentKeys, TermKey = contentKeys, termKey
 func DocRepeats(d, turn *Doc, names []string) bool { return d.repeats(turn, names) }
 
 var Repeats = repeats
+
+// SelectBest is selectBest over candidates with these ids and scores;
+// it returns each one's place in the input, in the order it leaves.
+func SelectBest(ids []uint64, scores []float64) []int {
+	c := make([]Candidate, len(ids))
+	for i := range c {
+		c[i] = Candidate{ID: ids[i], Score: scores[i], Text: float64(i)}
+	}
+	selectBest(c)
+	out := make([]int, len(c))
+	for i := range c {
+		out[i] = int(c[i].Text)
+	}
+	return out
+}

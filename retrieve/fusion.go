@@ -24,7 +24,8 @@ type FusionOptions struct {
 
 // fuse merges the generators' lists into candidates with a fused score.
 func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
-	idx := make(map[uint64]int, len(text)+len(vec))
+	idx := getIDPlaces()
+	defer putIDPlaces(idx)
 	out := make([]Candidate, 0, len(text)+len(vec))
 	get := func(id uint64) *Candidate {
 		i, ok := idx[id]
