@@ -24,8 +24,7 @@ type FusionOptions struct {
 
 // fuse merges the generators' lists into candidates with a fused score.
 func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
-	idx := getIDPlaces()
-	defer putIDPlaces(idx)
+	idx := make(map[uint64]int, len(text)+len(vec))
 	out := make([]Candidate, 0, len(text)+len(vec))
 	get := func(id uint64) *Candidate {
 		i, ok := idx[id]

@@ -149,8 +149,7 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return m
 	}
 	ma, mb := max1(a), max1(b)
-	idx := getIDPlaces()
-	defer putIDPlaces(idx)
+	idx := make(map[uint64]int, len(a)+len(b))
 	out := make([]Hit, 0, len(a)+len(b))
 	for _, h := range a {
 		idx[h.ID] = len(out)

@@ -104,16 +104,18 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 // sessionPrior adds to each candidate a share of its session's best
 // score, so turns of sessions that match well rise together.
 func sessionPrior(cands []Candidate, w float64) {
-	// Keyed by the pair (sessionKey). Each candidate's session is looked up once: at[i] is its place in
+	// Keyed by the pair, not a joined string: no allocation a candidate
+	// (labels hold no NUL, so the two are the same key).
+	// Each candidate's session is looked up once: at[i] is its place in
 	// best, -1 for none.
-	place := getSessionPlaces()
-	defer putSessionPlaces(place)
+	type session struct{ scope, name string }
+	place := make(map[session]int32, len(cands))
 	best := make([]float64, 0, len(cands))
 	at := make([]int32, len(cands))
 	for i := range cands {
 		at[i] = -1
 		if d := cands[i].doc; d != nil && d.Session != "" {
-			k := sessionKey{d.Scope, d.Session}
+			k := session{d.Scope, d.Session}
 			j, ok := place[k]
 			if !ok {
 				j = int32(len(best))

@@ -61,8 +61,7 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	nq := len(qwords)
 	// Every distinct word gets an index, the question's first: qid[j]
 	// is question word j's.
-	vocab := getWordPlaces()
-	defer putWordPlaces(vocab)
+	vocab := make(map[string]int32, 256)
 	var words []string
 	add := func(t string) int32 {
 		w, ok := vocab[t]
