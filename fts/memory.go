@@ -91,19 +91,19 @@ type memPosts struct {
 	posts []memPost
 }
 
-// lists are the postings a search restricted to scope reads ("": all).
-func (t *memTerm) lists(scope string) []*memPosts {
+// lists appends to buf the postings a search restricted to scope reads
+// ("": all).
+func (t *memTerm) lists(scope string, buf []*memPosts) []*memPosts {
 	if scope == "" {
-		out := make([]*memPosts, 0, len(t.scopes))
 		for _, ps := range t.scopes {
-			out = append(out, ps)
+			buf = append(buf, ps)
 		}
-		return out
+		return buf
 	}
 	if ps := t.scopes[scope]; ps != nil {
-		return []*memPosts{ps}
+		return append(buf, ps)
 	}
-	return nil
+	return buf
 }
 
 // post returns d's posting of the term, nil when d lacks it.
@@ -373,18 +373,39 @@ func siftDown(n int, less func(i, j int) bool, swap func(i, j int)) {
 	}
 }
 
-// queryTerms are q's distinct terms, in order.
+// queryTerms are q's distinct terms, in order. A question's few terms
+// are checked against those kept so far; a map takes over past
+// queryTermsScan of them.
 func (m *Memory) queryTerms(q string) []string {
 	var terms []string
-	seen := map[string]bool{}
+	var seen map[string]bool
 	for _, t := range m.analyzer.Analyze([]byte(q)) {
-		if w := string(t.Term); w != "" && !seen[w] {
+		if len(t.Term) == 0 {
+			continue
+		}
+		if seen == nil && len(terms) < queryTermsScan {
+			if !slices.ContainsFunc(terms, func(w string) bool { return w == string(t.Term) }) {
+				terms = append(terms, string(t.Term))
+			}
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]bool, 2*len(terms))
+			for _, w := range terms {
+				seen[w] = true
+			}
+		}
+		if w := string(t.Term); !seen[w] {
 			seen[w] = true
 			terms = append(terms, w)
 		}
 	}
 	return terms
 }
+
+// queryTermsScan is how many distinct terms queryTerms checks a term
+// against by scanning them.
+const queryTermsScan = 32
 
 // remove drops a document; the caller holds mu.
 func (m *Memory) remove(id uint64) {
@@ -435,6 +456,7 @@ type memSearchBufs struct {
 	at      []int32
 	kbuf    []float64
 	top     []int32
+	lists   []*memPosts
 }
 
 var memSearchPool = sync.Pool{New: func() any { return new(memSearchBufs) }}
@@ -525,7 +547,8 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			closed = rest < kt
 		}
 		rest -= wd.w * (m.scoring.K1 + 1)
-		lists := wd.p.lists(f.Scope)
+		lists := wd.p.lists(f.Scope, sb.lists[:0])
+		sb.lists = lists[:0]
 		if closed {
 			n := 0
 			for _, ps := range lists {
@@ -630,6 +653,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// Back to the pool as grown (the deferred Put runs after the last use).
 	sb.acc, sb.accSlot, sb.has, sb.at, sb.kbuf = acc[:0], accSlot[:0], has[:0], at[:0], kbuf[:0]
 	sb.txt, sb.part, sb.top = txt[:0], part[:0], top[:0]
+	clear(sb.lists[:cap(sb.lists)]) // no postings kept alive by the pool
 	sortHits(hits)
 	return hits, nil
 }

@@ -45,3 +45,18 @@ var Repeats = repeats
 
 // FunctionWords is functionWords; Stem is stem.
 var FunctionWords, Stem = functionWords, stem
+
+// SelectBest is selectBest over candidates with these ids and scores;
+// it returns each one's place in the input, in the order it leaves.
+func SelectBest(ids []uint64, scores []float64) []int {
+	c := make([]Candidate, len(ids))
+	for i := range c {
+		c[i] = Candidate{ID: ids[i], Score: scores[i], Text: float64(i)}
+	}
+	selectBest(c)
+	out := make([]int, len(c))
+	for i := range c {
+		out[i] = int(c[i].Text)
+	}
+	return out
+}

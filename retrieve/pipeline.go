@@ -381,15 +381,58 @@ func selectBest(c []Candidate) {
 	// slices.SortFunc runs sort.Slice's algorithm (both are generated
 	// from one template) without reflection; cmp is the order "less"
 	// gives, so even a NaN score sorts as it did with sort.Slice.
-	slices.SortFunc(c, func(a, b Candidate) int {
+	// It sorts the candidates' places rather than the candidates (88
+	// bytes each, copied for every comparison and swap): the algorithm
+	// compares and swaps places exactly as it would the candidates they
+	// name, so the order it leaves is the same, then applied in place.
+	if len(c) < 2 {
+		return
+	}
+	var buf [256]int32
+	perm := buf[:0]
+	if len(c) > len(buf) {
+		perm = make([]int32, 0, len(c))
+	}
+	for i := range c {
+		perm = append(perm, int32(i))
+	}
+	slices.SortFunc(perm, func(i, j int32) int {
+		a, b := &c[i], &c[j]
 		switch {
-		case betterCand(&a, &b):
+		case betterCand(a, b):
 			return -1
-		case betterCand(&b, &a):
+		case betterCand(b, a):
 			return 1
 		}
 		return 0
 	})
+	permute(c, perm)
+}
+
+// permute rearranges c so that c[k] is the old c[perm[k]], following
+// each cycle of the permutation (perm is used up: -1 marks a place done).
+func permute(c []Candidate, perm []int32) {
+	for i := range perm {
+		if perm[i] < 0 {
+			continue
+		}
+		if int(perm[i]) == i {
+			perm[i] = -1
+			continue
+		}
+		held := c[i]
+		j := i
+		for {
+			k := int(perm[j])
+			perm[j] = -1
+			if k == i {
+				c[j] = held
+				break
+			}
+			c[j] = c[k]
+			j = k
+		}
+	}
 }
 
 // betterCand is selectBest's order: a higher score, then a higher id.

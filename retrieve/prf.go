@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -65,7 +64,9 @@ func expand(ctx context.Context, o *PRFOptions, q *Query, src Source, text []Hit
 	}
 	weight := map[string]float64{}
 	best := top[0].Score
-	for i, d := range docs {
+	var words []string
+	for i := range docs {
+		d := &docs[i]
 		if d.ID == 0 || best <= 0 {
 			continue
 		}
@@ -73,7 +74,10 @@ func expand(ctx context.Context, o *PRFOptions, q *Query, src Source, text []Hit
 		// log-odds, so exp(score - best) stands for it, normalised to
 		// the best record.
 		pd := math.Exp(top[i].Score - best)
-		words := contentWords(d.Text)
+		// The record's content words as its Doc keeps them (contentWords
+		// of its text, analysed once).
+		words = words[:0]
+		d.eachContentWord(func(w string) { words = append(words, w) })
 		for _, w := range words {
 			if !inQuery[w] {
 				weight[w] += pd / float64(len(words))
@@ -83,17 +87,31 @@ func expand(ctx context.Context, o *PRFOptions, q *Query, src Source, text []Hit
 	if len(weight) == 0 {
 		return text, nil
 	}
-	terms := make([]string, 0, len(weight))
-	for w := range weight {
-		terms = append(terms, w)
+	// The heaviest words, ties by the word: a strict order (the words
+	// are distinct, the weights finite), so sorting the pairs leaves the
+	// order sorting the words by their weights in the map did, without
+	// two map lookups a comparison.
+	type termWeight struct {
+		word   string
+		weight float64
 	}
-	sort.Slice(terms, func(i, j int) bool {
-		if weight[terms[i]] != weight[terms[j]] {
-			return weight[terms[i]] > weight[terms[j]]
+	ranked := make([]termWeight, 0, len(weight))
+	for w, v := range weight {
+		ranked = append(ranked, termWeight{w, v})
+	}
+	slices.SortFunc(ranked, func(a, b termWeight) int {
+		if a.weight != b.weight {
+			if a.weight > b.weight {
+				return -1
+			}
+			return 1
 		}
-		return terms[i] < terms[j]
+		return strings.Compare(a.word, b.word)
 	})
-	terms = terms[:min(o.Terms, len(terms))]
+	terms := make([]string, 0, min(o.Terms, len(ranked)))
+	for _, tw := range ranked[:min(o.Terms, len(ranked))] {
+		terms = append(terms, tw.word)
+	}
 	eq := *q
 	eq.Text = q.Text + " " + strings.Join(terms, " ")
 	if len(text) >= c {
