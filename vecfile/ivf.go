@@ -1407,17 +1407,11 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep, cands int, filter func(i
 	}
 	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
 	f := q4Fields(dims)
-	size := func(l int) int { return p.starts[l+1] - p.starts[l] }
+	size := p.size
 	// The Probes lists of the nearest centroids (more, nearest first,
 	// while their rows are fewer than ivfMinRows*keep), scanned in file
 	// order; a filtered search ranks them all.
-	rank := func(n int) []vecscan.Hit {
-		sel := vecscan.NewHeap(n)
-		for l := range p.lists {
-			sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
-		}
-		return sel.Sorted()
-	}
+	rank := func(n int) []vecscan.Hit { return p.nearest(uq, n, dims) }
 	var near []vecscan.Hit
 	if filtered {
 		near = rank(p.lists)
@@ -1513,23 +1507,54 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep, cands int, filter func(i
 
 // scanSpans is the 4-bit pass over the entries of the lists lists and
 // the spans extra: their best keep passing filter, with an estimate at
-// least floor, best first. A hit holds its row in the high 32 bits, so
-// that equal estimates go to the lower row as in the scan of every q4
-// row, and its entry plus 1 (0: a q4 row) in the low ones, where its
-// step is read. The caller holds mu for reading.
+// least floor, best first, held as scanEntries holds them (the low bits
+// name the entry whose step is read). The caller holds mu for reading.
 func (x *Index) scanSpans(qq q4Query, lists []int, extra []ivfSpan, keep int, filter func(int) bool, floor0 float32) ([]vecscan.Hit, error) {
-	p := x.part
-	dims, qs := x.opts.Dims, q4Stride(x.opts.Dims)
-	f := q4Fields(dims)
+	qs, f := q4Stride(x.opts.Dims), q4Fields(x.opts.Dims)
+	spans := append(x.part.listSpans(lists), extra...)
+	return x.part.scanEntries(spans, keep, filter, floor0, x.q4, qs, func(data []byte, out []float32) int {
+		return dot4.DotsScaled(qq.sq, data, qs, f, qq.fsum, out)
+	})
+}
+
+// nearest returns the n lists whose centroids are nearest to the unit
+// query uq (dims components), nearest first.
+func (p *partition) nearest(uq []float32, n, dims int) []vecscan.Hit {
+	sel := vecscan.NewHeap(n)
+	for l := range p.lists {
+		sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
+	}
+	return sel.Sorted()
+}
+
+// size returns the entries of list l.
+func (p *partition) size(l int) int { return p.starts[l+1] - p.starts[l] }
+
+// listSpans returns the spans of the entries of lists, in file order
+// (lists is not changed).
+func (p *partition) listSpans(lists []int) []ivfSpan {
 	lists = slices.Clone(lists)
-	slices.Sort(lists) // in file order
+	slices.Sort(lists)
 	var spans []ivfSpan
 	for _, l := range lists {
-		if n := p.starts[l+1] - p.starts[l]; n > 0 {
+		if n := p.size(l); n > 0 {
 			spans = append(spans, ivfSpan{p.starts[l], n, true})
 		}
 	}
-	spans = append(spans, extra...)
+	return spans
+}
+
+// scanEntries is a partitioned search's pass over the rows of spans:
+// kernel scores the first len(out) rows of data (rows of stride bytes)
+// into out and returns how many it scored; a span in the partition reads
+// its entries, one outside it the rows of outside (the q4 file or the
+// matrix, each after its header page). It returns the best keep passing
+// filter (nil: all), with a score at least floor0, best first. A hit
+// holds its row in the high 32 bits, so that equal scores go to the lower
+// row as in the scan of every row, and its entry plus 1 (0: a row
+// outside the partition) in the low ones. The caller holds mu for
+// reading.
+func (p *partition) scanEntries(spans []ivfSpan, keep int, filter func(int) bool, floor0 float32, outside []byte, stride int, kernel func(data []byte, out []float32) int) ([]vecscan.Hit, error) {
 	// The virtual row v of the scan is the v-th of the spans' rows.
 	begin := make([]int, len(spans)+1)
 	for i, s := range spans {
@@ -1546,12 +1571,12 @@ func (x *Index) scanSpans(qq q4Query, lists []int, extra []ivfSpan, keep int, fi
 				m := min(scanBlock, b-blk)
 				var data []byte
 				if s.ivf {
-					data = p.ent[(s.pos+blk)*qs:]
+					data = p.ent[(s.pos+blk)*stride:]
 				} else {
-					data = x.q4[pageSize+(s.pos+blk)*qs:]
+					data = outside[pageSize+(s.pos+blk)*stride:]
 				}
-				if dot4.DotsScaled(qq.sq, data, qs, f, qq.fsum, out[:m]) < m {
-					panic("ivf rows shorter than their count") // turned into ErrFault by ScanFunc
+				if kernel(data, out[:m]) < m {
+					panic("partition rows shorter than their count") // turned into ErrFault by ScanFunc
 				}
 				for j, sc := range out[:m] {
 					if sc < floor {

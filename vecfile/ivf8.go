@@ -3,7 +3,6 @@ package vecfile
 import (
 	"encoding/binary"
 	"math"
-	"slices"
 
 	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
@@ -29,15 +28,8 @@ var ivf8MinShare = 0.2
 func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecscan.Hit, []float32, error) {
 	p := x.part
 	dims, st := x.opts.Dims, p.stride
-	size := func(l int) int { return p.starts[l+1] - p.starts[l] }
-	rank := func(n int) []vecscan.Hit {
-		sel := vecscan.NewHeap(n)
-		for l := range p.lists {
-			sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
-		}
-		return sel.Sorted()
-	}
-	near := rank(min(max(x.opts.Int8Probes, int(math.Ceil(ivf8MinShare*float64(p.lists)))), p.lists))
+	size := p.size
+	near := p.nearest(uq, min(max(x.opts.Int8Probes, int(math.Ceil(ivf8MinShare*float64(p.lists)))), p.lists), dims)
 	var lists []int
 	total := 0
 	for _, h := range near {
@@ -45,7 +37,7 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 		total += size(h.Row)
 	}
 	if total < ivfMinRows*cands && len(lists) < p.lists {
-		for _, h := range rank(p.lists)[len(lists):] {
+		for _, h := range p.nearest(uq, p.lists, dims)[len(lists):] {
 			if total >= ivfMinRows*cands {
 				break
 			}
@@ -53,68 +45,20 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 			total += size(h.Row)
 		}
 	}
-	slices.Sort(lists) // in file order
-	var spans []ivfSpan
-	for _, l := range lists {
-		if n := size(l); n > 0 {
-			spans = append(spans, ivfSpan{p.starts[l], n, true})
-		}
-	}
+	spans := p.listSpans(lists)
 	if x.n > p.rows {
 		spans = append(spans, ivfSpan{p.rows, x.n - p.rows, false})
 	}
 	for _, r := range p.outRows {
 		spans = append(spans, ivfSpan{r, 1, false})
 	}
-	// The virtual row v of the scan is the v-th of the spans' rows.
-	begin := make([]int, len(spans)+1)
-	for i, s := range spans {
-		begin[i+1] = begin[i] + s.n
-	}
 	q16, qscale := quantizeQuery(uq, dims)
-	// A hit holds its row in the high 32 bits, so that equal scores go
-	// to the lower row as in the scan of every row, and its entry plus 1
-	// (0: a row of the matrix) in the low ones, where its scale is read.
-	hits, err := vecscan.ScanFunc(begin[len(spans)], cands, nil, func(lo, hi int, h *vecscan.Heap) {
-		out := make([]float32, scanBlock)
-		floor := h.Floor()
-		i, _ := slices.BinarySearch(begin, lo+1)
-		for i--; i < len(spans) && begin[i] < hi; i++ {
-			s := spans[i]
-			a, b := max(lo, begin[i])-begin[i], min(hi, begin[i+1])-begin[i]
-			for blk := a; blk < b; blk += scanBlock {
-				m := min(scanBlock, b-blk)
-				var data []byte
-				if s.ivf {
-					data = p.ent[(s.pos+blk)*st:]
-				} else {
-					data = x.mat[pageSize+(s.pos+blk)*st:]
-				}
-				if dot8.DotsScaled(q16, data, st, dims, out[:m]) < m {
-					panic("ivf8 rows shorter than their count") // turned into ErrFault by ScanFunc
-				}
-				for j, sc := range out[:m] {
-					if sc < floor {
-						continue
-					}
-					r, e := s.pos+blk+j, 0
-					if s.ivf {
-						if r, e = p.rowOf(r), r+1; p.isOut(r) {
-							continue
-						}
-					}
-					if keep == nil || keep(r) {
-						h.Push(r<<32+e, sc)
-						floor = h.Floor()
-					}
-				}
-			}
-		}
+	hits, err := p.scanEntries(spans, cands, keep, float32(math.Inf(-1)), x.mat, st, func(data []byte, out []float32) int {
+		return dot8.DotsScaled(q16, data, st, dims, out)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	slices.SortFunc(hits, vecscan.Compare)
 	scales := make([]float32, len(hits))
 	for k, h := range hits {
 		r := h.Row >> 32
