@@ -51,17 +51,10 @@ func TestIVFCurve(t *testing.T) {
 	}
 	qs, vecs, pos := readPeersWork(t, work)
 	dims := len(qs[0].Vec)
-	truth := make([][]int, len(qs))
 	for i := range qs {
 		unitInPlace(qs[i].Vec)
-		hits, err := vecscan.Scan(vecs, dims, qs[i].Vec, 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range hits {
-			truth[i] = append(truth[i], h.Row)
-		}
 	}
+	truth := exactTops(t, vecs, dims, qs)
 	var today [][]int // the full 4-bit pass's top 10s
 	run := func(x *Index, label string) {
 		var got int
@@ -71,19 +64,7 @@ func TestIVFCurve(t *testing.T) {
 		start := time.Now()
 		tops := make([][]int, len(qs))
 		for i, q := range qs {
-			hits, err := x.Search(q.Vec, 200)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rs []vecscan.Hit
-			for _, h := range hits {
-				p := pos[h.ID]
-				rs = append(rs, vecscan.Hit{Row: p, Score: vecscan.Dot(q.Vec, vecs[p*dims:(p+1)*dims])})
-			}
-			slices.SortFunc(rs, vecscan.Compare)
-			for _, h := range rs[:min(10, len(rs))] {
-				tops[i] = append(tops[i], h.Row)
-			}
+			tops[i] = rescoredTop(t, x, q.Vec, 200, vecs, pos)
 		}
 		wall := time.Since(start)
 		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -533,31 +514,12 @@ func TestInt8PartitionCurve(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("HMO_AB_ROUNDS")); err == nil && v > 0 {
 		rounds = v
 	}
-	truth := make([][]int, len(qs))
-	for i, q := range qs {
-		hits, err := vecscan.Scan(vecs, dims, q.Vec, 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range hits {
-			truth[i] = append(truth[i], h.Row)
-		}
-	}
+	truth := exactTops(t, vecs, dims, qs)
 	recall := func(x *Index) float64 {
 		got := 0
 		for i, q := range qs {
-			hits, err := x.Search(q.Vec, cands)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rs []vecscan.Hit
-			for _, h := range hits {
-				p := pos[h.ID]
-				rs = append(rs, vecscan.Hit{Row: p, Score: vecscan.Dot(q.Vec, vecs[p*dims:(p+1)*dims])})
-			}
-			slices.SortFunc(rs, vecscan.Compare)
-			for _, h := range rs[:min(10, len(rs))] {
-				if slices.Contains(truth[i], h.Row) {
+			for _, r := range rescoredTop(t, x, q.Vec, cands, vecs, pos) {
+				if slices.Contains(truth[i], r) {
 					got++
 				}
 			}
@@ -681,4 +643,43 @@ func readPeersWork(t *testing.T, work string) (qs []peersQuery, vecs []float32, 
 		pos[id] = p
 	}
 	return qs, vecs, pos
+}
+
+// exactTops returns the rows of each query's exact top 10 over vecs.
+func exactTops(t *testing.T, vecs []float32, dims int, qs []peersQuery) [][]int {
+	t.Helper()
+	tops := make([][]int, len(qs))
+	for i, q := range qs {
+		hits, err := vecscan.Scan(vecs, dims, q.Vec, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			tops[i] = append(tops[i], h.Row)
+		}
+	}
+	return tops
+}
+
+// rescoredTop returns the rows of the top 10 of x's cands candidates
+// for q, rescored by their exact dot products over vecs (pos: the row of
+// each id), as the engine rescores them.
+func rescoredTop(t *testing.T, x *Index, q []float32, cands int, vecs []float32, pos map[uint64]int) []int {
+	t.Helper()
+	dims := len(q)
+	hits, err := x.Search(q, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []vecscan.Hit
+	for _, h := range hits {
+		p := pos[h.ID]
+		rs = append(rs, vecscan.Hit{Row: p, Score: vecscan.Dot(q, vecs[p*dims:(p+1)*dims])})
+	}
+	slices.SortFunc(rs, vecscan.Compare)
+	var top []int
+	for _, h := range rs[:min(10, len(rs))] {
+		top = append(top, h.Row)
+	}
+	return top
 }
