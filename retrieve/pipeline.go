@@ -345,8 +345,8 @@ func (p *Pipeline) vectorCandidates(ctx context.Context, q *Query, src Source, c
 	return vec, nil
 }
 
-// candidates runs the enabled generators, the lexical one alongside the
-// vector one.
+// candidates runs the enabled generators, the lexical one, with its
+// feedback search, alongside the vector one.
 func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
 	c := max(q.Candidates, q.K)
 	var textErr, vecErr error
@@ -356,6 +356,13 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 		go func() {
 			defer wg.Done()
 			text, textErr = src.Text(ctx, q, c)
+			// Pseudo-relevance feedback: a second lexical search with
+			// the words of the best first-pass records, mixed into the
+			// first. It needs only the first pass: it runs while the
+			// vector candidates are still being found.
+			if textErr == nil && p.o.Stages.Has(StagePRF) && len(text) > 0 {
+				text, textErr = expand(ctx, &p.o.PRF, q, src, text, c)
+			}
 		}()
 	}
 	if p.o.Stages.Has(StageVector) && q.Vector != nil {
@@ -364,13 +371,6 @@ func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, 
 	wg.Wait()
 	if err := errors.Join(textErr, vecErr); err != nil {
 		return nil, nil, err
-	}
-	// Pseudo-relevance feedback: a second lexical search with the words
-	// of the best first-pass records, mixed into the first.
-	if p.o.Stages.Has(StagePRF) && len(text) > 0 {
-		if text, err = expand(ctx, &p.o.PRF, q, src, text, c); err != nil {
-			return nil, nil, err
-		}
 	}
 	return text, vec, nil
 }

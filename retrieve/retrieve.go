@@ -233,8 +233,10 @@ func (d *Doc) ownCoverage(ts *termSet) float64 {
 
 // Source supplies one query's candidates and metadata. The engine
 // implements it over the archive and over the tier views. It need not
-// be safe for concurrent use, except that Text and Vector may run
-// concurrently.
+// be safe for concurrent use, except that Vector may run concurrently
+// with Text and Docs: the lexical search and its feedback search (the
+// prf stage, which reads the best first-pass records) run while the
+// vector candidates are found.
 type Source interface {
 	// Text returns up to c lexical candidates, best first.
 	Text(ctx context.Context, q *Query, c int) ([]Hit, error)
@@ -252,7 +254,8 @@ type Source interface {
 // Docs will be asked for (into a cache): the pipeline hands it the vector
 // candidates as soon as it has them, while the lexical search may still
 // run, so that reading them uses a core the search leaves idle. Prefetch
-// may run concurrently with Text; it reports no error (Docs does).
+// may run concurrently with Text and Docs; it reports no error (Docs
+// does).
 type Prefetcher interface {
 	Prefetch(ids []uint64)
 }
