@@ -136,10 +136,10 @@ func (h *ivfHeader) encode() []byte {
 }
 
 // decodeIVFHeader reads the header page of an ivf file, of the int8
-// rows if int8 (an ivf8 file). It never panics.
-func decodeIVFHeader(b []byte, int8 bool) (ivfHeader, bool) {
+// rows if int8Rows (an ivf8 file). It never panics.
+func decodeIVFHeader(b []byte, int8Rows bool) (ivfHeader, bool) {
 	magic := ivfMagic
-	if int8 {
+	if int8Rows {
 		magic = ivf8Magic
 	}
 	if len(b) < ivfHeadBytes || [8]byte(b[:8]) != magic || binary.LittleEndian.Uint32(b[8:]) != formatVer ||
@@ -147,7 +147,7 @@ func decodeIVFHeader(b []byte, int8 bool) (ivfHeader, bool) {
 		return ivfHeader{}, false
 	}
 	h := ivfHeader{
-		int8:     int8,
+		int8:     int8Rows,
 		dims:     int(binary.LittleEndian.Uint32(b[12:])),
 		matrixID: binary.LittleEndian.Uint64(b[16:]),
 		lists:    int(binary.LittleEndian.Uint32(b[24:])),
@@ -156,7 +156,7 @@ func decodeIVFHeader(b []byte, int8 bool) (ivfHeader, bool) {
 		metaCRC:  binary.LittleEndian.Uint32(b[36:]),
 		bodyCRC:  binary.LittleEndian.Uint32(b[40:]),
 	}
-	if h.dims <= 0 || (!int8 && h.dims > q4MaxDims) || h.lists <= 0 || h.lists > ivfMaxLists || h.entries > h.rows {
+	if h.dims <= 0 || (!int8Rows && h.dims > q4MaxDims) || h.lists <= 0 || h.lists > ivfMaxLists || h.entries > h.rows {
 		return ivfHeader{}, false
 	}
 	return h, true
