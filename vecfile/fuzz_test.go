@@ -82,8 +82,7 @@ func FuzzQ4File(f *testing.F) {
 	f.Add([]byte{})
 	queries := docsDims(2, 4, d)
 	search := func(x *vecfile.Index) (string, error) { return searchAll(x, queries) }
-	x, err = vecfile.Open(seed, opts)
-	if err != nil {
+	if x, err = vecfile.Open(seed, opts); err != nil {
 		f.Fatal(err)
 	}
 	fresh, err := search(x)
@@ -130,9 +129,21 @@ func FuzzQ4File(f *testing.F) {
 // from the q4 file, or all from the q4 file after a rebuild); a
 // read-only Open must succeed and search without error.
 func FuzzIVFFile(f *testing.F) {
-	const d = 20
+	fuzzPartition(f, "ivf", []string{"slots", "matrix", "q4"}, &vecfile.Options{Dims: 20, Format: vecfile.Int8Rescore, QuickAbove: 10, PartitionAbove: 10, ListRows: 16, Probes: 1 << 16})
+}
+
+// FuzzIVF8File is FuzzIVFFile for the partition of the int8 rows (an
+// index with no q4 file): arbitrary ivf8 files beside intact slots and
+// matrix.
+func FuzzIVF8File(f *testing.F) {
+	fuzzPartition(f, "ivf8", []string{"slots", "matrix"}, &vecfile.Options{Dims: 20, Format: vecfile.Int8Rescore, QuickAbove: -1, Int8PartitionAbove: 10, Int8ListRows: 16, Int8Probes: 1 << 16})
+}
+
+// fuzzPartition is the body of the partition files' fuzz targets: name
+// is the partition's file, intact the files kept as a build left them.
+func fuzzPartition(f *testing.F, name string, intact []string, opts *vecfile.Options) {
+	d := opts.Dims
 	seed := f.TempDir()
-	opts := &vecfile.Options{Dims: d, Format: vecfile.Int8Rescore, QuickAbove: 10, PartitionAbove: 10, ListRows: 16, Probes: 1 << 16}
 	x, err := vecfile.Open(seed, opts)
 	if err != nil {
 		f.Fatal(err)
@@ -142,26 +153,25 @@ func FuzzIVFFile(f *testing.F) {
 		f.Fatal(err)
 	}
 	x.Close()
-	if x, err = vecfile.Open(seed, opts); err != nil { // builds the q4 and ivf files
+	if x, err = vecfile.Open(seed, opts); err != nil { // builds the partition (and the q4 file it partitions)
 		f.Fatal(err)
 	}
 	vecfile.WaitPartition(x)
 	x.Close()
 	files := map[string][]byte{}
-	for _, name := range []string{"slots", "matrix", "q4", "ivf"} {
-		if files[name], err = os.ReadFile(filepath.Join(seed, name)); err != nil {
+	for _, n := range append(intact, name) {
+		if files[n], err = os.ReadFile(filepath.Join(seed, n)); err != nil {
 			f.Fatal(err)
 		}
 	}
-	ivf := files["ivf"]
+	ivf := files[name]
 	f.Add(ivf)
 	f.Add(ivf[:4096])
 	f.Add(ivf[:len(ivf)-70])
 	f.Add([]byte{})
 	queries := docsDims(2, 4, d)
 	search := func(x *vecfile.Index) (string, error) { return searchAll(x, queries) }
-	x, err = vecfile.Open(seed, opts)
-	if err != nil {
+	if x, err = vecfile.Open(seed, opts); err != nil {
 		f.Fatal(err)
 	}
 	fresh, err := search(x)
@@ -171,11 +181,11 @@ func FuzzIVFFile(f *testing.F) {
 	x.Close()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		dir := t.TempDir()
-		for name, data := range files {
-			if name == "ivf" {
+		for n, data := range files {
+			if n == name {
 				data = b
 			}
-			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, n), data, 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
