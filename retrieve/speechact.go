@@ -340,7 +340,9 @@ func init() {
 		than such some any each every all both few more most other own same only s t don doesn didn isn aren wasn weren
 		let lets ok yes yeah please up down out over under again further once`) {
 		functionWords[w] = true
-		if k := termKeyBytes([]byte(w)); k == 0 || !functionKeys.add(k) {
+		if k := termKeyBytes([]byte(w)); k != 0 {
+			functionKeys[k] = true
+		} else {
 			longFunctionWords = true // looked up in the map
 		}
 	}
@@ -350,7 +352,7 @@ func init() {
 // of a lower-cased ASCII word without hashing a string (isFunctionWordIn);
 // longFunctionWords says whether some function word has no key.
 var (
-	functionKeys      keySet
+	functionKeys      = map[uint64]bool{}
 	longFunctionWords bool
 )
 
@@ -359,56 +361,11 @@ var (
 func isFunctionWordIn(buf *[16]byte, n int) bool {
 	if n > 0 && n <= 7 {
 		k := binary.LittleEndian.Uint64(buf[:8])&(1<<(8*n)-1) | uint64(n)<<56 // termKeyBytes(buf[:n])
-		if functionKeys.has(k) {
+		if functionKeys[k] {
 			return true
 		}
 	}
 	return longFunctionWords && functionWords[string(buf[:n])]
-}
-
-// keySet is a set of non-zero keys, open addressing in a table of
-// keySetSize slots: the function words fill under a third of it, and a
-// full table takes no more keys (add reports false), so that a lookup
-// always meets an empty slot.
-type keySet [keySetSize]uint64
-
-const keySetSize = 512 // a power of 2
-
-func (s *keySet) slot(k uint64) int {
-	return int((k * 0x9E3779B97F4A7C15) >> 55) // the top 9 bits: keySetSize slots
-}
-
-// add adds k, and reports whether the set holds it.
-func (s *keySet) add(k uint64) bool {
-	used := 0
-	for _, x := range s {
-		if x != 0 {
-			used++
-		}
-	}
-	for i := s.slot(k); ; i = (i + 1) & (keySetSize - 1) {
-		if s[i] == k {
-			return true
-		}
-		if s[i] == 0 {
-			if used == keySetSize-1 {
-				return false
-			}
-			s[i] = k
-			return true
-		}
-	}
-}
-
-func (s *keySet) has(k uint64) bool {
-	for i := s.slot(k); ; i = (i + 1) & (keySetSize - 1) {
-		switch s[i] {
-		case k:
-			return true
-		case 0:
-			return false
-		}
-	}
 }
 
 // NamelessTopicWords counts the topic words (TopicWords) of q that are
