@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -156,65 +155,13 @@ func TestInt8PartitionMatchesScan(t *testing.T) {
 	}
 }
 
-// TestInt8PartitionRecallStatic: recall@10 (the engine's candidates
-// rescored in float32) of the partition of the int8 rows against the
-// exact float32 scan, on the static embedder's vectors of 20,000
-// synthetic records, lists of 50 rows and 35% of them probed; with 2
-// lists probed it must fall.
-func TestInt8PartitionRecallStatic(t *testing.T) {
-	s := newStaticSet(t)
-	defer vecfile.SetInt8MinShare(vecfile.SetInt8MinShare(0))
-	dir := t.TempDir()
-	const lr = 50
-	o := &vecfile.Options{Dims: s.dims, Format: vecfile.Int8Rescore, QuickAbove: -1, Int8PartitionAbove: 100, Int8ListRows: lr}
-	x := openPart(t, dir, o)
-	mustApply(t, x, s.ds, nil, 1)
-	mustClose(t, x)
-	lists := len(s.ds) / lr
-	for _, tc := range []struct {
-		probes   int
-		min, max float64
-	}{{lists * 35 / 100, 0.99, 1}, {2, 0, 0.9}} {
-		o.Int8Probes = tc.probes
-		x := openPart(t, dir, o)
-		if !x.Partitioned() {
-			t.Fatal("not partitioned")
-		}
-		recall, used := s.recall(t, x, 10)
-		mustClose(t, x)
-		t.Logf("recall@10 of the partition of the int8 rows, %d of %d lists probed, rescored, against the float32 scan: %.4f over %d queries, %d vectors",
-			tc.probes, lists, recall, used, len(s.ds))
-		if recall < tc.min || recall > tc.max {
-			t.Fatalf("%d probes: recall@10 %.4f outside [%v, %v]", tc.probes, recall, tc.min, tc.max)
-		}
-	}
-}
-
 // copyDir copies the files of src into a new directory, as a crash would
 // leave them.
 func copyDir(t *testing.T, src string) string {
 	t.Helper()
 	dst := t.TempDir()
-	es, err := os.ReadDir(src)
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range es {
-		in, err := os.Open(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := os.OpenFile(filepath.Join(dst, e.Name()), os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			t.Fatal(err)
-		}
-		in.Close()
-		if err := out.Close(); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dst
 }

@@ -272,35 +272,50 @@ func TestPartitionRecovers(t *testing.T) {
 }
 
 // TestPartitionRecallStatic measures the final top 10 (the int8
-// candidates rescored in float32) of the partitioned path against the
-// exact float32 scan on the static embedder's vectors of 20,000
-// synthetic records, with lists of 50 rows and 35% of them probed (at
-// this size 12%, the share the defaults probe at 1M, found 0.937 of
-// them and 25% 0.983; at 1M 12% found 0.991: BENCHMARKS.md); with 2
-// lists probed it must fall.
+// candidates rescored in float32) of each partitioned path, of the 4-bit
+// rows and of the int8 rows, against the exact float32 scan on the static
+// embedder's vectors of 20,000 synthetic records, with lists of 50 rows
+// and 35% of them probed (for the 4-bit rows at this size 12%, the share
+// the defaults probe at 1M, found 0.937 of them and 25% 0.983; at 1M 12%
+// found 0.991: BENCHMARKS.md); with 2 lists probed it must fall.
 func TestPartitionRecallStatic(t *testing.T) {
 	s := newStaticSet(t)
-	dir := t.TempDir()
+	defer vecfile.SetInt8MinShare(vecfile.SetInt8MinShare(0))
 	const lr = 50
-	o := &vecfile.Options{Dims: s.dims, Format: vecfile.Int8Rescore, QuickAbove: 100, PartitionAbove: 100, ListRows: lr}
-	x := openPart(t, dir, o)
-	mustApply(t, x, s.ds, nil, 1)
-	mustClose(t, x)
-	lists := len(s.ds) / lr
-	for _, tc := range []struct {
-		probes int
-		min    float64
-		max    float64
-	}{{lists * 35 / 100, 0.99, 1}, {2, 0, 0.9}} {
-		o.Probes = tc.probes
-		x := openPart(t, dir, o)
-		recall, used := s.recall(t, x, 10)
-		mustClose(t, x)
-		t.Logf("recall@10 of the partitioned path, %d of %d lists probed, rescored, against the float32 scan: %.4f over %d queries, %d vectors",
-			tc.probes, lists, recall, used, len(s.ds))
-		if recall < tc.min || recall > tc.max {
-			t.Fatalf("%d probes: recall@10 %.4f outside [%v, %v]", tc.probes, recall, tc.min, tc.max)
-		}
+	for _, p := range []struct {
+		name   string
+		opts   vecfile.Options
+		probes func(*vecfile.Options, int)
+	}{
+		{"4-bit rows", vecfile.Options{Dims: s.dims, Format: vecfile.Int8Rescore, QuickAbove: 100, PartitionAbove: 100, ListRows: lr},
+			func(o *vecfile.Options, n int) { o.Probes = n }},
+		{"int8 rows", vecfile.Options{Dims: s.dims, Format: vecfile.Int8Rescore, QuickAbove: -1, Int8PartitionAbove: 100, Int8ListRows: lr},
+			func(o *vecfile.Options, n int) { o.Int8Probes = n }},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			dir, o := t.TempDir(), p.opts
+			x := openPart(t, dir, &o)
+			mustApply(t, x, s.ds, nil, 1)
+			mustClose(t, x)
+			lists := len(s.ds) / lr
+			for _, tc := range []struct {
+				probes   int
+				min, max float64
+			}{{lists * 35 / 100, 0.99, 1}, {2, 0, 0.9}} {
+				p.probes(&o, tc.probes)
+				x := openPart(t, dir, &o)
+				if !x.Partitioned() {
+					t.Fatal("not partitioned")
+				}
+				recall, used := s.recall(t, x, 10)
+				mustClose(t, x)
+				t.Logf("recall@10 of the partition of the %s, %d of %d lists probed, rescored, against the float32 scan: %.4f over %d queries, %d vectors",
+					p.name, tc.probes, lists, recall, used, len(s.ds))
+				if recall < tc.min || recall > tc.max {
+					t.Fatalf("%d probes: recall@10 %.4f outside [%v, %v]", tc.probes, recall, tc.min, tc.max)
+				}
+			}
+		})
 	}
 }
 
@@ -308,6 +323,8 @@ func TestPartitionOptions(t *testing.T) {
 	for _, o := range []vecfile.Options{
 		{Dims: dims, ListRows: 15}, {Dims: dims, ListRows: 1<<20 + 1},
 		{Dims: dims, Probes: -1}, {Dims: dims, Probes: 1<<16 + 1},
+		{Dims: dims, Int8ListRows: 15}, {Dims: dims, Int8ListRows: 1<<20 + 1},
+		{Dims: dims, Int8Probes: -1}, {Dims: dims, Int8Probes: 1<<16 + 1},
 	} {
 		if _, err := vecfile.Open(t.TempDir(), &o); !errors.Is(err, vecfile.ErrOptions) {
 			t.Fatalf("%+v: %v, want ErrOptions", o, err)
