@@ -142,7 +142,11 @@ func (e *Engine) restoreTiers(tx *bolt.Tx) error {
 		if err := ts.views[2].put(&docs[i].rec, docs[i].vec); err != nil {
 			return err
 		}
-		recs, ids = append(recs, &docs[i].rec), append(ids, docs[i].rec.ID)
+		// The view's copy: the fill reads the fields a record never
+		// changes in place (not its header), and docs is left to the
+		// collector.
+		id := docs[i].rec.ID
+		recs, ids = append(recs, ts.views[2].recs[id]), append(ids, id)
 	}
 	ts.lazy().applyLater(ids, func() (out []TextDoc, err error) {
 		err = e.db.View(func(tx *bolt.Tx) error {

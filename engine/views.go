@@ -102,8 +102,12 @@ func (v *view) applyTo(ix TextIndex, docs []TextDoc, dels []uint64) error {
 	return ix.Apply(docs, dels, 0)
 }
 
-// put places a record and its vector in the view's rows, not in its
-// lexical indexes.
+// put places a copy of a record and its vector in the view's rows, not
+// in its lexical indexes. The view keeps its own copy: records are read
+// into slices of viewDocs, and a pointer into one would keep the whole
+// slice alive as long as the record stays in the view (at open, Tier 2's
+// 4,096 records with their decoded vectors), for the collector to mark
+// at every cycle.
 func (v *view) put(rec *Record, vec []float32) error {
 	if len(v.rows) == 0 {
 		v.dims = len(vec)
@@ -111,6 +115,8 @@ func (v *view) put(rec *Record, vec []float32) error {
 	if len(vec) != v.dims {
 		return fmt.Errorf("%w: tier vector of %d, view holds %d", ErrDims, len(vec), v.dims)
 	}
+	own := *rec
+	rec = &own
 	v.recs[rec.ID] = rec
 	delete(v.docs, rec.ID)
 	if r, ok := v.pos[rec.ID]; ok {
