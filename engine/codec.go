@@ -254,15 +254,11 @@ func decodeVector(b []byte, dims int) ([]float32, error) {
 	if len(b) != 4*dims {
 		return nil, fmt.Errorf("%w: vector is %d bytes, want %d", ErrDims, len(b), 4*dims)
 	}
-	return decodeVectorInto(b, make([]float32, dims)), nil
-}
-
-// decodeVectorInto decodes b, of 4*len(v) bytes, into v and returns v.
-func decodeVectorInto(b []byte, v []float32) []float32 {
+	v := make([]float32, dims)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return v
+	return v, nil
 }
 
 func u64key(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 
@@ -44,16 +43,15 @@ func (s storedVectors) get(id uint64) ([]float32, error) {
 	return decodeVector(peekValue(s.kv, u64key(id)), s.dims)
 }
 
-// getInto is get decoding into dst (of the store's dimensions) instead
-// of a new slice: for a reader that uses the vector before its next read.
-func (s storedVectors) getInto(id uint64, dst []float32) ([]float32, error) {
+// unit decodes the vector of id into dst (of the store's dimensions)
+// divided by its norm, exactly as get then normalize make it: false,
+// leaving dst undefined, when id has no vector of dst's dimensions or
+// it has no direction. For a reader that uses the vector before its
+// next read.
+func (s storedVectors) unit(id uint64, dst []float32) bool {
 	var k [8]byte
 	binary.BigEndian.PutUint64(k[:], id)
-	b := peekValue(s.kv, k[:])
-	if len(b) != 4*s.dims || len(dst) != s.dims {
-		return nil, fmt.Errorf("%w: vector is %d bytes, want %d", ErrDims, len(b), 4*s.dims)
-	}
-	return decodeVectorInto(b, dst), nil
+	return decodeUnit(peekValue(s.kv, k[:]), dst)
 }
 
 // getKey is get with id as a bbolt key.
@@ -127,10 +125,9 @@ func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, er
 	err := e.db.View(func(tx *bolt.Tx) error {
 		vs := e.preadVectors(tx)
 		var best kthBest
-		buf := make([]float32, e.dims)
+		v := make([]float32, vs.dims)
 		read := func(h VectorHit) {
-			v, err := vs.getInto(h.ID, buf)
-			if err != nil || !normalize(v) || len(v) != len(uq) {
+			if len(v) != len(uq) || !vs.unit(h.ID, v) {
 				return
 			}
 			s := dot(uq, v)
@@ -240,6 +237,34 @@ func norm2(v []float32) (float64, bool) {
 		sum += f * f
 	}
 	return math.Sqrt(sum), sum > 0
+}
+
+// decodeUnit decodes b, a stored vector of 4*len(v) bytes, into v
+// divided by its norm: bit for bit what decodeVector then normalize
+// make of it, in one pass over b. It reports false, leaving v undefined,
+// when b has another length or the vector has no direction (a component
+// not finite, or all zero: the float64 sum of the squares of float32
+// components is finite unless one of them is not).
+func decodeUnit(b []byte, v []float32) bool {
+	if len(b) != 4*len(v) {
+		return false
+	}
+	b = b[:4*len(v)]
+	var sum float64
+	for i := range v {
+		c := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
+		v[i] = c
+		f := float64(c)
+		sum += f * f
+	}
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return false
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, c := range v {
+		v[i] = float32(float64(c) * inv)
+	}
+	return true
 }
 
 // normalize divides v by its norm in place as the vector file divides a
