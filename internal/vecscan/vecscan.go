@@ -104,8 +104,12 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	for p := range heaps {
 		all = append(all, heaps[p].best()...)
 	}
-	slices.SortFunc(all, Compare)
-	return all[:min(k, len(all))], nil
+	if len(all) > k {
+		selectBest(all, k)
+		all = all[:k]
+	}
+	Sort(all)
+	return all, nil
 }
 
 // guard runs fn with faults on mapped memory turned into panics, and
@@ -128,6 +132,89 @@ func Compare(a, b Hit) int {
 		return c
 	}
 	return cmp.Compare(a.Row, b.Row)
+}
+
+// Sort orders hits best first, as slices.SortFunc(hits, Compare) does,
+// comparing inline (better) rather than through a function value: hits
+// of distinct rows have one order, so any sort leaves the same. A
+// quicksort (median of three, the smaller side first) that finishes
+// short runs by insertion and falls back to a heapsort past 2*log2(n)
+// levels, so O(n log n) whatever the input.
+func Sort(hits []Hit) {
+	depth := 0
+	for n := len(hits); n > 0; n >>= 1 {
+		depth += 2
+	}
+	quickSort(hits, depth)
+}
+
+func quickSort(h []Hit, depth int) {
+	for len(h) > 12 {
+		if depth == 0 {
+			heapSort(h)
+			return
+		}
+		depth--
+		lo, mid, hi := 0, len(h)/2, len(h)-1
+		if better(h[mid], h[lo]) {
+			h[mid], h[lo] = h[lo], h[mid]
+		}
+		if better(h[hi], h[lo]) {
+			h[hi], h[lo] = h[lo], h[hi]
+		}
+		if better(h[mid], h[hi]) {
+			h[mid], h[hi] = h[hi], h[mid]
+		}
+		pivot := h[hi] // the median of the three
+		p := 0
+		for i := range hi {
+			if better(h[i], pivot) {
+				h[i], h[p] = h[p], h[i]
+				p++
+			}
+		}
+		h[p], h[hi] = h[hi], h[p]
+		if p < len(h)-1-p {
+			quickSort(h[:p], depth)
+			h = h[p+1:]
+		} else {
+			quickSort(h[p+1:], depth)
+			h = h[:p]
+		}
+	}
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && better(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// heapSort orders h best first: a heap with the worst hit at its root,
+// the worst moved to the end one by one.
+func heapSort(h []Hit) {
+	down := func(i, n int) {
+		for {
+			c := 2*i + 1
+			if c >= n {
+				return
+			}
+			if c+1 < n && better(h[c], h[c+1]) {
+				c++ // the worse child
+			}
+			if !better(h[i], h[c]) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i, len(h))
+	}
+	for n := len(h) - 1; n > 0; n-- {
+		h[0], h[n] = h[n], h[0]
+		down(0, n)
+	}
 }
 
 // Heap keeps the k best hits pushed into it. The zero value keeps none;
@@ -197,7 +284,7 @@ func (h *Heap) best() []Hit {
 // Sorted returns the kept hits, best first.
 func (h *Heap) Sorted() []Hit {
 	out := slices.Clone(h.best())
-	slices.SortFunc(out, Compare)
+	Sort(out)
 	return out
 }
 
