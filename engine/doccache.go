@@ -39,6 +39,21 @@ func (c *docCache) get(id uint64) (retrieve.Doc, bool) {
 	return d, ok
 }
 
+// getAll sets out[i] to the cached doc of ids[i], under one lock, and
+// returns the places of the ids it does not hold.
+func (c *docCache) getAll(ids []uint64, out []retrieve.Doc) (missing []int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, id := range ids {
+		if d, ok := c.m[id]; ok {
+			out[i] = d
+		} else {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
 // generation is the number of drops so far; take it before opening the
 // transaction that reads the records to put.
 func (c *docCache) generation() uint64 {
@@ -74,14 +89,7 @@ func (c *docCache) drop(ids ...uint64) {
 // or bbolt; a record that is gone has a zero Doc.
 func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	out := make([]retrieve.Doc, len(ids))
-	var missing []int
-	for i, id := range ids {
-		if d, ok := e.docCache.get(id); ok {
-			out[i] = d
-		} else {
-			missing = append(missing, i)
-		}
-	}
+	missing := e.docCache.getAll(ids, out)
 	if len(missing) == 0 {
 		return out, nil
 	}

@@ -17,3 +17,17 @@ func SettleTierIndexes(e *Engine) error {
 	}
 	return nil
 }
+
+// DecodeUnit is decodeUnit: a stored vector's bytes decoded into v
+// divided by its norm.
+func DecodeUnit(b []byte, v []float32) bool { return decodeUnit(b, v) }
+
+// DecodeNormalize is what the rescoring made of a stored vector before
+// decodeUnit: decodeVector, then normalize.
+func DecodeNormalize(b []byte, dims int) ([]float32, bool) {
+	v, err := decodeVector(b, dims)
+	if err != nil || !normalize(v) {
+		return nil, false
+	}
+	return v, true
+}

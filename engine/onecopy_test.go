@@ -314,3 +314,186 @@ func TestRescoreBound(t *testing.T) {
 		}
 	}
 }
+
+// rigIndex is a vector index whose searches hand their hits to rig, when
+// set, and return what it makes of them: scores and bounds made up
+// around the true candidates.
+type rigIndex struct {
+	*vecfile.Index
+	rig func([]engine.VectorHit) []engine.VectorHit
+}
+
+func (r *rigIndex) Search(q []float32, k int) ([]engine.VectorHit, error) {
+	hits, err := r.Index.Search(q, k)
+	if err != nil || r.rig == nil {
+		return hits, err
+	}
+	return r.rig(hits), nil
+}
+
+// TestRescoreBoundRises checks that the rescoring rules a candidate out
+// against the k-th best exact score read so far, not only against the
+// k-th of the index's k best: candidates read after the k first raise
+// it. The index's k best are made the k worst by their exact scores,
+// the next k the best but one, then the best of all with a bound that
+// the risen k-th rules out and the first k's k-th does not (made up: its
+// exact score is far above it, so that reading it would show). It is
+// not read; with a bound that the risen k-th does not rule out, it is.
+func TestRescoreBoundRises(t *testing.T) {
+	ctx := context.Background()
+	rig := &rigIndex{}
+	o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat
+	o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+		x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore})
+		rig.Index = x
+		return rig, err
+	}
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	const n = 600
+	var ins []engine.Input
+	for i := range n {
+		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d item%d", i, i%13, i%7)})
+	}
+	if _, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins}); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"topic4 note", "item3 on topic9", "topic11 item2"} {
+		qvs, err := o.Embedder.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv := qvs[0]
+		// Every record's exact score: every candidate read.
+		rig.rig = func(hs []engine.VectorHit) []engine.VectorHit {
+			for i := range hs {
+				hs[i].Err = 0
+			}
+			return hs
+		}
+		all, err := e.NearestVectors(qv, n)
+		if err != nil || len(all) != n {
+			t.Fatalf("%q: %d of %d exact scores, %v", text, len(all), n, err)
+		}
+		exact := map[uint64]float32{}
+		for _, h := range all {
+			exact[h.ID] = h.Score
+		}
+		const k = 5
+		for _, risen := range []bool{true, false} {
+			var c []uint64 // the candidates, best first by their exact scores
+			rig.rig = func(hs []engine.VectorHit) []engine.VectorHit {
+				c = c[:0]
+				for _, h := range hs {
+					c = append(c, h.ID)
+				}
+				slices.SortFunc(c, func(a, b uint64) int {
+					if exact[a] != exact[b] {
+						if exact[a] > exact[b] {
+							return -1
+						}
+						return 1
+					}
+					return int(a - b)
+				})
+				m := len(c)
+				lo, hi := exact[c[m-1]], exact[c[k]] // the first k's k-th, the risen k-th
+				if !(hi-lo > 1e-3) || exact[c[0]]-hi < 1e-3 {
+					t.Fatalf("%q: exact scores too close to tell (%v, %v, %v)", text, lo, hi, exact[c[0]])
+				}
+				var out []engine.VectorHit
+				for i, id := range c[m-k:] { // the worst k first, unbounded
+					out = append(out, engine.VectorHit{ID: id, Score: 3 - float32(i)/1000})
+				}
+				for i, id := range c[1 : k+1] { // then the best but one, unbounded
+					out = append(out, engine.VectorHit{ID: id, Score: 2 - float32(i)/1000})
+				}
+				s := (lo + hi) / 2
+				best := engine.VectorHit{ID: c[0], Score: s, Err: 1e-6} // below hi, above lo
+				if !risen {
+					best.Err = hi - s + 1e-3 // above both
+				}
+				out = append(out, best)
+				for _, id := range c[k+1 : m-k] { // the rest, ruled out by both
+					out = append(out, engine.VectorHit{ID: id, Score: lo - 1, Err: 1e-6})
+				}
+				return out
+			}
+			got, err := e.NearestVectors(qv, k)
+			if err != nil || len(got) != k {
+				t.Fatalf("%q: %d nearest, %v", text, len(got), err)
+			}
+			want := c[1 : k+1]
+			if !risen {
+				want = c[:k]
+			}
+			for i, h := range got {
+				if h.ID != want[i] || h.Score != exact[h.ID] {
+					t.Fatalf("%q (risen %v): nearest %v, want the ids %v with their exact scores", text, risen, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestRescoreDuplicateHits checks that an index answer naming ids more
+// than once (the same hit again), or not best first, is rescored as the
+// answer with each id once, best first.
+func TestRescoreDuplicateHits(t *testing.T) {
+	ctx := context.Background()
+	rig := &rigIndex{}
+	o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
+	o.Mode = engine.ModeFlat
+	o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+		x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore})
+		rig.Index = x
+		return rig, err
+	}
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var ins []engine.Input
+	for i := range 300 {
+		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d item%d", i, i%13, i%7)})
+	}
+	if _, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins}); err != nil {
+		t.Fatal(err)
+	}
+	qvs, err := o.Embedder.Embed(ctx, []string{"item3 on topic9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{1, 10, 40} {
+		rig.rig = nil
+		want, err := e.NearestVectors(qvs[0], k)
+		if err != nil || len(want) != k {
+			t.Fatalf("k %d: %d nearest, %v", k, len(want), err)
+		}
+		for name, f := range map[string]func([]engine.VectorHit) []engine.VectorHit{
+			"each twice": func(hs []engine.VectorHit) []engine.VectorHit {
+				return append(slices.Clone(hs), hs...)
+			},
+			"worst first": func(hs []engine.VectorHit) []engine.VectorHit {
+				slices.Reverse(hs)
+				return hs
+			},
+			"worst first, the best twice": func(hs []engine.VectorHit) []engine.VectorHit {
+				hs = append(hs, hs[0])
+				slices.Reverse(hs)
+				return hs
+			},
+		} {
+			rig.rig = f
+			got, err := e.NearestVectors(qvs[0], k)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("k %d, %s: %v, %v; want %v", k, name, got, err, want)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -40,6 +41,17 @@ func (e *Engine) preadVectors(tx *bolt.Tx) storedVectors {
 // or one of other dimensions.
 func (s storedVectors) get(id uint64) ([]float32, error) {
 	return decodeVector(peekValue(s.kv, u64key(id)), s.dims)
+}
+
+// unit decodes the vector of id into dst (of the store's dimensions)
+// divided by its norm, exactly as get then normalize make it: false,
+// leaving dst undefined, when id has no vector of dst's dimensions or
+// it has no direction. For a reader that uses the vector before its
+// next read.
+func (s storedVectors) unit(id uint64, dst []float32) bool {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], id)
+	return decodeUnit(peekValue(s.kv, k[:]), dst)
 }
 
 // getKey is get with id as a bbolt key.
@@ -92,67 +104,125 @@ func (e *Engine) searchIndex(vi VectorIndex, qv []float32, k int, search func(n 
 // file that rescores from its own float32 rows. The vectors are read in
 // one bbolt transaction, after the index's search has returned (no lock
 // of the index is held): first those of the k best by the index's
-// scores, then those of the others that their bound (VectorHit.Err)
-// does not rule out, an index score plus its bound below the k-th best
-// exact score read so far (which the final k-th can only exceed): the
-// same k, with fewer reads (for k 100 on the 100K peers store, 73% of
-// the 200 candidates; BENCHMARKS.md, vec8). A hit whose record has no
-// vector of the store's dimensions now (deleted, or being re-embedded
-// since the scan) is dropped; one whose vector was replaced since is
-// scored as it is now when it is read, and its bound, the old vector's,
-// may rule it out first.
+// scores, in id order (neighbouring keys share bbolt pages), then the
+// others best first, each unless its bound (VectorHit.Err) rules it
+// out: an index score plus its bound below the k-th best exact score
+// read so far, which the final k-th can only exceed, so that a hit
+// ruled out is below k others in the end. The k-th rises with every
+// read, so the reads that follow are ruled out against a higher one:
+// the same k, with fewer reads (BENCHMARKS.md, vec8 and read11). A hit
+// whose record has no vector of the store's dimensions now (deleted, or
+// being re-embedded since the scan) is dropped; one whose vector was
+// replaced since is scored as it is now when it is read, and its bound,
+// the old vector's, may rule it out first.
 func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, error) {
 	uq := unitQuery(qv)
 	if uq == nil || len(hits) == 0 || k <= 0 {
 		return nil, nil
 	}
-	hits = slices.Clone(hits)
-	slices.SortFunc(hits, func(a, b VectorHit) int { return cmp.Compare(a.ID, b.ID) })
-	hits = slices.CompactFunc(hits, func(a, b VectorHit) bool { return a.ID == b.ID })
-	slices.SortFunc(hits, func(a, b VectorHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	hits = bestFirst(hits)
 	out := make([]VectorHit, 0, len(hits))
 	err := e.db.View(func(tx *bolt.Tx) error {
 		vs := e.preadVectors(tx)
-		// In id order: neighbouring keys share bbolt pages.
-		read := func(hs []VectorHit) {
-			slices.SortFunc(hs, func(a, b VectorHit) int { return cmp.Compare(a.ID, b.ID) })
-			for _, h := range hs {
-				v, err := vs.get(h.ID)
-				if err != nil || !normalize(v) || len(v) != len(uq) {
-					continue
-				}
-				out = append(out, VectorHit{ID: h.ID, Score: dot(uq, v)})
+		var best kthBest
+		v := make([]float32, vs.dims)
+		read := func(h VectorHit) {
+			if len(v) != len(uq) || !vs.unit(h.ID, v) {
+				return
 			}
+			s := dot(uq, v)
+			out = append(out, VectorHit{ID: h.ID, Score: s})
+			best.offer(s, k)
 		}
 		first, rest := hits[:min(k, len(hits))], hits[min(k, len(hits)):]
-		read(first)
-		if len(out) == k && len(rest) > 0 {
-			kth := out[0].Score
-			for _, h := range out[1:] {
-				kth = min(kth, h.Score)
-			}
-			rest = slices.DeleteFunc(rest, func(h VectorHit) bool {
-				return h.Err > 0 && float64(h.Score)+float64(h.Err) < float64(kth)
-			})
+		slices.SortFunc(first, func(a, b VectorHit) int { return cmp.Compare(a.ID, b.ID) })
+		for _, h := range first {
+			read(h)
 		}
-		read(rest)
+		for _, h := range rest {
+			if len(best.s) == k && h.Err > 0 && float64(h.Score)+float64(h.Err) < float64(best.s[0]) {
+				continue
+			}
+			read(h)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b VectorHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(out, byScore)
 	return out[:min(k, len(out))], nil
+}
+
+// byScore orders vector hits best first, ties to the lower id.
+func byScore(a, b VectorHit) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// bestFirst returns a copy of hits ordered by byScore, each id once: an
+// index's answer as it is (best first, distinct ids) is only checked.
+// Of an id given twice, one of its hits is kept.
+func bestFirst(hits []VectorHit) []VectorHit {
+	hits = slices.Clone(hits)
+	var buf [256]uint64
+	ids := buf[:0]
+	for _, h := range hits {
+		ids = append(ids, h.ID)
+	}
+	slices.Sort(ids)
+	distinct := true
+	for i := 1; i < len(ids) && distinct; i++ {
+		distinct = ids[i] != ids[i-1]
+	}
+	if !distinct {
+		slices.SortFunc(hits, func(a, b VectorHit) int { return cmp.Compare(a.ID, b.ID) })
+		hits = slices.CompactFunc(hits, func(a, b VectorHit) bool { return a.ID == b.ID })
+	}
+	if !distinct || !slices.IsSortedFunc(hits, byScore) {
+		slices.SortFunc(hits, byScore)
+	}
+	return hits
+}
+
+// kthBest keeps the k best exact scores read (a min-heap): s[0] is the
+// k-th best once there are k.
+type kthBest struct{ s []float32 }
+
+// offer adds score to the best k, dropping the lowest when there are k.
+func (b *kthBest) offer(score float32, k int) {
+	if len(b.s) < k {
+		b.s = append(b.s, score)
+		for i := len(b.s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !(b.s[i] < b.s[p]) {
+				break
+			}
+			b.s[i], b.s[p] = b.s[p], b.s[i]
+			i = p
+		}
+		return
+	}
+	if !(score > b.s[0]) {
+		return
+	}
+	b.s[0] = score
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(b.s) && b.s[l] < b.s[m] {
+			m = l
+		}
+		if r := l + 1; r < len(b.s) && b.s[r] < b.s[m] {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		b.s[i], b.s[m] = b.s[m], b.s[i]
+		i = m
+	}
 }
 
 // norm2 is the Euclidean norm of v summed in float64, and false when a
@@ -167,6 +237,34 @@ func norm2(v []float32) (float64, bool) {
 		sum += f * f
 	}
 	return math.Sqrt(sum), sum > 0
+}
+
+// decodeUnit decodes b, a stored vector of 4*len(v) bytes, into v
+// divided by its norm: bit for bit what decodeVector then normalize
+// make of it, in one pass over b. It reports false, leaving v undefined,
+// when b has another length or the vector has no direction (a component
+// not finite, or all zero: the float64 sum of the squares of float32
+// components is finite unless one of them is not).
+func decodeUnit(b []byte, v []float32) bool {
+	if len(b) != 4*len(v) {
+		return false
+	}
+	b = b[:4*len(v)]
+	var sum float64
+	for i := range v {
+		c := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
+		v[i] = c
+		f := float64(c)
+		sum += f * f
+	}
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return false
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, c := range v {
+		v[i] = float32(float64(c) * inv)
+	}
+	return true
 }
 
 // normalize divides v by its norm in place as the vector file divides a

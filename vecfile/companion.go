@@ -310,7 +310,7 @@ func (x *Index) scanInt8(uq []float32, k, first, n int, keep func(int) bool) ([]
 		}
 		rows[i].Score = vecscan.Dot(uq, v)
 	}
-	slices.SortFunc(rows, vecscan.Compare)
+	vecscan.Sort(rows)
 	return rows[:min(k, len(rows))], nil
 }
 

@@ -898,7 +898,7 @@ func (x *Index) search(q []float32, k int, f engine.VectorFilter, after uint64) 
 			rows, err = x.scanQuant(x.mat, uq, k, first, n, keep)
 		}
 		if err == nil && scales == nil {
-			slices.SortFunc(rows, vecscan.Compare) // scanIVF8's are sorted, beside their scales
+			vecscan.Sort(rows) // scanIVF8's are sorted, beside their scales
 		}
 	default:
 		if n <= 0 {

@@ -1474,7 +1474,7 @@ func (x *Index) scanIVF(uq []float32, qq q4Query, keep, cands int, filter func(i
 			return nil, nil, err
 		}
 		hits = append(hits, more...)
-		slices.SortFunc(hits, vecscan.Compare)
+		vecscan.Sort(hits)
 		full := len(hits) >= keep
 		hits = hits[:min(keep, len(hits))]
 		changed := false

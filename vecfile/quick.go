@@ -405,7 +405,7 @@ const QuickMargin = 2
 // its codes. It returns the best cands in no order.
 func (x *Index) rankInt8(uq []float32, rows []vecscan.Hit, cands, first int, step func(r int) float32) ([]vecscan.Hit, error) {
 	q16, qscale := quantizeQuery(uq, x.opts.Dims)
-	slices.SortFunc(rows, vecscan.Compare)
+	vecscan.Sort(rows)
 	// top holds the best cands unscaled int8 scores so far, a min-heap:
 	// top[0] is the cands-th best once it is full.
 	top := make([]float32, 0, cands)
@@ -440,7 +440,7 @@ func (x *Index) rankInt8(uq []float32, rows []vecscan.Hit, cands, first int, ste
 	}
 	// Selected on the unscaled scores, as scanQuant's heap selects.
 	scored := rows[:done]
-	slices.SortFunc(scored, vecscan.Compare)
+	vecscan.Sort(scored)
 	best := scored[:min(cands, len(scored))]
 	for i := range best {
 		best[i].Score *= qscale

@@ -104,8 +104,12 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	for p := range heaps {
 		all = append(all, heaps[p].best()...)
 	}
-	slices.SortFunc(all, Compare)
-	return all[:min(k, len(all))], nil
+	if len(all) > k {
+		selectBest(all, k)
+		all = all[:k]
+	}
+	Sort(all)
+	return all, nil
 }
 
 // guard runs fn with faults on mapped memory turned into panics, and
@@ -129,6 +133,9 @@ func Compare(a, b Hit) int {
 	}
 	return cmp.Compare(a.Row, b.Row)
 }
+
+// Sort orders hits best first (Compare).
+func Sort(hits []Hit) { slices.SortFunc(hits, Compare) }
 
 // Heap keeps the k best hits pushed into it. The zero value keeps none;
 // NewHeap sets k.
@@ -197,7 +204,7 @@ func (h *Heap) best() []Hit {
 // Sorted returns the kept hits, best first.
 func (h *Heap) Sorted() []Hit {
 	out := slices.Clone(h.best())
-	slices.SortFunc(out, Compare)
+	Sort(out)
 	return out
 }
 
