@@ -94,11 +94,7 @@ func Robustness(at, now time.Time, n int, tau time.Duration, eta float64) float6
 func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 	var spans []Span
 	if p.o.Stages.Has(StageTemporal) {
-		for _, s := range TimeMentions(q.Text, q.Now) {
-			if s.Resolved() {
-				spans = append(spans, s)
-			}
-		}
+		spans = q.resolvedMentions()
 	}
 	useR := p.o.Stages.Has(StageRobust) && !q.Now.IsZero()
 	if len(spans) == 0 && !useR {
