@@ -123,11 +123,15 @@ func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 			continue
 		}
 		if len(spans) > 0 {
+			// The record's day, then the times it mentions (no slice
+			// of both: a maximum needs no order).
 			day := time.Date(d.Time.Year(), d.Time.Month(), d.Time.Day(), 0, 0, 0, 0, time.UTC)
-			mine := append([]Span{{Start: day, End: day.AddDate(0, 0, 1)}}, d.mentions()...)
+			own := Span{Start: day, End: day.AddDate(0, 0, 1)}
+			mentions := d.mentions()
 			t := 0.0
 			for _, k := range spans {
-				for _, m := range mine {
+				t = max(t, TemporalRelevance(own, k, o.Lambda))
+				for _, m := range mentions {
 					t = max(t, TemporalRelevance(m, k, o.Lambda))
 				}
 			}
