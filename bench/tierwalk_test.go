@@ -112,6 +112,7 @@ func walkQueries(b *testing.B, dir string, mode engine.Mode, qs []string) {
 	b.StopTimer()
 	b.ReportMetric(ms(cpuTime()-cpu0)/float64(len(lat)), "cpu-ms/query")
 	b.ReportMetric(medianMs(lat), "median-ms")
+	b.ReportMetric(float64(len(qs)), "questions")
 	if len(tierLat) > 0 {
 		b.ReportMetric(medianMs(tierLat), "tier-median-ms")
 		b.ReportMetric(float64(len(tierLat))/float64(len(qs)), "tier-share")
