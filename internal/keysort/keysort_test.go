@@ -119,3 +119,22 @@ func TestApply(t *testing.T) {
 		}
 	}
 }
+
+func TestHeapSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 3, 13, 100, 1000} {
+		k := make([]keysort.Key, n)
+		for i := range k {
+			k[i] = keysort.Key{Hi: r.Uint64() % 10, Lo: r.Uint64() % 3, At: int32(i)}
+		}
+		keysort.HeapSort(k)
+		if !slices.IsSortedFunc(k, func(a, b keysort.Key) int {
+			if c := cmp.Compare(a.Hi, b.Hi); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Lo, b.Lo)
+		}) {
+			t.Fatalf("n %d: not sorted", n)
+		}
+	}
+}
