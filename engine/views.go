@@ -254,3 +254,8 @@ func (v *view) searchText(ctx context.Context, q *Query, c int) ([]scored, error
 	}
 	return text, nil
 }
+
+// PrecomputedVector reports that the source's vector candidates are the
+// views' scans, done before the pipeline runs (retrieve.Precomputed): a
+// tier's ranking runs its lexical searches on the recall's goroutine.
+func (s *viewSource) PrecomputedVector() bool { return true }

@@ -4,13 +4,16 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/keysort"
 )
 
 var _ engine.TextIndex = (*Memory)(nil)
@@ -35,6 +38,8 @@ type Memory struct {
 	totalLen  [nFields]int
 	watermark uint64
 	terms     uint64 // memTerms made so far: the next one's number
+
+	lastQuery atomic.Pointer[queryMemo] // the last question analysed (queryTerms)
 }
 
 type memDoc struct {
@@ -373,19 +378,39 @@ func siftDown(n int, less func(i, j int) bool, swap func(i, j int)) {
 	}
 }
 
-// queryTerms are q's distinct terms, in order. A question's few terms
-// are checked against those kept so far; a map takes over past
-// queryTermsScan of them.
+// queryTerms are q's distinct terms, in order; the caller must not
+// change them. A tier's question is analysed by the same index more than
+// once (whether it holds all the terms, then the search): the last
+// question's terms are kept (lastQuery), since the analysis of a text
+// depends on the analyzer alone.
 func (m *Memory) queryTerms(q string) []string {
+	if lq := m.lastQuery.Load(); lq != nil && lq.q == q {
+		return lq.terms
+	}
+	terms := m.analyseQuery(q)
+	m.lastQuery.Store(&queryMemo{q: q, terms: terms})
+	return terms
+}
+
+// queryMemo is a question and its terms (Memory.queryTerms).
+type queryMemo struct {
+	q     string
+	terms []string
+}
+
+// analyseQuery returns q's distinct terms, in order: its terms as
+// textTerms finds them (the cached stems of an ASCII text's words, else
+// the analyzer's), the first of each kept. A question's few terms are
+// checked against those kept so far; a map takes over past
+// queryTermsScan of them.
+func (m *Memory) analyseQuery(q string) []string {
+	all := m.textTerms([]string{q})[0]
 	var terms []string
 	var seen map[string]bool
-	for _, t := range m.analyzer.Analyze([]byte(q)) {
-		if len(t.Term) == 0 {
-			continue
-		}
+	for _, t := range all {
 		if seen == nil && len(terms) < queryTermsScan {
-			if !slices.ContainsFunc(terms, func(w string) bool { return w == string(t.Term) }) {
-				terms = append(terms, string(t.Term))
+			if !slices.Contains(terms, t) {
+				terms = append(terms, t)
 			}
 			continue
 		}
@@ -395,9 +420,9 @@ func (m *Memory) queryTerms(q string) []string {
 				seen[w] = true
 			}
 		}
-		if w := string(t.Term); !seen[w] {
-			seen[w] = true
-			terms = append(terms, w)
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
 		}
 	}
 	return terms
@@ -515,7 +540,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// With at most 64 words, each document scored also keeps each word's
 	// score (part[j*nw+q]) and, in txt, whether the word is in its text
 	// field: the final sums read them instead of looking the postings up
-	// again. The values are add's, so the sums are the same to the bit.
+	// again. The values are sc.score's, so the sums are the same to the bit.
 	nw := len(words)
 	keep := nw <= 64
 	txt, part := sb.txt[:0], sb.part[:0]
@@ -535,7 +560,6 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	at := slices.Grow(sb.at[:0], len(m.slots))[:len(m.slots)]
 	clear(at)
 	sc := newMemScorer(&m.scoring, &st)
-	add := sc.score
 	closed, high := false, 0.0 // closed: no new document can make the top k; high: the best score so far
 	for _, wd := range words {
 		if !closed && floor > 0 && rest < floor {
@@ -557,7 +581,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			if n > probeFactor*len(acc) {
 				for i := range acc {
 					if post := wd.p.post(m.slots[accSlot[i]]); post != nil {
-						s := add(wd.w, post)
+						s := sc.score(wd.w, post)
 						acc[i].score += s
 						high = max(high, acc[i].score)
 						mark(i, wd.q, s, post)
@@ -582,7 +606,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 					at[slot] = -1
 					continue
 				}
-				s := add(wd.w, post)
+				s := sc.score(wd.w, post)
 				if s == 0 {
 					continue
 				}
@@ -619,14 +643,14 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 		h := engine.TextHit{ID: acc[j].doc}
 		held := has[j]
 		if keep {
+			// The words held, in the question's order: inOrder[q].q is
+			// q, so the set bits of held, lowest first, name them.
 			row, in := part[int(j)*nw:int(j)*nw+nw], txt[j]
-			for _, wd := range inOrder {
-				if held&(1<<wd.q) == 0 {
-					continue
-				}
-				h.Score += row[wd.q]
-				if in&(1<<wd.q) != 0 {
-					h.Coverage += wd.w
+			for b := held; b != 0; b &= b - 1 {
+				q := bits.TrailingZeros64(b)
+				h.Score += row[q]
+				if in&(1<<q) != 0 {
+					h.Coverage += inOrder[q].w
 				}
 			}
 		} else {
@@ -639,7 +663,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				if post == nil {
 					continue
 				}
-				h.Score += add(wd.w, post)
+				h.Score += sc.score(wd.w, post)
 				if post.tf[fText] > 0 {
 					h.Coverage += wd.w
 				}
@@ -654,8 +678,28 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	sb.acc, sb.accSlot, sb.has, sb.at, sb.kbuf = acc[:0], accSlot[:0], has[:0], at[:0], kbuf[:0]
 	sb.txt, sb.part, sb.top = txt[:0], part[:0], top[:0]
 	clear(sb.lists[:cap(sb.lists)]) // no postings kept alive by the pool
-	sortHits(hits)
+	sortMemHits(hits)
 	return hits, nil
+}
+
+// sortMemHits is sortHits (score descending, then id) on keys: the ids
+// are distinct, so the keys are, and any sort leaves sortHits' order. A
+// NaN score, which has no key, takes sortHits itself.
+func sortMemHits(hits []engine.TextHit) {
+	if len(hits) < 2 {
+		return
+	}
+	keys := make([]keysort.Key, len(hits))
+	for i := range hits {
+		hi, ok := keysort.Descending(hits[i].Score)
+		if !ok {
+			sortHits(hits)
+			return
+		}
+		keys[i] = keysort.Key{Hi: hi, Lo: hits[i].ID, At: int32(i)}
+	}
+	keysort.Sort(keys)
+	keysort.Apply(hits, keys)
 }
 
 func memMatch(d *engine.TextDoc, f engine.TextFilter) bool {

@@ -47,7 +47,7 @@ func calibrate(q *Query, cands []Candidate, src Source) error {
 	if err := loadMissingDocs(cands, src); err != nil {
 		return err
 	}
-	terms := newTermSet(ContentTerms(q.Text))
+	terms := q.contentTerms()
 	for i := range cands {
 		c := &cands[i]
 		if c.doc != nil {

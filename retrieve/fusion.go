@@ -26,30 +26,35 @@ type FusionOptions struct {
 func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
 	idx := make(map[uint64]int, len(text)+len(vec))
 	out := make([]Candidate, 0, len(text)+len(vec))
-	get := func(id uint64) *Candidate {
+	// pos[i] is the place in out of text[i], pos[len(text)+j] that of
+	// vec[j]: the sums below add to it without looking the id up again.
+	pos := make([]int32, len(text)+len(vec))
+	get := func(id uint64, at int) *Candidate {
 		i, ok := idx[id]
 		if !ok {
 			i = len(out)
 			idx[id] = i
 			out = append(out, Candidate{ID: id})
 		}
+		pos[at] = int32(i)
 		return &out[i]
 	}
-	for _, h := range text {
-		c := get(h.ID)
+	for i, h := range text {
+		c := get(h.ID, i)
 		c.Text, c.Coverage = h.Score, h.Coverage
 	}
-	for _, h := range vec {
-		get(h.ID).Vector = h.Score
+	for j, h := range vec {
+		get(h.ID, len(text)+j).Vector = h.Score
 	}
-	add := func(id uint64, v float64) { out[idx[id]].Fused += v }
+	addText := func(i int, v float64) { out[pos[i]].Fused += v }
+	addVec := func(j int, v float64) { out[pos[len(text)+j]].Fused += v }
 	switch o.Method {
 	case FusionRRF:
-		addRRF(add, text, o.RRFK)
-		addRRF(add, vec, o.RRFK)
+		addRRF(addText, text, o.RRFK)
+		addRRF(addVec, vec, o.RRFK)
 	case FusionScale:
-		addScaled(add, text, o.TextWeight, true)
-		addScaled(add, vec, 1-o.TextWeight, false)
+		addScaled(addText, text, o.TextWeight, true)
+		addScaled(addVec, vec, 1-o.TextWeight, false)
 	default:
 		w := o.TextWeight
 		if !useVec {
@@ -57,8 +62,8 @@ func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
 		} else if !useText {
 			w = 0
 		}
-		addMinMax(add, text, w)
-		addMinMax(add, vec, 1-w)
+		addMinMax(addText, text, w)
+		addMinMax(addVec, vec, 1-w)
 	}
 	for i := range out {
 		out[i].Score = out[i].Fused
@@ -66,14 +71,16 @@ func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
 	return out
 }
 
-func addRRF(add func(uint64, float64), list []Hit, k int) {
-	for rank, h := range list {
-		add(h.ID, 1/float64(k+rank+1))
+// The add functions add to the candidate of list[i] (add(i, v)).
+
+func addRRF(add func(int, float64), list []Hit, k int) {
+	for rank := range list {
+		add(rank, 1/float64(k+rank+1))
 	}
 }
 
 // addMinMax adds w times the min-max normalised score of each hit.
-func addMinMax(add func(uint64, float64), list []Hit, w float64) {
+func addMinMax(add func(int, float64), list []Hit, w float64) {
 	if len(list) == 0 || w == 0 {
 		return
 	}
@@ -81,18 +88,18 @@ func addMinMax(add func(uint64, float64), list []Hit, w float64) {
 	for _, h := range list {
 		lo, hi = min(lo, h.Score), max(hi, h.Score)
 	}
-	for _, h := range list {
+	for i, h := range list {
 		n := 1.0
 		if hi > lo {
 			n = (h.Score - lo) / (hi - lo)
 		}
-		add(h.ID, w*n)
+		add(i, w*n)
 	}
 }
 
 // addScaled adds w times each score, divided by the list's maximum when
 // byMax (BM25 has no fixed scale; cosine has).
-func addScaled(add func(uint64, float64), list []Hit, w float64, byMax bool) {
+func addScaled(add func(int, float64), list []Hit, w float64, byMax bool) {
 	if len(list) == 0 || w == 0 {
 		return
 	}
@@ -103,7 +110,7 @@ func addScaled(add func(uint64, float64), list []Hit, w float64, byMax bool) {
 			hi = max(hi, h.Score)
 		}
 	}
-	for _, h := range list {
-		add(h.ID, w*max(h.Score, 0)/hi)
+	for i, h := range list {
+		add(i, w*max(h.Score, 0)/hi)
 	}
 }

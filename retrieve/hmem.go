@@ -94,11 +94,7 @@ func Robustness(at, now time.Time, n int, tau time.Duration, eta float64) float6
 func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 	var spans []Span
 	if p.o.Stages.Has(StageTemporal) {
-		for _, s := range TimeMentions(q.Text, q.Now) {
-			if s.Resolved() {
-				spans = append(spans, s)
-			}
-		}
+		spans = q.resolvedMentions()
 	}
 	useR := p.o.Stages.Has(StageRobust) && !q.Now.IsZero()
 	if len(spans) == 0 && !useR {
@@ -127,11 +123,15 @@ func (p *Pipeline) hmemScores(q *Query, cands []Candidate, src Source) error {
 			continue
 		}
 		if len(spans) > 0 {
+			// The record's day, then the times it mentions (no slice
+			// of both: a maximum needs no order).
 			day := time.Date(d.Time.Year(), d.Time.Month(), d.Time.Day(), 0, 0, 0, 0, time.UTC)
-			mine := append([]Span{{Start: day, End: day.AddDate(0, 0, 1)}}, d.mentions()...)
+			own := Span{Start: day, End: day.AddDate(0, 0, 1)}
+			mentions := d.mentions()
 			t := 0.0
 			for _, k := range spans {
-				for _, m := range mine {
+				t = max(t, TemporalRelevance(own, k, o.Lambda))
+				for _, m := range mentions {
 					t = max(t, TemporalRelevance(m, k, o.Lambda))
 				}
 			}

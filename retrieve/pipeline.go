@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/hmo-dev/hmo/internal/keysort"
 )
 
 // ErrInvalidOption is returned by New for options out of range.
@@ -350,22 +352,39 @@ func (p *Pipeline) vectorCandidates(ctx context.Context, q *Query, src Source, c
 func (p *Pipeline) candidates(ctx context.Context, q *Query, src Source) (text, vec []Hit, err error) {
 	c := max(q.Candidates, q.K)
 	var textErr, vecErr error
+	lexical := func() {
+		text, textErr = src.Text(ctx, q, c)
+		// Pseudo-relevance feedback: a second lexical search with the
+		// words of the best first-pass records, mixed into the first.
+		// It needs only the first pass: it runs while the vector
+		// candidates are still being found.
+		if textErr == nil && p.o.Stages.Has(StagePRF) && len(text) > 0 {
+			text, textErr = expand(ctx, &p.o.PRF, q, src, text, c)
+		}
+	}
+	wantVec := p.o.Stages.Has(StageVector) && q.Vector != nil
+	if pc, ok := src.(Precomputed); ok && pc.PrecomputedVector() {
+		// Nothing to overlap: no goroutine to start and wait for.
+		if wantVec {
+			vec, vecErr = p.vectorCandidates(ctx, q, src, c)
+		}
+		if p.o.Stages.Has(StageText) {
+			lexical()
+		}
+		if err := errors.Join(textErr, vecErr); err != nil {
+			return nil, nil, err
+		}
+		return text, vec, nil
+	}
 	var wg sync.WaitGroup
 	if p.o.Stages.Has(StageText) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			text, textErr = src.Text(ctx, q, c)
-			// Pseudo-relevance feedback: a second lexical search with
-			// the words of the best first-pass records, mixed into the
-			// first. It needs only the first pass: it runs while the
-			// vector candidates are still being found.
-			if textErr == nil && p.o.Stages.Has(StagePRF) && len(text) > 0 {
-				text, textErr = expand(ctx, &p.o.PRF, q, src, text, c)
-			}
+			lexical()
 		}()
 	}
-	if p.o.Stages.Has(StageVector) && q.Vector != nil {
+	if wantVec {
 		vec, vecErr = p.vectorCandidates(ctx, q, src, c)
 	}
 	wg.Wait()
@@ -388,6 +407,12 @@ func selectBest(c []Candidate) {
 	if len(c) < 2 {
 		return
 	}
+	// On keys of the score and the id: candidates' ids are distinct, so
+	// are the keys, and any sort leaves the order above. NaN, and a
+	// repeated id, take the sort by betterCand.
+	if selectByKeys(c) {
+		return
+	}
 	var buf [256]int32
 	perm := buf[:0]
 	if len(c) > len(buf) {
@@ -407,6 +432,29 @@ func selectBest(c []Candidate) {
 		return 0
 	})
 	permute(c, perm)
+}
+
+// selectByKeys is selectBest on keys (score descending, then id
+// descending); it reports false, changing nothing, when a score is NaN
+// or an id repeats, where the keys would not be distinct or ordered as
+// betterCand orders.
+func selectByKeys(c []Candidate) bool {
+	keys := make([]keysort.Key, len(c))
+	for i := range c {
+		hi, ok := keysort.Descending(c[i].Score)
+		if !ok {
+			return false
+		}
+		keys[i] = keysort.Key{Hi: hi, Lo: ^c[i].ID, At: int32(i)}
+	}
+	keysort.Sort(keys)
+	for i := 1; i < len(keys); i++ {
+		if keys[i].Hi == keys[i-1].Hi && keys[i].Lo == keys[i-1].Lo {
+			return false // a repeated id: leave c as it was
+		}
+	}
+	keysort.Apply(c, keys)
+	return true
 }
 
 // permute rearranges c so that c[k] is the old c[perm[k]], following

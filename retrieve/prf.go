@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/hmo-dev/hmo/internal/keysort"
 )
 
 // PRFOptions configure pseudo-relevance feedback (the prf stage, RM3 in
@@ -164,8 +166,13 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		}
 		out[i].Score += w * h.Score / mb
 	}
-	// sort.SliceStable's algorithm without reflection (the same stable
-	// order, NaN included: cmp is the order "less" gives).
+	// The stable order by score, descending: on keys of the score and
+	// the place (distinct keys, so any sort leaves the stable order).
+	if sortByScoreStable(out) {
+		return out
+	}
+	// A NaN score: sort.SliceStable's algorithm without reflection (the
+	// same stable order, NaN included: cmp is the order "less" gives).
 	slices.SortStableFunc(out, func(x, y Hit) int {
 		switch {
 		case x.Score > y.Score:
@@ -176,4 +183,24 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return 0
 	})
 	return out
+}
+
+// sortByScoreStable sorts hits by score, descending, equal scores in
+// their order, as a stable sort does; it reports false, changing
+// nothing, when a score is NaN (which that order does not place).
+func sortByScoreStable(hits []Hit) bool {
+	if len(hits) < 2 {
+		return true
+	}
+	keys := make([]keysort.Key, len(hits))
+	for i := range hits {
+		hi, ok := keysort.Descending(hits[i].Score)
+		if !ok {
+			return false
+		}
+		keys[i] = keysort.Key{Hi: hi, Lo: uint64(i), At: int32(i)}
+	}
+	keysort.Sort(keys)
+	keysort.Apply(hits, keys)
+	return true
 }

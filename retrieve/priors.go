@@ -66,12 +66,7 @@ func speakerPrior(q *Query, cands []Candidate, w, scale float64) {
 // inside it (resolved against their own date).
 func timePrior(q *Query, cands []Candidate, w, scale float64) {
 	when := IsWhenQuestion(q.Text)
-	var spans []Span
-	for _, s := range TimeMentions(q.Text, q.Now) {
-		if s.Resolved() {
-			spans = append(spans, s)
-		}
-	}
+	spans := q.resolvedMentions()
 	if !when && len(spans) == 0 {
 		return
 	}

@@ -59,7 +59,7 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	}
 	names := speakerNames(cands, true)
 	var terms []string
-	for _, t := range ContentTerms(q.Text) {
+	for _, t := range q.contentTerms().terms {
 		if !slices.Contains(names, t) {
 			terms = append(terms, t)
 		}
@@ -67,25 +67,28 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	if len(terms) == 0 {
 		return nil
 	}
-	idx := make(map[uint64]int, len(cands))
-	for i := range cands {
-		idx[cands[i].ID] = i
-	}
+	var idx map[uint64]int // the candidates' places, made at the first reply that needs it
 	ts := newTermSet(terms)
 	own := func(i int) float64 { return cands[i].doc.ownCoverage(ts) }
 	type edge struct{ reply, turn int }
 	var edges []edge
 	for i := range cands {
 		d := cands[i].doc
-		if d == nil || d.Derived || d.Context == 0 {
+		if d == nil || d.Derived || d.Context == 0 || !agent(o, d.Speaker) {
 			continue
+		}
+		if idx == nil {
+			idx = make(map[uint64]int, len(cands))
+			for k := range cands {
+				idx[cands[k].ID] = k
+			}
 		}
 		j, ok := idx[d.Context]
 		if !ok || cands[j].doc == nil {
 			continue
 		}
 		p := cands[j].doc
-		if p.Derived || !agent(o, d.Speaker) || agent(o, p.Speaker) || p.isQuestion() {
+		if p.Derived || agent(o, p.Speaker) || p.isQuestion() {
 			continue
 		}
 		if cr, cp := own(i), own(j); cr > 0 && cr <= cp && d.repeats(p, names) {

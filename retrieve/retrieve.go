@@ -44,6 +44,42 @@ type Query struct {
 	// ask of Text.
 	set, setDone bool
 	setText      string
+	// terms is newTermSet(ContentTerms(termsText)), which calibrate and
+	// the context and speech act priors read.
+	terms     *termSet
+	termsText string
+	// resolved are the resolved spans of TimeMentions(resolvedText,
+	// resolvedNow) (when resolvedDone), which the time prior and H-Mem's
+	// temporal relevance read.
+	resolved     []Span
+	resolvedDone bool
+	resolvedText string
+	resolvedNow  time.Time
+}
+
+// resolvedMentions are the resolved spans of TimeMentions(q.Text,
+// q.Now), worked out once per text and time; the caller must not change
+// them.
+func (q *Query) resolvedMentions() []Span {
+	if !q.resolvedDone || q.resolvedText != q.Text || !q.resolvedNow.Equal(q.Now) || q.resolvedNow.Location() != q.Now.Location() {
+		var spans []Span
+		for _, s := range TimeMentions(q.Text, q.Now) {
+			if s.Resolved() {
+				spans = append(spans, s)
+			}
+		}
+		q.resolved, q.resolvedDone, q.resolvedText, q.resolvedNow = spans, true, q.Text, q.Now
+	}
+	return q.resolved
+}
+
+// contentTerms is newTermSet(ContentTerms(q.Text)), worked out once per
+// text; the caller must not change it.
+func (q *Query) contentTerms() *termSet {
+	if q.terms == nil || q.termsText != q.Text {
+		q.terms, q.termsText = newTermSet(ContentTerms(q.Text)), q.Text
+	}
+	return q.terms
 }
 
 // asksForSet is AsksForSet(q.Text), worked out once per text.
@@ -258,6 +294,16 @@ type Source interface {
 // does).
 type Prefetcher interface {
 	Prefetch(ids []uint64)
+}
+
+// Precomputed is implemented by a Source whose Vector answers from
+// candidates it already holds (the tier views, scanned before the
+// pipeline runs), without work worth overlapping: the pipeline then runs
+// the lexical search and the vector candidates one after the other on
+// the calling goroutine, rather than starting a goroutine and waiting
+// for it. The results are the same either way.
+type Precomputed interface {
+	PrecomputedVector() bool
 }
 
 // Candidate is a record under consideration with the scores stages gave

@@ -26,7 +26,7 @@ const DefaultContextWeight = 0.5
 // is added as a candidate if it was not one). Questions are told apart by
 // IsQuestion on the record's own text.
 func speechActPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
-	terms := newTermSet(ContentTerms(q.Text))
+	terms := q.contentTerms()
 	return creditContext(cands, src, w, func(d *Doc) (demote, lift bool) {
 		if !d.isQuestion() {
 			return false, false
@@ -41,7 +41,7 @@ func speechActPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candi
 // gets its score if it had less. Statements that hold the query's terms
 // thus rank above the replies that merely follow them.
 func contextPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candidate, error) {
-	terms := newTermSet(ContentTerms(q.Text))
+	terms := q.contentTerms()
 	if len(terms.terms) == 0 {
 		return cands, nil
 	}
@@ -256,14 +256,23 @@ func OwnCoverage(terms []string, text string) float64 {
 type termSet struct {
 	terms []string
 	want  []uint64
+	// sig has the bit keyBit of each of want: a key whose bit is clear
+	// is none of them, and is not compared with each.
+	sig uint64
 }
 
 func newTermSet(terms []string) *termSet {
 	ts := &termSet{terms: terms, want: make([]uint64, min(len(terms), 64))}
 	for i := range ts.want {
 		ts.want[i] = termKey(terms[i])
+		ts.sig |= keyBit(ts.want[i])
 	}
 	return ts
+}
+
+// keyBit is one of 64 bits, chosen by a multiplicative hash of key.
+func keyBit(key uint64) uint64 {
+	return 1 << ((key * 0x9E3779B97F4A7C15) >> 58)
 }
 
 // coverage is OwnCoverage of ts's terms in a text whose content terms
@@ -274,6 +283,9 @@ func (ts *termSet) coverage(keys []uint64) float64 {
 	}
 	var found uint64
 	for _, k := range keys {
+		if ts.sig&keyBit(k) == 0 {
+			continue
+		}
 		for i, w := range ts.want {
 			if w == k {
 				found |= 1 << i
