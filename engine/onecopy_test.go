@@ -331,16 +331,10 @@ func (r *rigIndex) Search(q []float32, k int) ([]engine.VectorHit, error) {
 	return r.rig(hits), nil
 }
 
-// TestRescoreBoundRises checks that the rescoring rules a candidate out
-// against the k-th best exact score read so far, not only against the
-// k-th of the index's k best: candidates read after the k first raise
-// it. The index's k best are made the k worst by their exact scores,
-// the next k the best but one, then the best of all with a bound that
-// the risen k-th rules out and the first k's k-th does not (made up: its
-// exact score is far above it, so that reading it would show). It is
-// not read; with a bound that the risen k-th does not rule out, it is.
-func TestRescoreBoundRises(t *testing.T) {
-	ctx := context.Background()
+// rigEngine opens a flat engine over a rigIndex of int8 rows holding n
+// notes; it is closed with the test.
+func rigEngine(t *testing.T, n int) (*engine.Engine, *rigIndex, *engine.Options) {
+	t.Helper()
 	rig := &rigIndex{}
 	o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
 	o.Mode = engine.ModeFlat
@@ -353,15 +347,29 @@ func TestRescoreBoundRises(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	const n = 600
+	t.Cleanup(func() { e.Close() })
 	var ins []engine.Input
 	for i := range n {
 		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d item%d", i, i%13, i%7)})
 	}
-	if _, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins}); err != nil {
+	if _, err := e.RememberBatch(context.Background(), engine.Batch{Inputs: ins}); err != nil {
 		t.Fatal(err)
 	}
+	return e, rig, o
+}
+
+// TestRescoreBoundRises checks that the rescoring rules a candidate out
+// against the k-th best exact score read so far, not only against the
+// k-th of the index's k best: candidates read after the k first raise
+// it. The index's k best are made the k worst by their exact scores,
+// the next k the best but one, then the best of all with a bound that
+// the risen k-th rules out and the first k's k-th does not (made up: its
+// exact score is far above it, so that reading it would show). It is
+// not read; with a bound that the risen k-th does not rule out, it is.
+func TestRescoreBoundRises(t *testing.T) {
+	ctx := context.Background()
+	const n = 600
+	e, rig, o := rigEngine(t, n)
 	for _, text := range []string{"topic4 note", "item3 on topic9", "topic11 item2"} {
 		qvs, err := o.Embedder.Embed(ctx, []string{text})
 		if err != nil {
@@ -445,26 +453,7 @@ func TestRescoreBoundRises(t *testing.T) {
 // answer with each id once, best first.
 func TestRescoreDuplicateHits(t *testing.T) {
 	ctx := context.Background()
-	rig := &rigIndex{}
-	o := testOptions(&fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)})
-	o.Mode = engine.ModeFlat
-	o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-		x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore})
-		rig.Index = x
-		return rig, err
-	}
-	e, err := engine.Open(t.TempDir(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	var ins []engine.Input
-	for i := range 300 {
-		ins = append(ins, engine.Input{Session: fmt.Sprint("s", i/25), Text: fmt.Sprintf("note %d on topic%d item%d", i, i%13, i%7)})
-	}
-	if _, err := e.RememberBatch(ctx, engine.Batch{Inputs: ins}); err != nil {
-		t.Fatal(err)
-	}
+	e, rig, o := rigEngine(t, 300)
 	qvs, err := o.Embedder.Embed(ctx, []string{"item3 on topic9"})
 	if err != nil {
 		t.Fatal(err)
