@@ -1,6 +1,7 @@
 package fts
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -632,23 +633,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	hits = make([]engine.TextHit, 0, len(top))
 	locIDs, locSegs, locDocs := make([]uint64, 0, len(top)), make([]uint64, 0, len(top)), make([]uint64, 0, len(top))
 	var iid [8]byte
+	coverAccumulated(top, terms, lists, idfs, segStart)
 	for _, t := range top {
-		if t.cov < 0 {
-			// Scored by accumulate: the words that the document says,
-			// looked up now, in the query's order.
-			t.cov = 0
-			doc := uint32(t.doc - segStart[t.seg])
-			for pos := range terms {
-				l := lists[pos][t.seg]
-				if !l.live || l.p.n == 0 {
-					continue
-				}
-				c := l.p.start()
-				if l.p.seek(&c, doc); c.doc == doc && l.p.said(c.i) {
-					t.cov += idfs[pos]
-				}
-			}
-		}
 		id, err := x.ids.recordID(segs[t.seg], t.doc-segStart[t.seg], func() (uint64, error) {
 			ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
 			if err != nil {
@@ -673,6 +659,46 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	x.locs.put(locIDs, locSegs, locDocs)
 	sortHits(hits)
 	return hits[:min(k, len(hits))], nil, nil
+}
+
+// coverAccumulated works out the coverage of the documents of top that
+// accumulate scored (cov < 0): the idf of the words each says, looked up
+// now and summed in the query's order. The documents are taken in their
+// order, a cursor a word moving forward through a segment's lists.
+func coverAccumulated(top []scoredDoc, terms []string, lists [][]termList, idfs []float64, segStart []uint64) {
+	var order []int
+	for i, t := range top {
+		if t.cov < 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(top[a].doc, top[b].doc) })
+	cur := make([]cursor, len(terms))
+	seg := int32(-1)
+	for _, i := range order {
+		t := &top[i]
+		if t.seg != seg {
+			seg = t.seg
+			for pos := range terms {
+				cur[pos] = cursor{doc: noDoc}
+				if l := lists[pos][seg]; l.live && l.p.n > 0 {
+					cur[pos] = l.p.start()
+				}
+			}
+		}
+		t.cov = 0
+		doc := uint32(t.doc - segStart[seg])
+		for pos := range terms {
+			c := &cur[pos]
+			if c.doc == noDoc {
+				continue // the word's list here is done, or empty
+			}
+			p := lists[pos][seg].p
+			if p.seek(c, doc); c.doc == doc && p.said(c.i) {
+				t.cov += idfs[pos]
+			}
+		}
+	}
 }
 
 // termList is a word's postings in one segment, as topK found them.
