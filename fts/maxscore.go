@@ -58,8 +58,9 @@ type wordCursor struct {
 	said   bool
 	scored uint32
 	// kv is the word's contribution by the posting's code in p (its
-	// enc's place in p.dict), 0 until worked out.
-	// (code8Escape's slot stays 0: a byte indexes it without a check).
+	// enc's place in p.dict), 0 until worked out. code8Escape's slot
+	// stays 0: addTo reads it for an escaped posting (and a byte
+	// indexes kv without a bounds check).
 	kv [code8Escape + 1]float64
 	// esc is the place in p.esc of the next escaped posting addTo meets
 	// (it checks, and finds it again if not).
