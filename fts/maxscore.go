@@ -1,7 +1,9 @@
 package fts
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/hmo-dev/hmo/engine"
+	"github.com/hmo-dev/hmo/internal/floatscan"
 )
 
 // The text search finds its top k by MaxScore (Turtle and Flood, 1995)
@@ -55,8 +58,10 @@ type wordCursor struct {
 	said   bool
 	scored uint32
 	// kv is the word's contribution by the posting's code in p (its
-	// enc's place in p.dict), 0 until worked out.
-	kv [code8Escape]float64
+	// enc's place in p.dict), 0 until worked out. code8Escape's slot
+	// stays 0: addTo reads it for an escaped posting (and a byte
+	// indexes kv without a bounds check).
+	kv [code8Escape + 1]float64
 	// esc is the place in p.esc of the next escaped posting addTo meets
 	// (it checks, and finds it again if not).
 	esc int
@@ -629,23 +634,8 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	hits = make([]engine.TextHit, 0, len(top))
 	locIDs, locSegs, locDocs := make([]uint64, 0, len(top)), make([]uint64, 0, len(top)), make([]uint64, 0, len(top))
 	var iid [8]byte
+	coverAccumulated(top, terms, lists, idfs, segStart)
 	for _, t := range top {
-		if t.cov < 0 {
-			// Scored by accumulate: the words that the document says,
-			// looked up now, in the query's order.
-			t.cov = 0
-			doc := uint32(t.doc - segStart[t.seg])
-			for pos := range terms {
-				l := lists[pos][t.seg]
-				if !l.live || l.p.n == 0 {
-					continue
-				}
-				c := l.p.start()
-				if l.p.seek(&c, doc); c.doc == doc && l.p.said(c.i) {
-					t.cov += idfs[pos]
-				}
-			}
-		}
 		id, err := x.ids.recordID(segs[t.seg], t.doc-segStart[t.seg], func() (uint64, error) {
 			ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
 			if err != nil {
@@ -670,6 +660,46 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	x.locs.put(locIDs, locSegs, locDocs)
 	sortHits(hits)
 	return hits[:min(k, len(hits))], nil, nil
+}
+
+// coverAccumulated works out the coverage of the documents of top that
+// accumulate scored (cov < 0): the idf of the words each says, looked up
+// now and summed in the query's order. The documents are taken in their
+// order, a cursor a word moving forward through a segment's lists.
+func coverAccumulated(top []scoredDoc, terms []string, lists [][]termList, idfs []float64, segStart []uint64) {
+	var order []int
+	for i, t := range top {
+		if t.cov < 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(top[a].doc, top[b].doc) })
+	cur := make([]cursor, len(terms))
+	seg := int32(-1)
+	for _, i := range order {
+		t := &top[i]
+		if t.seg != seg {
+			seg = t.seg
+			for pos := range terms {
+				cur[pos] = cursor{doc: noDoc}
+				if l := lists[pos][seg]; l.live && l.p.n > 0 {
+					cur[pos] = l.p.start()
+				}
+			}
+		}
+		t.cov = 0
+		doc := uint32(t.doc - segStart[seg])
+		for pos := range terms {
+			c := &cur[pos]
+			if c.doc == noDoc {
+				continue // the word's list here is done, or empty
+			}
+			p := lists[pos][seg].p
+			if p.seek(c, doc); c.doc == doc && p.said(c.i) {
+				t.cov += idfs[pos]
+			}
+		}
+	}
 }
 
 // termList is a word's postings in one segment, as topK found them.
@@ -786,57 +816,85 @@ func accumulate(ctx context.Context, words []*wordCursor, s *queryScorer, acc *[
 
 // scan calls found with each document of the window win (whose first is
 // lo) that sums least or more, and zeroes win; it returns the last least.
-// Sums not negative compare as their bits do: a group of eight is looked
-// at only when its greatest bits reach least's (a negative sum's bits are
-// above every positive's: its group is looked at, and each sum compared).
+// The sums below least are skipped and cleared sixteen at a time
+// (floatscan.ClearBelow); each one found is compared with the least
+// found returned for the one before, as one at a time would.
 func scan(win []float64, lo uint32, least float64, found func(doc uint32, score float64) float64) float64 {
-	bar := math.Float64bits(least)
-	i := 0
-	for ; i+8 <= len(win); i += 8 {
-		g := (*[8]float64)(win[i : i+8])
-		m := max(math.Float64bits(g[0]), math.Float64bits(g[1]), math.Float64bits(g[2]), math.Float64bits(g[3]),
-			math.Float64bits(g[4]), math.Float64bits(g[5]), math.Float64bits(g[6]), math.Float64bits(g[7]))
-		if m >= bar {
-			for j, v := range g {
-				if v >= least {
-					least = found(lo+uint32(i+j), v)
-					bar = math.Float64bits(least)
-				}
-			}
+	for i := 0; ; i++ {
+		i += floatscan.ClearBelow(win[i:], least)
+		if i == len(win) {
+			return least
 		}
-		*g = [8]float64{}
-	}
-	for ; i < len(win); i++ {
-		if v := win[i]; v >= least {
-			least = found(lo+uint32(i), v)
-		}
+		v := win[i]
 		win[i] = 0
+		least = found(lo+uint32(i), v)
 	}
-	return least
 }
 
 // addTo adds w's contribution to acc[doc-lo] for each document of w
-// below hi, from w's cursor on, and moves the cursor past them.
+// below hi, from w's cursor on, and moves the cursor past them. lo is a
+// multiple of accWindow and hi at most lo+accWindow.
 func (w *wordCursor) addTo(acc *[accWindow]float64, lo, hi uint32, s *queryScorer) {
 	p := w.p
-	code, gaps := p.code, p.gaps
+	if p.code == nil {
+		w.addEncsTo(acc, lo, hi, s)
+		return
+	}
+	code, gaps, kv := p.code, p.gaps, &w.kv
 	i, doc, gpos := w.i, w.doc, w.gpos
 	for doc < hi {
-		var v float64
-		if code != nil {
-			if c := code[i]; c != code8Escape {
-				v = w.kv[c]
-			} else {
-				// The escapes are met in order: the next is i's.
-				if w.esc >= len(p.esc) || p.esc[w.esc] != uint32(i) {
-					w.esc, _ = slices.BinarySearch(p.esc, uint32(i))
+		// Eight postings at once, when the gaps after them are a byte
+		// each and the eighth stays in the window: the documents are doc
+		// plus the gaps' running sums, each added to once, as one at a
+		// time would. An escaped posting's code reads 0 in kv (x + 0 is
+		// x), and its contribution is added after.
+		if g8, i8 := gpos+8, i+8; g8 <= len(gaps) && i8 <= len(code) {
+			x := binary.LittleEndian.Uint64(gaps[gpos:g8])
+			if x&0x8080808080808080 == 0 {
+				y := x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff
+				if sum := uint32(y * 0x0001000100010001 >> 48); doc+sum < hi {
+					const m = accWindow - 1 // doc-lo is below accWindow: the mask only drops the bounds check
+					g, c := (*[8]byte)(gaps[gpos:g8]), (*[8]byte)(code[i:i8])
+					d := doc - lo
+					acc[d&m] += kv[c[0]]
+					d += uint32(g[0])
+					acc[d&m] += kv[c[1]]
+					d += uint32(g[1])
+					acc[d&m] += kv[c[2]]
+					d += uint32(g[2])
+					acc[d&m] += kv[c[3]]
+					d += uint32(g[3])
+					acc[d&m] += kv[c[4]]
+					d += uint32(g[4])
+					acc[d&m] += kv[c[5]]
+					d += uint32(g[5])
+					acc[d&m] += kv[c[6]]
+					d += uint32(g[6])
+					acc[d&m] += kv[c[7]]
+					// The escaped ones: bytes 0xff of c, zero bytes of its ^
+					// (the lowest is exact; those above it are 0x80 bits set
+					// by a borrow only past a zero byte, and are checked).
+					if nc := ^binary.LittleEndian.Uint64(c[:]); (nc-0x0101010101010101)&^nc&0x8080808080808080 != 0 {
+						for j, cj := range c {
+							if cj != code8Escape {
+								continue
+							}
+							// The document j postings on: the gaps of the j before.
+							dj := doc - lo
+							for _, g := range gaps[gpos : gpos+j] {
+								dj += uint32(g)
+							}
+							acc[dj&m] += w.escaped(s, i+j)
+						}
+					}
+					i, doc, gpos = i8, doc+sum, g8
+					continue
 				}
-				v, _ = w.scoreMulti(s, &p.multi[w.esc])
-				w.esc++
 			}
-		} else {
-			w.i = i
-			v, _ = w.scoreEnc(s, p.enc[i])
+		}
+		v := kv[code[i]]
+		if code[i] == code8Escape {
+			v = w.escaped(s, i)
 		}
 		acc[doc-lo] += v
 		// The next document: a one-byte gap, or a longer uvarint.
@@ -851,4 +909,26 @@ func (w *wordCursor) addTo(acc *[accWindow]float64, lo, hi uint32, s *queryScore
 		i, doc, gpos = w.i, w.doc, w.gpos
 	}
 	w.cursor = cursor{i: i, doc: doc, gpos: gpos}
+}
+
+// escaped is the contribution of posting i, escaped, of w's list, whose
+// escapes addTo meets in order.
+func (w *wordCursor) escaped(s *queryScorer, i int) float64 {
+	p := w.p
+	if w.esc >= len(p.esc) || p.esc[w.esc] != uint32(i) {
+		w.esc, _ = slices.BinarySearch(p.esc, uint32(i))
+	}
+	v, _ := w.scoreMulti(s, &p.multi[w.esc])
+	w.esc++
+	return v
+}
+
+// addEncsTo is addTo for a list without codes (p.enc).
+func (w *wordCursor) addEncsTo(acc *[accWindow]float64, lo, hi uint32, s *queryScorer) {
+	p := w.p
+	for w.doc < hi {
+		v, _ := w.scoreEnc(s, p.enc[w.i])
+		acc[w.doc-lo] += v
+		p.next(&w.cursor)
+	}
 }

@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package floatscan
+
+var useAVX2 = false
+
+func clearBelowAVX2(p *float64, n int, bar float64) int { return 0 }
