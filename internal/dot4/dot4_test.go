@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/hmo-dev/hmo/internal/simdtest"
 )
 
 // ref is the scalar reference over the unsplit query.
@@ -26,25 +28,8 @@ func ref(q []int8, rows []byte, stride, n int) []int32 {
 	return out
 }
 
-func paths(t *testing.T, fn func(t *testing.T)) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	for _, avx := range []bool{true, false} {
-		if avx && !saved {
-			t.Log("no AVX2 on this CPU: portable path only")
-			continue
-		}
-		useAVX2 = avx
-		name := "generic"
-		if avx {
-			name = "avx2"
-		}
-		t.Run(name, fn)
-	}
-}
-
 func TestDotsMatchReference(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for _, tc := range []struct {
 			dims, n int
@@ -87,7 +72,7 @@ func TestDotsMatchReference(t *testing.T) {
 }
 
 func TestDotsBounds(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		q := Split(make([]int8, 100), 64)
 		out := make([]int32, 10)
 		for _, tc := range []struct {
@@ -154,7 +139,7 @@ func BenchmarkDots(b *testing.B) {
 // lo*qsum + step*dot computed in Go from the reference dot product, on
 // both kernels, with row counts that do and do not fill groups of four.
 func TestDotsScaledMatchesReference(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		for _, tc := range []struct{ dims, n int }{{1, 1}, {16, 3}, {100, 4}, {100, 37}, {130, 9}, {600, 6}} {
 			bytes := ((tc.dims+1)/2 + Chunk - 1) / Chunk * Chunk
@@ -199,7 +184,7 @@ func TestDotsScaledMatchesReference(t *testing.T) {
 }
 
 func TestDotsScaledBounds(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		q := Split(make([]int8, 100), 64)
 		out := make([]float32, 10)
 		for _, tc := range []struct {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/hmo-dev/hmo/internal/simdtest"
 )
 
 // ref is the scalar reference: int64 sums, no SIMD.
@@ -19,25 +21,6 @@ func ref(q []int16, rows []byte, stride, n int) []int32 {
 		out[i] = int32(s)
 	}
 	return out
-}
-
-// paths runs fn with each kernel this machine has: AVX2 (where the CPU
-// has it) and the portable Go code.
-func paths(t *testing.T, fn func(t *testing.T)) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	for _, avx := range []bool{true, false} {
-		if avx && !saved {
-			t.Log("no AVX2 on this CPU: portable path only")
-			continue
-		}
-		useAVX2 = avx
-		name := "generic"
-		if avx {
-			name = "avx2"
-		}
-		t.Run(name, fn)
-	}
 }
 
 func randomCase(rng *rand.Rand, dims, stride, n int, extreme bool) ([]int16, []byte) {
@@ -69,7 +52,7 @@ func randomCase(rng *rand.Rand, dims, stride, n int, extreme bool) ([]int16, []b
 // for every length from 1 to 300 (bodies, tails and both), strides with
 // and without padding, and the largest values that cannot overflow.
 func TestDotsMatchReference(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for dims := 1; dims <= 300; dims++ {
 			for _, pad := range []int{0, 1, 7, 16} {
@@ -99,7 +82,7 @@ func TestDotsMatchReference(t *testing.T) {
 // TestDotsBounds: rows or out too short computes only the rows that fit,
 // and bad shapes compute nothing, without panicking.
 func TestDotsBounds(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		q := []int16{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}
 		rows := make([]byte, 3*20)
 		for i := range rows {
@@ -150,7 +133,7 @@ func refScaled(q []int16, rows []byte, stride, scaleOff, n int) []float32 {
 // layout) or inside the first chunk, for lengths with and without a
 // tail, and 0 to 9 rows (the four-row body and the single rows).
 func TestDotsScaledMatchReference(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 8))
 		for dims := 1; dims <= 200; dims++ {
 			for n := range 10 {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/hmo-dev/hmo/internal/simdtest"
 )
 
 // ref is ClearBelow one sum at a time.
@@ -18,25 +20,6 @@ func ref(win []float64, bar float64) int {
 	return len(win)
 }
 
-// paths runs fn with each kernel this machine has: AVX2 (where the CPU
-// has it) and the portable Go code.
-func paths(t *testing.T, fn func(t *testing.T)) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	for _, avx := range []bool{true, false} {
-		if avx && !saved {
-			t.Log("no AVX2 on this CPU: portable path only")
-			continue
-		}
-		useAVX2 = avx
-		name := "generic"
-		if avx {
-			name = "avx2"
-		}
-		t.Run(name, fn)
-	}
-}
-
 // TestClearBelowIsScalar: windows of every length up to 100 and longer
 // ones, sums mostly below the bar with a few at, just above and just
 // below it, zeros, negative zeros, negative sums, infinities and NaNs, and
@@ -44,7 +27,7 @@ func paths(t *testing.T, fn func(t *testing.T)) {
 // equal those of a scan one sum at a time, and so do the scans that go on
 // from each hit (as the text search does, raising the bar).
 func TestClearBelowIsScalar(t *testing.T) {
-	paths(t, func(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(11, 12))
 		bars := []float64{7.25, 1, math.SmallestNonzeroFloat64, 0, math.Copysign(0, -1), -2.5, math.Inf(1)}
 		lengths := []int{}
