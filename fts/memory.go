@@ -686,20 +686,9 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 // are distinct, so the keys are, and any sort leaves sortHits' order. A
 // NaN score, which has no key, takes sortHits itself.
 func sortMemHits(hits []engine.TextHit) {
-	if len(hits) < 2 {
-		return
+	if !keysort.SortDescending(hits, func(i int) (float64, uint64) { return hits[i].Score, hits[i].ID }) {
+		sortHits(hits)
 	}
-	keys := make([]keysort.Key, len(hits))
-	for i := range hits {
-		hi, ok := keysort.Descending(hits[i].Score)
-		if !ok {
-			sortHits(hits)
-			return
-		}
-		keys[i] = keysort.Key{Hi: hi, Lo: hits[i].ID, At: int32(i)}
-	}
-	keysort.Sort(keys)
-	keysort.Apply(hits, keys)
 }
 
 func memMatch(d *engine.TextDoc, f engine.TextFilter) bool {

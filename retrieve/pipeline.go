@@ -407,10 +407,11 @@ func selectBest(c []Candidate) {
 	if len(c) < 2 {
 		return
 	}
-	// On keys of the score and the id: candidates' ids are distinct, so
-	// are the keys, and any sort leaves the order above. NaN, and a
-	// repeated id, take the sort by betterCand.
-	if selectByKeys(c) {
+	// On keys of the score and the id (complemented: the higher id
+	// first): candidates' ids are distinct, so are the keys, and any
+	// sort leaves the order above. NaN, and a repeated id, take the sort
+	// by betterCand.
+	if keysort.SortDescending(c, func(i int) (float64, uint64) { return c[i].Score, ^c[i].ID }) {
 		return
 	}
 	var buf [256]int32
@@ -432,29 +433,6 @@ func selectBest(c []Candidate) {
 		return 0
 	})
 	permute(c, perm)
-}
-
-// selectByKeys is selectBest on keys (score descending, then id
-// descending); it reports false, changing nothing, when a score is NaN
-// or an id repeats, where the keys would not be distinct or ordered as
-// betterCand orders.
-func selectByKeys(c []Candidate) bool {
-	keys := make([]keysort.Key, len(c))
-	for i := range c {
-		hi, ok := keysort.Descending(c[i].Score)
-		if !ok {
-			return false
-		}
-		keys[i] = keysort.Key{Hi: hi, Lo: ^c[i].ID, At: int32(i)}
-	}
-	keysort.Sort(keys)
-	for i := 1; i < len(keys); i++ {
-		if keys[i].Hi == keys[i-1].Hi && keys[i].Lo == keys[i-1].Lo {
-			return false // a repeated id: leave c as it was
-		}
-	}
-	keysort.Apply(c, keys)
-	return true
 }
 
 // permute rearranges c so that c[k] is the old c[perm[k]], following

@@ -168,7 +168,7 @@ func mixLists(a, b []Hit, w float64) []Hit {
 	}
 	// The stable order by score, descending: on keys of the score and
 	// the place (distinct keys, so any sort leaves the stable order).
-	if sortByScoreStable(out) {
+	if keysort.SortDescending(out, func(i int) (float64, uint64) { return out[i].Score, uint64(i) }) {
 		return out
 	}
 	// A NaN score: sort.SliceStable's algorithm without reflection (the
@@ -183,24 +183,4 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return 0
 	})
 	return out
-}
-
-// sortByScoreStable sorts hits by score, descending, equal scores in
-// their order, as a stable sort does; it reports false, changing
-// nothing, when a score is NaN (which that order does not place).
-func sortByScoreStable(hits []Hit) bool {
-	if len(hits) < 2 {
-		return true
-	}
-	keys := make([]keysort.Key, len(hits))
-	for i := range hits {
-		hi, ok := keysort.Descending(hits[i].Score)
-		if !ok {
-			return false
-		}
-		keys[i] = keysort.Key{Hi: hi, Lo: uint64(i), At: int32(i)}
-	}
-	keysort.Sort(keys)
-	keysort.Apply(hits, keys)
-	return true
 }

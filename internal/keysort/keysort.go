@@ -134,6 +134,34 @@ func siftDown(k []Key, i, n int) {
 	}
 }
 
+// SortDescending orders s by a score, highest first, and equal scores
+// by a tie-break, lowest first: key(i) gives s[i]'s. It reports false,
+// leaving s as it was, when a score is NaN (which has no place in that
+// order) or two elements have one score and one tie-break (whose order
+// the keys do not decide); the caller then sorts another way.
+func SortDescending[T any](s []T, key func(i int) (score float64, tie uint64)) bool {
+	if len(s) < 2 {
+		return true
+	}
+	keys := make([]Key, len(s))
+	for i := range s {
+		score, tie := key(i)
+		hi, ok := Descending(score)
+		if !ok {
+			return false
+		}
+		keys[i] = Key{Hi: hi, Lo: tie, At: int32(i)}
+	}
+	Sort(keys)
+	for i := 1; i < len(keys); i++ {
+		if keys[i].Hi == keys[i-1].Hi && keys[i].Lo == keys[i-1].Lo {
+			return false
+		}
+	}
+	Apply(s, keys)
+	return true
+}
+
 // Apply rearranges s so that s[i] is the old s[k[i].At], following each
 // cycle of the permutation; k is used up (At set to -1).
 func Apply[T any](s []T, k []Key) {

@@ -99,6 +99,45 @@ func TestDescending(t *testing.T) {
 	}
 }
 
+// TestSortDescending: scores highest first and equal scores by the
+// tie-break, as a comparison sort orders them, on scores with many ties;
+// a NaN score or a repeated score and tie-break leave s as it was and
+// report false.
+func TestSortDescending(t *testing.T) {
+	type item struct {
+		score float64
+		tie   uint64
+	}
+	key := func(s []item) func(int) (float64, uint64) {
+		return func(i int) (float64, uint64) { return s[i].score, s[i].tie }
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{0, 1, 2, 13, 200, 1000} {
+		s := make([]item, n)
+		for i, p := range r.Perm(n) {
+			s[i] = item{float64(r.IntN(5)) - 2, uint64(p)}
+		}
+		want := slices.Clone(s)
+		slices.SortFunc(want, func(a, b item) int {
+			return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.tie, b.tie))
+		})
+		if !keysort.SortDescending(s, key(s)) || !slices.Equal(s, want) {
+			t.Fatalf("n %d: %v, want %v", n, s, want)
+		}
+	}
+	for name, s := range map[string][]item{
+		"NaN":      {{1, 1}, {math.NaN(), 2}, {3, 3}},
+		"repeated": {{1, 1}, {3, 3}, {1, 1}},
+	} {
+		was := slices.Clone(s)
+		if keysort.SortDescending(s, key(s)) || !slices.EqualFunc(s, was, func(a, b item) bool {
+			return a.tie == b.tie && (a.score == b.score || a.score != a.score && b.score != b.score)
+		}) {
+			t.Errorf("%s: sorted to %v; want false and %v", name, s, was)
+		}
+	}
+}
+
 func TestApply(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 7, 100} {
