@@ -414,16 +414,14 @@ func selectBest(c []Candidate) {
 	if keysort.SortDescending(c, func(i int) (float64, uint64) { return c[i].Score, ^c[i].ID }) {
 		return
 	}
-	var buf [256]int32
-	perm := buf[:0]
-	if len(c) > len(buf) {
-		perm = make([]int32, 0, len(c))
-	}
+	// The fallback sorts the candidates' places (keysort.Key.At) with
+	// slices.SortFunc, then applies them in place.
+	perm := make([]keysort.Key, len(c))
 	for i := range c {
-		perm = append(perm, int32(i))
+		perm[i].At = int32(i)
 	}
-	slices.SortFunc(perm, func(i, j int32) int {
-		a, b := &c[i], &c[j]
+	slices.SortFunc(perm, func(i, j keysort.Key) int {
+		a, b := &c[i.At], &c[j.At]
 		switch {
 		case betterCand(a, b):
 			return -1
@@ -432,33 +430,7 @@ func selectBest(c []Candidate) {
 		}
 		return 0
 	})
-	permute(c, perm)
-}
-
-// permute rearranges c so that c[k] is the old c[perm[k]], following
-// each cycle of the permutation (perm is used up: -1 marks a place done).
-func permute(c []Candidate, perm []int32) {
-	for i := range perm {
-		if perm[i] < 0 {
-			continue
-		}
-		if int(perm[i]) == i {
-			perm[i] = -1
-			continue
-		}
-		held := c[i]
-		j := i
-		for {
-			k := int(perm[j])
-			perm[j] = -1
-			if k == i {
-				c[j] = held
-				break
-			}
-			c[j] = c[k]
-			j = k
-		}
-	}
+	keysort.Apply(c, perm)
 }
 
 // betterCand is selectBest's order: a higher score, then a higher id.

@@ -12,7 +12,7 @@ import (
 
 // selectBest must leave the candidates in the order sort.Slice left them
 // with its "less" (a higher score, then a higher id), ties and NaN
-// scores included, on both sides of its stack buffer of places.
+// scores included, at sizes from 0 to 600.
 func TestSelectBestOrderAsSortSlice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	levels := []float64{0, 0.25, 0.5, 1, math.NaN(), math.Inf(1)}
