@@ -139,8 +139,8 @@ func Compare(a, b Hit) int {
 // Sort orders hits best first (Compare). It sorts keys (internal/keysort:
 // the score, then the row): hits of distinct rows have distinct keys, so
 // the order is Compare's, the one any sort by it leaves. Hits with a NaN
-// score or a row twice, which the keys do not order, are sorted by
-// Compare itself.
+// score, or two of one row and one score, which the keys do not order,
+// are sorted by Compare itself.
 func Sort(hits []Hit) {
 	ok := keysort.SortDescending(hits, func(i int) (float64, uint64) {
 		// The sign bit flipped: signed rows ascend as unsigned keys.
