@@ -45,7 +45,12 @@ func (e *Engine) vectorNull(qv []float32) nullStats {
 		return nullStats{}
 	}
 	var sum float64
-	sims := make([]float64, len(vecs))
+	var buf [nullSample]float64
+	sims := buf[:0]
+	if len(vecs) > nullSample {
+		sims = make([]float64, 0, len(vecs))
+	}
+	sims = sims[:len(vecs)]
 	for i, v := range vecs {
 		if len(v) != len(qv) {
 			return nullStats{}

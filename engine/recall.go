@@ -146,8 +146,13 @@ func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]R
 
 // pipeQuery is what the pipeline needs of q.
 func (e *Engine) pipeQuery(q *Query, qv []float32) *retrieve.Query {
-	return &retrieve.Query{Text: q.Text, Vector: qv, K: q.K, Candidates: max(e.opts.Candidates, q.K), Now: e.opts.Clock(),
-		VectorNull: retrieve.Null{Mean: q.null.mean, SD: q.null.sd}}
+	rq := &retrieve.Query{}
+	if j := q.judged; j != nil && j.text == q.Text {
+		*rq = j.rq // what the score test worked out of the text (judges)
+	}
+	rq.Text, rq.Vector, rq.K, rq.Candidates, rq.Now = q.Text, qv, q.K, max(e.opts.Candidates, q.K), e.opts.Clock()
+	rq.VectorNull = retrieve.Null{Mean: q.null.mean, SD: q.null.sd}
+	return rq
 }
 
 // archiveSource serves the pipeline from the archive's indexes and bbolt.

@@ -111,25 +111,27 @@ func (s ScoreTest) NeedsCoverage(q *Query, _ uint8) float64 {
 // neverCovered is above every coverage (coverage is in [0, 1]).
 const neverCovered = 2
 
-// judges reports whether the score test can judge q: it asks for no set
-// and has MinSpecificWords topic words besides names.
-func judges(q string) bool {
-	return retrieve.NamelessTopicWords(q) >= MinSpecificWords && !retrieve.AsksForSet(q)
-}
-
 // judgement is judges' answer for one text.
 type judgement struct {
 	text string
 	ok   bool
+	// rq is a query of text alone, asked AsksForSet (when judges got that
+	// far) and nothing else: pipeQuery starts from a copy of it, so that
+	// the pipeline's stages do not work the answer out again.
+	rq retrieve.Query
 }
 
-// judges is judges(q.Text), computed once per text and query.
+// judges reports whether the score test can judge q: it asks for no set
+// and has MinSpecificWords topic words besides names. It is worked out
+// once per text and query.
 func (q *Query) judges() bool {
 	if j := q.judged; j != nil && j.text == q.Text {
 		return j.ok
 	}
-	q.judged = &judgement{text: q.Text, ok: judges(q.Text)}
-	return q.judged.ok
+	j := &judgement{text: q.Text, rq: retrieve.Query{Text: q.Text}}
+	j.ok = retrieve.NamelessTopicWords(q.Text) >= MinSpecificWords && !j.rq.AsksForSet()
+	q.judged = j
+	return j.ok
 }
 
 // MinSpecificWords is how many topic words that are no names

@@ -152,7 +152,7 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 		if err != nil {
 			return nil, false, err
 		}
-		w.vec = topOf(append(w.vec, v...), c)
+		w.vec = mergeTop(w.vec, v, c)
 	}
 	src := &viewSource{e: e, q: q, index: ts.views[tier].text, views: ts.views[1:], text: w.text, vec: w.vec}
 	cands, err := e.pipe.Run(ctx, e.pipeQuery(q, qv), src)
@@ -282,6 +282,56 @@ func topOf(list []scored, c int) []scored {
 		t.push(s)
 	}
 	return t.sorted()
+}
+
+// mergeTop is topOf(append(a, b...), c) for the views' scans, which
+// come sorted best first, without topOf's heap and sort where the merge
+// of the two lists tells their result: when both are sorted, none holds
+// a NaN, and the merge's c best have distinct scores, each below the one
+// before and above every score after the c-th, topOf keeps those c and
+// orders them the same way (it orders by score alone). Otherwise (equal
+// scores, whose order topOf's heap and unstable sort decide) it is topOf.
+func mergeTop(a, b []scored, c int) []scored {
+	if c <= 0 || !sortedDesc(a) || !sortedDesc(b) {
+		return topOf(append(a, b...), c)
+	}
+	n := min(len(a)+len(b), c)
+	if n == 0 {
+		return topOf(nil, c)
+	}
+	out := make([]scored, 0, n)
+	i, j := 0, 0
+	for len(out) < n {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].score > b[j].score):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j].score > a[i].score:
+			out = append(out, b[j])
+			j++
+		default: // equal heads
+			return topOf(append(a, b...), c)
+		}
+		if k := len(out); k > 1 && !(out[k-2].score > out[k-1].score) {
+			return topOf(append(a, b...), c)
+		}
+	}
+	// A score after the c-th equal to it: which of them topOf keeps is
+	// its heap's choice.
+	if last := out[n-1].score; (i < len(a) && !(a[i].score < last)) || (j < len(b) && !(b[j].score < last)) {
+		return topOf(append(a, b...), c)
+	}
+	return out
+}
+
+// sortedDesc reports that list is sorted best first and holds no NaN.
+func sortedDesc(list []scored) bool {
+	for k, s := range list {
+		if s.score != s.score || (k > 0 && list[k-1].score < s.score) {
+			return false
+		}
+	}
+	return true
 }
 
 // viewSource serves the pipeline the candidates the tier views produced

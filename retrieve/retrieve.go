@@ -82,6 +82,12 @@ func (q *Query) contentTerms() *termSet {
 	return q.terms
 }
 
+// AsksForSet is AsksForSet(q.Text), worked out once per text. A copy of
+// q made after carries the answer: a caller that asks it of a query of
+// the text alone, then copies that query into the one it runs, spares
+// the stages the work.
+func (q *Query) AsksForSet() bool { return q.asksForSet() }
+
 // asksForSet is AsksForSet(q.Text), worked out once per text.
 func (q *Query) asksForSet() bool {
 	if !q.setDone || q.setText != q.Text {

@@ -16,6 +16,8 @@ import (
 	"sync"
 
 	"github.com/viterin/vek/vek32"
+
+	"github.com/hmo-dev/hmo/internal/keysort"
 )
 
 // ParallelAbove is the row count above which Scan splits the rows over
@@ -134,8 +136,20 @@ func Compare(a, b Hit) int {
 	return cmp.Compare(a.Row, b.Row)
 }
 
-// Sort orders hits best first (Compare).
-func Sort(hits []Hit) { slices.SortFunc(hits, Compare) }
+// Sort orders hits best first (Compare). It sorts keys (internal/keysort:
+// the score, then the row): hits of distinct rows have distinct keys, so
+// the order is Compare's, the one any sort by it leaves. Hits with a NaN
+// score, or two of one row and one score, which the keys do not order,
+// are sorted by Compare itself.
+func Sort(hits []Hit) {
+	ok := keysort.SortDescending(hits, func(i int) (float64, uint64) {
+		// The sign bit flipped: signed rows ascend as unsigned keys.
+		return float64(hits[i].Score), uint64(hits[i].Row) ^ 1<<63
+	})
+	if !ok {
+		slices.SortFunc(hits, Compare)
+	}
+}
 
 // Heap keeps the k best hits pushed into it. The zero value keeps none;
 // NewHeap sets k.

@@ -190,3 +190,50 @@ func heapAndSort(rng *rand.Rand, k int, all []vecscan.Hit) (got, want []vecscan.
 	slices.SortFunc(want, vecscan.Compare)
 	return h.Sorted(), want[:min(k, len(want))]
 }
+
+// TestSortAsCompare checks that Sort leaves the order slices.SortFunc
+// with Compare leaves: scores with many ties, NaN, both zeros and
+// infinities, negative rows and rows given twice.
+func TestSortAsCompare(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	odd := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1))}
+	cases := []struct {
+		name            string
+		levels          int  // distinct scores: few make ties
+		odd, neg, twice bool // odd scores, negative rows, a row twice
+	}{
+		{"distinct", 1 << 24, false, false, false},
+		{"ties", 4, false, false, false},
+		{"odd scores", 6, true, false, false},
+		{"negative rows", 4, false, true, false},
+		{"a row twice", 4, false, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for trial := range 1000 {
+				hits := make([]vecscan.Hit, rng.IntN(300))
+				for i := range hits {
+					hits[i] = vecscan.Hit{Row: i, Score: float32(rng.IntN(tc.levels)) / 3}
+					if tc.odd && rng.IntN(8) == 0 {
+						hits[i].Score = odd[rng.IntN(len(odd))]
+					}
+					if tc.neg {
+						hits[i].Row -= len(hits) / 2
+					}
+				}
+				rng.Shuffle(len(hits), func(i, j int) { hits[i], hits[j] = hits[j], hits[i] })
+				if tc.twice && len(hits) > 1 {
+					hits[0].Row = hits[1].Row
+				}
+				want := slices.Clone(hits)
+				slices.SortFunc(want, vecscan.Compare)
+				vecscan.Sort(hits)
+				for i := range hits {
+					if hits[i].Row != want[i].Row || math.Float32bits(hits[i].Score) != math.Float32bits(want[i].Score) {
+						t.Fatalf("trial %d: place %d holds %+v, Compare's order %+v", trial, i, hits[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
