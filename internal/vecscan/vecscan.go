@@ -82,14 +82,16 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	heaps := make([]Heap, parts)
 	errs := make([]error, parts)
 	// The parts' buffers are kept for the next scan (hitBufs): what
-	// ScanFunc returns is a copy of their best.
+	// ScanFunc returns is a copy of their best. A part holds at most
+	// 2k+16 hits (Push cuts there) and no more than its rows.
 	for p := range heaps {
-		heaps[p].hits = takeHits(2*k + 16)
+		heaps[p].hits = takeHits(min(2*k+16, n/parts+1))
 	}
 	defer func() {
 		for p := range heaps {
-			b := heaps[p].hits[:0]
-			hitBufs.Put(&b)
+			if b := heaps[p].hits[:0]; cap(b) <= maxKeptHits {
+				hitBufs.Put(&b)
+			}
 		}
 	}()
 	if parts == 1 {
@@ -285,6 +287,10 @@ func selectBest(hits []Hit, k int) {
 		}
 	}
 }
+
+// maxKeptHits is the largest part buffer, in hits, ScanFunc keeps for
+// the next scan: a search of a huge k does not keep its buffer.
+const maxKeptHits = 1 << 16
 
 // hitBufs holds ScanFunc's heaps' buffers for reuse.
 var hitBufs = sync.Pool{New: func() any { return new([]Hit) }}
