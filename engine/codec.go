@@ -217,9 +217,8 @@ func decodeRecord(b []byte) (Record, error) {
 		if k <= 0 || n > uint64(len(b)-2-k) {
 			return r, fmt.Errorf("%w: bad length", ErrCorrupt)
 		}
-		meta := b[2+k : 2+k+int(n)]
-		if err := json.Unmarshal(meta, &r); err != nil {
-			return r, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		if err := decodeMetaV1(b[2+k:2+k+int(n)], &r); err != nil {
+			return r, err
 		}
 		text = b[2+k+int(n):]
 	case recordV2:
@@ -240,6 +239,19 @@ func decodeRecord(b []byte) (Record, error) {
 	}
 	r.Text = string(text)
 	return r, nil
+}
+
+// decodeMetaV1 reads version 1's JSON metadata into r. It unmarshals into
+// a record of its own and copies it: r's address given to json.Unmarshal
+// would move decodeRecord's record to the heap on every call, version 2's
+// (all records written now) included.
+func decodeMetaV1(meta []byte, r *Record) error {
+	var v Record
+	if err := json.Unmarshal(meta, &v); err != nil {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	*r = v
+	return nil
 }
 
 func encodeVector(v []float32) []byte {

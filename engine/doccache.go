@@ -54,6 +54,19 @@ func (c *docCache) getAll(ids []uint64, out []retrieve.Doc) (missing []int) {
 	return missing
 }
 
+// missing returns the ids, of ids, that c does not hold, under one lock.
+func (c *docCache) missing(ids []uint64) []uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []uint64
+	for _, id := range ids {
+		if _, ok := c.m[id]; !ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // generation is the number of drops so far; take it before opening the
 // transaction that reads the records to put.
 func (c *docCache) generation() uint64 {
@@ -70,8 +83,15 @@ func (c *docCache) put(d retrieve.Doc, gen uint64) {
 	if gen != c.gen {
 		return
 	}
-	if c.m == nil || len(c.m) >= docCacheCap {
-		c.m = make(map[uint64]retrieve.Doc, 1024) // start over: cheaper than tracking recency
+	switch {
+	case c.m == nil:
+		c.m = make(map[uint64]retrieve.Doc, 1024)
+	case len(c.m) >= docCacheCap:
+		// Start over (cheaper than tracking recency) in the same map:
+		// cleared, it keeps its room for docCacheCap entries, where a
+		// new map would be grown again, table by table, every
+		// docCacheCap records read.
+		clear(c.m)
 	}
 	c.m[d.ID] = d
 }
@@ -85,6 +105,27 @@ func (c *docCache) drop(ids ...uint64) {
 	}
 }
 
+// warmDocs reads the docs of ids that the cache does not hold into it,
+// as docs does, for a caller that wants them cached and not returned (a
+// read ahead): it builds no list of them.
+func (e *Engine) warmDocs(ids []uint64) error {
+	missing := e.docCache.missing(ids)
+	if len(missing) == 0 {
+		return nil
+	}
+	gen := e.docCache.generation()
+	return e.db.View(func(tx *bolt.Tx) error {
+		recs := e.db.preadBucket(tx, bucketRecords)
+		defer releaseBucket(recs)
+		for _, id := range missing {
+			if r, err := getRecordFrom(recs, id); err == nil {
+				e.cacheDoc(&r, gen)
+			}
+		}
+		return nil
+	})
+}
+
 // docs returns the pipeline's metadata of ids, in order, from the cache
 // or bbolt; a record that is gone has a zero Doc.
 func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
@@ -96,6 +137,7 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		recs := e.db.preadBucket(tx, bucketRecords)
+		defer releaseBucket(recs)
 		for _, i := range missing {
 			if r, err := getRecordFrom(recs, ids[i]); err == nil {
 				out[i] = e.cacheDoc(&r, gen)

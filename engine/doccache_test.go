@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hmo-dev/hmo/internal/testembed"
@@ -232,5 +233,84 @@ func TestPoolDocsReadBesideTheSearch(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarmDocsFillDocCache: the read ahead (archiveSource.Prefetch, and
+// the feedback pool's read when its documents are not asked for) caches
+// the records it is given that the cache lacks, as docs would read them,
+// a forgotten record not at all; the docs a caller got before keep their
+// values after the cache starts over in place.
+func TestWarmDocsFillDocCache(t *testing.T) {
+	o := &Options{
+		Mode:            ModeFlat,
+		IndexContext:    2,
+		Embedder:        testembed.Hash{ID: "test:hash/16", Size: 16},
+		OpenVectorIndex: func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
+		OpenTextIndex:   func(string) (TextIndex, error) { return &mapText{docs: map[uint64]TextDoc{}}, nil },
+	}
+	e, err := Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var in []Input
+	for i := range 40 {
+		in = append(in, Input{Scope: "s", Session: fmt.Sprint(i % 3), Role: []string{"user", "assistant"}[i%2], Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
+	}
+	ids, err := e.Remember(context.Background(), in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Forget(context.Background(), ids[5]); err != nil {
+		t.Fatal(err)
+	}
+	e.docCache.drop(ids...)
+	src := &archiveSource{e: e}
+	src.Prefetch(ids[:20])
+	for i, id := range ids[:20] {
+		d, ok := e.docCache.get(id)
+		if i == 5 {
+			if ok {
+				t.Fatal("a forgotten record was cached by the read ahead")
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("record %d not cached by the read ahead", id)
+		}
+		e.docCache.drop(id)
+		want, err := e.docs([]uint64{id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(d.Text, want[0].Text) || d.ID != want[0].ID || d.Session != want[0].Session || d.Speaker != want[0].Speaker || d.Prev != want[0].Prev {
+			t.Fatalf("record %d: read ahead %+v, read %+v", id, d, want[0])
+		}
+	}
+	if _, ok := e.docCache.get(ids[25]); ok {
+		t.Fatal("a record not read ahead is cached")
+	}
+	// The cache starts over when full, in the same map: a doc handed out
+	// before keeps its value, the old entries are gone, the new ones held.
+	kept, err := e.docs(ids[30:32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(kept)
+	gen := e.docCache.generation()
+	for i := range docCacheCap + 10 {
+		e.docCache.put(retrieve.Doc{ID: uint64(1_000_000 + i), Text: fmt.Sprint("filler ", i)}, gen)
+	}
+	if _, ok := e.docCache.get(ids[30]); ok {
+		t.Fatal("the cache did not start over when full")
+	}
+	if d, ok := e.docCache.get(1_000_000 + docCacheCap + 9); !ok || d.Text != fmt.Sprint("filler ", docCacheCap+9) {
+		t.Fatalf("the last put after starting over: %+v %t", d, ok)
+	}
+	for i := range kept {
+		if kept[i].ID != want[i].ID || kept[i].Text != want[i].Text || kept[i].Session != want[i].Session {
+			t.Fatalf("a doc handed out changed when the cache started over: %+v, was %+v", kept[i], want[i])
+		}
 	}
 }

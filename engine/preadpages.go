@@ -369,7 +369,38 @@ func (d *boltDB) newPageReader(tx *bolt.Tx) *pageReader {
 	if ps <= 0 {
 		return nil
 	}
-	return &pageReader{tx: tx, f: f, ps: ps, hwm: uint64(tx.Size() / ps), txid: tx.ID(), cache: &d.pages}
+	r := pageReaders.Get().(*pageReader)
+	*r = pageReader{tx: tx, f: f, ps: ps, hwm: uint64(tx.Size() / ps), txid: tx.ID(), cache: &d.pages, buf: r.buf[:0]}
+	return r
+}
+
+// pageReaders holds the readers releaseBucket gives back, each with its
+// page buffer, for the next newPageReader: a question's record reads
+// then allocate neither.
+var pageReaders = sync.Pool{New: func() any { return new(pageReader) }}
+
+// maxKeptPageBuf is the largest page buffer a released reader keeps (a
+// record with overflow pages grows it to the run read).
+const maxKeptPageBuf = 64 << 10
+
+// releaseBucket gives the reader of b, when b reads by pread, back for
+// reuse with its page buffer. No value peeked from b may be read after
+// (Get's are copies): for a transaction's function that is done with b
+// (its values decoded), at its end. b itself reads through bbolt after,
+// as from a damaged page on.
+func releaseBucket(b kvSeeker) {
+	p, ok := b.(*preadBucket)
+	if !ok || p.r == nil {
+		return
+	}
+	r := p.r
+	p.r, p.failed = nil, true
+	buf := r.buf[:0]
+	if cap(buf) > maxKeptPageBuf {
+		buf = nil
+	}
+	*r = pageReader{buf: buf} // no transaction, file or page kept
+	pageReaders.Put(r)
 }
 
 // kvGetter is what reads a bucket's values by key: a bbolt bucket, or a

@@ -185,7 +185,7 @@ func (s *archiveSource) Text(ctx context.Context, rq *retrieve.Query, c int) ([]
 			if counted {
 				docs, docsErr = s.e.textDocs(rq.TextPool)
 			} else {
-				_, _ = s.e.docs(rq.TextPool) // an error is left for Docs to report
+				_ = s.e.warmDocs(rq.TextPool) // an error is left for Docs to report
 			}
 		}()
 		defer func() { <-read }()
@@ -213,7 +213,7 @@ func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.
 
 // Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher);
 // an error is left for Docs to report.
-func (s *archiveSource) Prefetch(ids []uint64) { _, _ = s.e.docs(ids) }
+func (s *archiveSource) Prefetch(ids []uint64) { _ = s.e.warmDocs(ids) }
 
 func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
 	return s.e.wordVectors(words)
@@ -313,6 +313,7 @@ func (e *Engine) readTextDocs(ids []uint64) ([]TextDoc, error) {
 	gen := e.docCache.generation()
 	err := e.db.View(func(tx *bolt.Tx) error {
 		recs := e.db.preadBucket(tx, bucketRecords)
+		defer releaseBucket(recs)
 		cached := e.cachedRecordFrom(recs)
 		for _, id := range ids {
 			var r Record
@@ -467,6 +468,7 @@ func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, int, erro
 	err := e.db.View(func(tx *bolt.Tx) error {
 		id = tx.ID()
 		recs := e.db.preadBucket(tx, bucketRecords)
+		defer releaseBucket(recs)
 		for _, f := range fused {
 			if len(out) == k {
 				break

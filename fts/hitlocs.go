@@ -208,8 +208,9 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 	}
 	// tf[i*len(terms)+j] and dl[i]: pool document i's frequencies of word
 	// j and its field lengths, gathered word by word.
-	tf := make([][nFields]float64, len(docs)*len(terms))
-	dl := make([][nFields]float64, len(docs))
+	buf := takeFreqs(len(docs)*len(terms) + len(docs))
+	defer freqBufs.Put(buf)
+	tf, dl := (*buf)[:len(docs)*len(terms)], (*buf)[len(docs)*len(terms):]
 	for pos, t := range terms {
 		for i := 0; i < len(docs); {
 			si := docs[i].si
@@ -259,4 +260,21 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 		}
 	}
 	return hits, true, nil
+}
+
+// freqBufs holds scoreLocated's frequencies and lengths for reuse: the
+// hits it returns are values, so none of them refers to a buffer after
+// the call.
+var freqBufs = sync.Pool{New: func() any { return new([][nFields]float64) }}
+
+// takeFreqs returns a buffer from freqBufs of n zero entries.
+func takeFreqs(n int) *[][nFields]float64 {
+	b := freqBufs.Get().(*[][nFields]float64)
+	if cap(*b) < n {
+		*b = make([][nFields]float64, n)
+	} else {
+		*b = (*b)[:n]
+		clear(*b)
+	}
+	return b
 }

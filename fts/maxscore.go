@@ -424,8 +424,16 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}()
-	top := make(topHeap, 0, k)
-	var ties []scoredDoc // documents that tied with the k-th place when they came
+	// top and ties are kept for the next search (scoredBufs): the hits
+	// returned are copies.
+	topBuf, tieBuf := scoredBufs.Get().(*[]scoredDoc), scoredBufs.Get().(*[]scoredDoc)
+	top := topHeap(slices.Grow((*topBuf)[:0], k))
+	ties := (*tieBuf)[:0] // documents that tied with the k-th place when they came
+	defer func() {
+		*topBuf, *tieBuf = top[:0], ties[:0]
+		scoredBufs.Put(topBuf)
+		scoredBufs.Put(tieBuf)
+	}()
 	// floor stands for the k-th place until k documents are held: at
 	// least k documents reach it (f.Floor), so none below it can enter.
 	floor := scoredDoc{score: max(f.Floor, 0), doc: docEnd}
@@ -460,7 +468,12 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	}
 	words := make([]*wordCursor, 0, len(terms))
 	inQuery := make([]*wordCursor, 0, len(terms))
-	cursors := make([]wordCursor, len(terms))
+	cursorBuf := takeCursors(len(terms))
+	defer func() {
+		clear(*cursorBuf) // their postings and memos
+		cursorBufs.Put(cursorBuf)
+	}()
+	cursors := *cursorBuf
 	prefix := make([]float64, len(terms)+1) // prefix[i]: the bounds of words[:i]
 	var acc *[accWindow]float64             // accumulate's scores, from accs
 	defer func() {
@@ -931,4 +944,24 @@ func (w *wordCursor) addEncsTo(acc *[accWindow]float64, lo, hi uint32, s *queryS
 		acc[w.doc-lo] += v
 		p.next(&w.cursor)
 	}
+}
+
+// scoredBufs holds the top k's heap and ties of Index.topK for reuse.
+var scoredBufs = sync.Pool{New: func() any { return new([]scoredDoc) }}
+
+// cursorBufs holds Index.topK's word cursors for reuse (a cursor is about
+// 2 KB, its kv table).
+var cursorBufs = sync.Pool{New: func() any { return new([]wordCursor) }}
+
+// takeCursors returns a buffer from cursorBufs of n zero cursors: a
+// buffer is put back cleared (as topK does), so its room past any
+// length is zero.
+func takeCursors(n int) *[]wordCursor {
+	b := cursorBufs.Get().(*[]wordCursor)
+	if cap(*b) < n {
+		*b = make([]wordCursor, n)
+	} else {
+		*b = (*b)[:n]
+	}
+	return b
 }

@@ -516,6 +516,12 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 	var de docEncoder
 	de.start(total, sc.gaps[:0])
 	defer func() { sc.gaps = de.gaps[:0] }()
+	// The escaped postings gather in scratch arrays too, copied at the
+	// end at their size: appended to the list's own, a list of many
+	// documents holding the word in two fields allocated about twice
+	// its multi array in the arrays it outgrew.
+	esc, multi := sc.esc[:0], sc.multi[:0]
+	defer func() { sc.esc, sc.multi = esc[:0], multi[:0] }()
 	var at [nFields]int
 	var fronts [nFields]frontBuilder
 	for f := range fronts {
@@ -563,8 +569,8 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 				var m multiPosting
 				m.f[f], m.in = fp, 1<<f
 				encs = append(encs, encEscape)
-				p.esc = append(p.esc, uint32(de.n))
-				p.multi = append(p.multi, m)
+				esc = append(esc, uint32(de.n))
+				multi = append(multi, m)
 			}
 			de.add(d)
 			continue
@@ -585,15 +591,15 @@ func mergeFields(fl *[nFields]fieldList) (*postings, error) {
 			}
 		}
 		encs = append(encs, encEscape)
-		p.esc = append(p.esc, uint32(de.n))
-		p.multi = append(p.multi, m)
+		esc = append(esc, uint32(de.n))
+		multi = append(multi, m)
 		de.add(d)
 	}
 	for f := range fronts {
 		p.front[f] = fronts[f].front()
 	}
 	p.n = de.n
-	p.esc, p.multi = slices.Clip(p.esc), slices.Clip(p.multi)
+	p.esc, p.multi = cloneOrNil(esc), cloneOrNil(multi)
 	p.base, p.off, p.gaps = de.base, de.off, slices.Clone(de.gaps)
 	p.encodeEncs(encs)
 	return p, nil
@@ -637,8 +643,19 @@ func (b *frontBuilder) front() []fieldPosting {
 
 // mergeBufs are mergeFields's scratch arrays.
 type mergeBufs struct {
-	encs []uint16
-	gaps []byte
+	encs  []uint16
+	gaps  []byte
+	esc   []uint32
+	multi []multiPosting
+}
+
+// cloneOrNil returns a copy of s at its length, nil when s is empty (a
+// clone of an empty slice would keep s's array).
+func cloneOrNil[E any](s []E) []E {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
 }
 
 var mergeScratch = sync.Pool{New: func() any { return new(mergeBufs) }}

@@ -128,9 +128,13 @@ func readZapField(ctx context.Context, seg *zap.Segment, l *fieldList, field, te
 	var chunkEnd uint64 // the first document past the current chunk
 	prev := int64(-1)   // the document before
 	it := bm.ManyIterator()
-	var buf [256]uint32
+	// The iterator's buffer, from a pool: given to an interface's
+	// method, a local array would be on the heap every call.
+	bp := zapIterBufs.Get().(*[256]uint32)
+	defer zapIterBufs.Put(bp)
+	buf := bp[:]
 	for {
-		got := it.NextMany(buf[:])
+		got := it.NextMany(buf)
 		if got == 0 {
 			break
 		}
@@ -269,3 +273,6 @@ func zapChunkSize(mode uint32, card, maxDocs uint64) (uint64, error) {
 	}
 	return 0, errZapShape
 }
+
+// zapIterBufs holds readZapField's buffers of document numbers.
+var zapIterBufs = sync.Pool{New: func() any { return new([256]uint32) }}

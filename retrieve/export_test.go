@@ -19,7 +19,7 @@ var ContentWords, NameWords = contentWords, nameWords
 
 // TimeTokens is timeTokens as (lower-cased word, capital) pairs.
 func TimeTokens(text string) (words []string, capital []bool) {
-	for _, t := range timeTokens(text) {
+	for _, t := range timeTokens(nil, text) {
 		words = append(words, t.lower)
 		capital = append(capital, t.capital)
 	}

@@ -151,7 +151,8 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return m
 	}
 	ma, mb := max1(a), max1(b)
-	idx := make(map[uint64]int, len(a)+len(b))
+	idx := takePlaces()
+	defer dropPlaces(idx)
 	out := make([]Hit, 0, len(a)+len(b))
 	for _, h := range a {
 		idx[h.ID] = len(out)

@@ -99,12 +99,13 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 // sessionPrior adds to each candidate a share of its session's best
 // score, so turns of sessions that match well rise together.
 func sessionPrior(cands []Candidate, w float64) {
-	// Keyed by the pair, not a joined string: no allocation a candidate
-	// (labels hold no NUL, so the two are the same key).
 	// Each candidate's session is looked up once: at[i] is its place in
 	// best, -1 for none.
-	type session struct{ scope, name string }
-	place := make(map[session]int32, len(cands))
+	place := sessionMaps.Get().(map[session]int32)
+	defer func() {
+		clear(place)
+		sessionMaps.Put(place)
+	}()
 	best := make([]float64, 0, len(cands))
 	at := make([]int32, len(cands))
 	for i := range cands {

@@ -78,7 +78,8 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 			continue
 		}
 		if idx == nil {
-			idx = make(map[uint64]int, len(cands))
+			idx = takePlaces()
+			defer dropPlaces(idx)
 			for k := range cands {
 				idx[cands[k].ID] = k
 			}

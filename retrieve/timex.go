@@ -1,8 +1,10 @@
 package retrieve
 
 import (
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -103,7 +105,13 @@ func IsWhenQuestion(q string) bool {
 // zero ref leaves them unresolved). It never fails: text without time
 // expressions gives none.
 func TimeMentions(text string, ref time.Time) []Span {
-	toks := timeTokens(text)
+	buf := timeTokenBufs.Get().(*[]timeToken)
+	toks := timeTokens((*buf)[:0], text)
+	defer func() {
+		clear(toks) // the tokens' strings are the text's, or a copy the spans keep
+		*buf = toks[:0]
+		timeTokenBufs.Put(buf)
+	}()
 	var out []Span
 	for i := 0; i < len(toks); i++ {
 		w := toks[i].lower
@@ -279,13 +287,18 @@ type timeToken struct {
 	capital bool
 }
 
-// timeTokens splits text into its runs of ASCII letters and digits
+// timeTokenBufs holds TimeMentions' token lists for reuse: a question
+// reads the time mentions of its candidates' texts, each list dropped
+// when the mentions are found.
+var timeTokenBufs = sync.Pool{New: func() any { return new([]timeToken) }}
+
+// timeTokens appends to out the runs of ASCII letters and digits of text
 // (every other rune separates), lower-cased, with a number's ordinal
-// suffix dropped ("7th" -> "7"). The tokens are substrings of one
-// lower-cased copy of the text, made only when it has a capital: one
-// allocation for the tokens and one for the copy (two for a text with
-// capitals and runes beyond ASCII).
-func timeTokens(text string) []timeToken {
+// suffix dropped ("7th" -> "7"), and returns it. The tokens are
+// substrings of one lower-cased copy of the text, made only when it has
+// a capital: one allocation for the copy (two for a text with capitals
+// and runes beyond ASCII), and one for the tokens when out has no room.
+func timeTokens(out []timeToken, text string) []timeToken {
 	// One pass counts the tokens and finds whether the text has a
 	// capital and a byte beyond ASCII (not in a token: tokens are ASCII).
 	n, upper, ascii := 0, false, true
@@ -304,7 +317,7 @@ func timeTokens(text string) []timeToken {
 		}
 	}
 	if n == 0 {
-		return nil
+		return out
 	}
 	lower := text
 	switch {
@@ -321,7 +334,7 @@ func timeTokens(text string) []timeToken {
 		}
 		lower = string(b)
 	}
-	out := make([]timeToken, 0, n)
+	out = slices.Grow(out, n)
 	for i := 0; i < len(text); {
 		for i < len(text) && alnum[text[i]] == 0 {
 			i++

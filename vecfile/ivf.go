@@ -1520,12 +1520,23 @@ func (x *Index) scanSpans(qq q4Query, lists []int, extra []ivfSpan, keep int, fi
 // nearest returns the n lists whose centroids are nearest to the unit
 // query uq (dims components), nearest first.
 func (p *partition) nearest(uq []float32, n, dims int) []vecscan.Hit {
-	sel := vecscan.NewHeap(n)
+	return p.appendNearest(nil, uq, n, dims)
+}
+
+// appendNearest appends to dst what nearest returns, and returns it.
+func (p *partition) appendNearest(dst []vecscan.Hit, uq []float32, n, dims int) []vecscan.Hit {
+	sel := nearHeaps.Get().(*vecscan.Heap)
+	defer nearHeaps.Put(sel)
+	sel.Reset(n)
 	for l := range p.lists {
 		sel.Push(l, vecscan.Dot(uq, p.centroids[l*dims:(l+1)*dims]))
 	}
-	return sel.Sorted()
+	return sel.AppendSorted(dst)
 }
+
+// nearHeaps holds appendNearest's selections for reuse (hits without
+// pointers, copied out).
+var nearHeaps = sync.Pool{New: func() any { return new(vecscan.Heap) }}
 
 // size returns the entries of list l.
 func (p *partition) size(l int) int { return p.starts[l+1] - p.starts[l] }
@@ -1533,9 +1544,13 @@ func (p *partition) size(l int) int { return p.starts[l+1] - p.starts[l] }
 // listSpans returns the spans of the entries of lists, in file order
 // (lists is not changed).
 func (p *partition) listSpans(lists []int) []ivfSpan {
-	lists = slices.Clone(lists)
+	return p.appendListSpans(nil, slices.Clone(lists))
+}
+
+// appendListSpans appends to spans the spans of the entries of lists, in
+// file order, and returns it; it sorts lists.
+func (p *partition) appendListSpans(spans []ivfSpan, lists []int) []ivfSpan {
 	slices.Sort(lists)
-	var spans []ivfSpan
 	for _, l := range lists {
 		if n := p.size(l); n > 0 {
 			spans = append(spans, ivfSpan{p.starts[l], n, true})

@@ -3,6 +3,7 @@ package vecfile
 import (
 	"encoding/binary"
 	"math"
+	"sync"
 
 	"github.com/hmo-dev/hmo/internal/dot8"
 	"github.com/hmo-dev/hmo/internal/vecscan"
@@ -29,15 +30,20 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 	p := x.part
 	dims, st := x.opts.Dims, p.stride
 	size := p.size
-	near := p.nearest(uq, min(max(x.opts.Int8Probes, int(math.Ceil(ivf8MinShare*float64(p.lists)))), p.lists), dims)
-	var lists []int
+	// The nearest lists, the lists and their spans are kept for the
+	// next search (ivf8Bufs): the hits returned are the scan's own.
+	buf := ivf8Bufs.Get().(*ivf8Buf)
+	defer ivf8Bufs.Put(buf)
+	near := p.appendNearest(buf.near[:0], uq, min(max(x.opts.Int8Probes, int(math.Ceil(ivf8MinShare*float64(p.lists)))), p.lists), dims)
+	lists := buf.lists[:0]
 	total := 0
 	for _, h := range near {
 		lists = append(lists, h.Row)
 		total += size(h.Row)
 	}
 	if total < ivfMinRows*cands && len(lists) < p.lists {
-		for _, h := range p.nearest(uq, p.lists, dims)[len(lists):] {
+		near = p.appendNearest(near[:0], uq, p.lists, dims)
+		for _, h := range near[len(lists):] {
 			if total >= ivfMinRows*cands {
 				break
 			}
@@ -45,7 +51,8 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 			total += size(h.Row)
 		}
 	}
-	spans := p.listSpans(lists)
+	spans := p.appendListSpans(buf.spans[:0], lists) // sorts lists, not read after
+	defer func() { buf.near, buf.lists, buf.spans = near[:0], lists[:0], spans[:0] }()
 	if x.n > p.rows {
 		spans = append(spans, ivfSpan{p.rows, x.n - p.rows, false})
 	}
@@ -73,3 +80,13 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 	}
 	return hits, scales, nil
 }
+
+// ivf8Buf is scanIVF8's nearest lists, the lists to probe and their
+// spans, kept for reuse.
+type ivf8Buf struct {
+	near  []vecscan.Hit
+	lists []int
+	spans []ivfSpan
+}
+
+var ivf8Bufs = sync.Pool{New: func() any { return new(ivf8Buf) }}

@@ -7,7 +7,10 @@
 // exactly the order of any other sort by the same comparison.
 package keysort
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // Key is Hi, then Lo, in ascending order; At is the place it stands for.
 type Key struct {
@@ -143,7 +146,12 @@ func SortDescending[T any](s []T, key func(i int) (score float64, tie uint64)) b
 	if len(s) < 2 {
 		return true
 	}
-	keys := make([]Key, len(s))
+	buf := keyBufs.Get().(*[]Key)
+	defer keyBufs.Put(buf)
+	if cap(*buf) < len(s) {
+		*buf = make([]Key, len(s))
+	}
+	keys := (*buf)[:len(s)]
 	for i := range s {
 		score, tie := key(i)
 		hi, ok := Descending(score)
@@ -161,6 +169,10 @@ func SortDescending[T any](s []T, key func(i int) (score float64, tie uint64)) b
 	Apply(s, keys)
 	return true
 }
+
+// keyBufs holds SortDescending's keys for reuse: they are the sort's
+// own, dropped when s is in order.
+var keyBufs = sync.Pool{New: func() any { return new([]Key) }}
 
 // Apply rearranges s so that s[i] is the old s[k[i].At], following each
 // cycle of the permutation; k is used up (At set to -1).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/hmo-dev/hmo/internal/keysort"
@@ -176,4 +177,46 @@ func TestHeapSort(t *testing.T) {
 			t.Fatalf("n %d: not sorted", n)
 		}
 	}
+}
+
+// TestSortDescendingAtOnce: SortDescending reuses its keys from one sort
+// to the next; sorts of slices of several sizes, at once on several
+// goroutines and one after another, each give the order of a stable
+// sort by score, and a sort that reports false leaves its slice as it
+// was.
+func TestSortDescendingAtOnce(t *testing.T) {
+	type item struct {
+		score float64
+		at    uint64
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 77))
+			for round := range 200 {
+				n := 1 + rng.IntN(600)
+				s := make([]item, n)
+				for i := range s {
+					s[i] = item{float64(rng.IntN(50)), uint64(i)}
+				}
+				if round%10 == 9 {
+					s[rng.IntN(n)].score = math.NaN()
+				}
+				want := slices.Clone(s)
+				ok := keysort.SortDescending(s, func(i int) (float64, uint64) { return s[i].score, s[i].at })
+				if hasNaN := slices.ContainsFunc(want, func(x item) bool { return x.score != x.score }); hasNaN {
+					if ok || !slices.EqualFunc(s, want, func(a, b item) bool { return a.at == b.at }) {
+						t.Errorf("a NaN: reported %t, or the slice changed", ok)
+					}
+					continue
+				}
+				slices.SortStableFunc(want, func(a, b item) int { return cmp.Compare(b.score, a.score) })
+				if !ok || !slices.Equal(s, want) {
+					t.Errorf("n %d: reported %t, order differs from the stable sort", n, ok)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -83,6 +83,19 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	}
 	heaps := make([]Heap, parts)
 	errs := make([]error, parts)
+	// The parts' buffers are kept for the next scan (hitBufs): what
+	// ScanFunc returns is a copy of their best. A part holds at most
+	// 2k+16 hits (Push cuts there) and no more than its rows.
+	for p := range heaps {
+		heaps[p].hits = takeHits(min(2*k+16, n/parts+1))
+	}
+	defer func() {
+		for p := range heaps {
+			if b := heaps[p].hits[:0]; cap(b) <= maxKeptHits {
+				hitBufs.Put(&b)
+			}
+		}
+	}()
 	if parts == 1 {
 		heaps[0].k = k
 		errs[0] = guard(func() { scan(0, n, &heaps[0]) })
@@ -102,7 +115,7 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	var all []Hit
+	all := make([]Hit, 0, parts*k)
 	for p := range heaps {
 		all = append(all, heaps[p].best()...)
 	}
@@ -215,6 +228,20 @@ func (h *Heap) best() []Hit {
 	return h.hits
 }
 
+// Reset empties h and sets it to keep the k best, keeping its buffer's
+// room for the next pushes.
+func (h *Heap) Reset(k int) {
+	*h = Heap{k: k, hits: h.hits[:0]}
+}
+
+// AppendSorted appends the kept hits to dst, best first, and returns it.
+func (h *Heap) AppendSorted(dst []Hit) []Hit {
+	n := len(dst)
+	dst = append(dst, h.best()...)
+	Sort(dst[n:])
+	return dst
+}
+
 // Sorted returns the kept hits, best first.
 func (h *Heap) Sorted() []Hit {
 	out := slices.Clone(h.best())
@@ -273,4 +300,17 @@ func selectBest(hits []Hit, k int) {
 			hi = p - 1
 		}
 	}
+}
+
+// maxKeptHits is the largest part buffer, in hits, ScanFunc keeps for
+// the next scan: a search of a huge k does not keep its buffer.
+const maxKeptHits = 1 << 16
+
+// hitBufs holds ScanFunc's heaps' buffers for reuse.
+var hitBufs = sync.Pool{New: func() any { return new([]Hit) }}
+
+// takeHits returns an empty buffer from hitBufs with room for n hits.
+func takeHits(n int) []Hit {
+	b := *hitBufs.Get().(*[]Hit)
+	return slices.Grow(b[:0], n)
 }
