@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ const (
 	envScaleChild    = "HMO_SCALE_CHILD"      // set in the child processes: the JSON of a scaleJob
 	envScaleProf     = "HMO_SCALE_CPUPROFILE" // a directory: each child writes the CPU profile of its timed queries there
 	envScaleNoIngest = "HMO_SCALE_NO_INGEST"  // non-empty: skip the two flat-store ingests (at 1M they take most of the run)
+	envScaleTrace    = "HMO_SCALE_TRACE"      // a directory: each child writes an execution trace of its timed queries there, one task "question" each
 	scaleQueries     = 200                    // timed queries per side
 	scaleRecent      = 40                     // queries are drawn from this many most recent records
 )
@@ -354,6 +356,14 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 		}
 		defer stop()
 	}
+	traced := os.Getenv(envScaleTrace) != ""
+	if traced {
+		stop, err := startTrace(os.Getenv(envScaleTrace), job)
+		if err != nil {
+			return res, err
+		}
+		defer stop()
+	}
 	timed := scaleQueries
 	if job.Passes > 0 {
 		timed = job.Passes * len(job.Queries)
@@ -363,10 +373,17 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 	for i := range timed {
 		q := job.Queries[i%len(job.Queries)]
 		s0 := e.TierStats().Served
+		qctx, task := ctx, (*trace.Task)(nil)
+		if traced {
+			qctx, task = trace.NewTask(ctx, "question")
+		}
 		c0, t0 := cpuTime(), time.Now()
-		hits, err := e.Recall(ctx, engine.Query{Text: q, K: 10})
+		hits, err := e.Recall(qctx, engine.Query{Text: q, K: 10})
 		lat = append(lat, time.Since(t0))
 		cpu = append(cpu, cpuTime()-c0)
+		if traced {
+			task.End()
+		}
 		if err != nil {
 			return res, err
 		}
@@ -496,9 +513,9 @@ func procStatusMB(key string) float64 {
 	return 0
 }
 
-// startProfile writes the CPU profile of a child's timed queries to dir,
-// one file per side (mode, and the side restricted to).
-func startProfile(dir string, job scaleJob) (func(), error) {
+// childName names a child's profile and trace files: the mode, and the
+// side restricted to.
+func childName(job scaleJob) string {
 	name := job.Mode
 	if job.NoText {
 		name += "-vector"
@@ -506,7 +523,27 @@ func startProfile(dir string, job scaleJob) (func(), error) {
 	if job.NoVector {
 		name += "-text"
 	}
-	f, err := os.CreateTemp(dir, name+"-*.pprof")
+	return name
+}
+
+// startTrace writes an execution trace of a child's timed queries to dir
+// (go tool trace; each question is a task named "question").
+func startTrace(dir string, job scaleJob) (func(), error) {
+	f, err := os.CreateTemp(dir, childName(job)+"-*.trace")
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); f.Close() }, nil
+}
+
+// startProfile writes the CPU profile of a child's timed queries to dir,
+// one file per side (mode, and the side restricted to).
+func startProfile(dir string, job scaleJob) (func(), error) {
+	f, err := os.CreateTemp(dir, childName(job)+"-*.pprof")
 	if err != nil {
 		return nil, err
 	}
