@@ -26,7 +26,10 @@ func TestPoolDocsFillDocCache(t *testing.T) {
 	}
 }
 
-func testPoolDocs(t *testing.T, n int) {
+// openDocsEngine opens a flat store of test doubles indexing two turns
+// of context, closed when the test ends.
+func openDocsEngine(t *testing.T) *Engine {
+	t.Helper()
 	o := &Options{
 		Mode:            ModeFlat,
 		IndexContext:    2,
@@ -38,7 +41,12 @@ func testPoolDocs(t *testing.T, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func testPoolDocs(t *testing.T, n int) {
+	e := openDocsEngine(t)
 	var in []Input
 	for i := range n {
 		role := []string{"user", "assistant", "fact"}[i%3]
@@ -242,18 +250,7 @@ func TestPoolDocsReadBesideTheSearch(t *testing.T) {
 // a forgotten record not at all; the docs a caller got before keep their
 // values after the cache starts over in place.
 func TestWarmDocsFillDocCache(t *testing.T) {
-	o := &Options{
-		Mode:            ModeFlat,
-		IndexContext:    2,
-		Embedder:        testembed.Hash{ID: "test:hash/16", Size: 16},
-		OpenVectorIndex: func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
-		OpenTextIndex:   func(string) (TextIndex, error) { return &mapText{docs: map[uint64]TextDoc{}}, nil },
-	}
-	e, err := Open(t.TempDir(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openDocsEngine(t)
 	var in []Input
 	for i := range 40 {
 		in = append(in, Input{Scope: "s", Session: fmt.Sprint(i % 3), Role: []string{"user", "assistant"}[i%2], Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
