@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -529,27 +530,26 @@ func childName(job scaleJob) string {
 // startTrace writes an execution trace of a child's timed queries to dir
 // (go tool trace; each question is a task named "question").
 func startTrace(dir string, job scaleJob) (func(), error) {
-	f, err := os.CreateTemp(dir, childName(job)+"-*.trace")
-	if err != nil {
-		return nil, err
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { trace.Stop(); f.Close() }, nil
+	return startRecording(dir, job, ".trace", trace.Start, trace.Stop)
 }
 
 // startProfile writes the CPU profile of a child's timed queries to dir,
 // one file per side (mode, and the side restricted to).
 func startProfile(dir string, job scaleJob) (func(), error) {
-	f, err := os.CreateTemp(dir, childName(job)+"-*.pprof")
+	return startRecording(dir, job, ".pprof", pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// startRecording starts a recording of the process into a new file of
+// dir named for the child, with extension ext; the func it returns
+// stops it and closes the file.
+func startRecording(dir string, job scaleJob, ext string, start func(io.Writer) error, stop func()) (func(), error) {
+	f, err := os.CreateTemp(dir, childName(job)+"-*"+ext)
 	if err != nil {
 		return nil, err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() { stop(); f.Close() }, nil
 }

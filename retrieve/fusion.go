@@ -24,8 +24,8 @@ type FusionOptions struct {
 
 // fuse merges the generators' lists into candidates with a fused score.
 func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
-	idx := takePlaces()
-	defer dropPlaces(idx)
+	idx := placeMaps.take()
+	defer placeMaps.drop(idx)
 	out := make([]Candidate, 0, len(text)+len(vec))
 	// pos[i] is the place in out of text[i], pos[len(text)+j] that of
 	// vec[j]: the sums below add to it without looking the id up again.

@@ -151,8 +151,8 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return m
 	}
 	ma, mb := max1(a), max1(b)
-	idx := takePlaces()
-	defer dropPlaces(idx)
+	idx := placeMaps.take()
+	defer placeMaps.drop(idx)
 	out := make([]Hit, 0, len(a)+len(b))
 	for _, h := range a {
 		idx[h.ID] = len(out)

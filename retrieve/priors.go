@@ -101,11 +101,8 @@ func timePrior(q *Query, cands []Candidate, w, scale float64) {
 func sessionPrior(cands []Candidate, w float64) {
 	// Each candidate's session is looked up once: at[i] is its place in
 	// best, -1 for none.
-	place := sessionMaps.Get().(map[session]int32)
-	defer func() {
-		clear(place)
-		sessionMaps.Put(place)
-	}()
+	place := sessionMaps.take()
+	defer sessionMaps.drop(place)
 	best := make([]float64, 0, len(cands))
 	at := make([]int32, len(cands))
 	for i := range cands {

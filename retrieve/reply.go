@@ -78,8 +78,8 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 			continue
 		}
 		if idx == nil {
-			idx = takePlaces()
-			defer dropPlaces(idx)
+			idx = placeMaps.take()
+			defer placeMaps.drop(idx)
 			for k := range cands {
 				idx[cands[k].ID] = k
 			}

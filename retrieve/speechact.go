@@ -57,8 +57,8 @@ func contextPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candida
 // lifted turn is never itself demoted-and-lifted twice, and questions are
 // not lifted.
 func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (demote, lift bool)) ([]Candidate, error) {
-	idx := takePlaces()
-	defer dropPlaces(idx)
+	idx := placeMaps.take()
+	defer placeMaps.drop(idx)
 	for i := range cands {
 		idx[cands[i].ID] = i
 	}

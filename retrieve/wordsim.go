@@ -61,11 +61,8 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	nq := len(qwords)
 	// Every distinct word gets an index, the question's first: qid[j]
 	// is question word j's.
-	vocab := vocabMaps.Get().(map[string]int32)
-	defer func() {
-		clear(vocab)
-		vocabMaps.Put(vocab)
-	}()
+	vocab := vocabMaps.take()
+	defer vocabMaps.drop(vocab)
 	var words []string
 	add := func(t string) int32 {
 		w, ok := vocab[t]
