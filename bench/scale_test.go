@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,7 @@ const (
 	envScaleProf     = "HMO_SCALE_CPUPROFILE" // a directory: each child writes the CPU profile of its timed queries there
 	envScaleNoIngest = "HMO_SCALE_NO_INGEST"  // non-empty: skip the two flat-store ingests (at 1M they take most of the run)
 	envScaleTrace    = "HMO_SCALE_TRACE"      // a directory: each child writes an execution trace of its timed queries there, one task "question" each
+	envScaleResults  = "HMO_SCALE_RESULTS"    // a directory: each child's result (per-question latency, CPU and tier) is kept there as JSON
 	scaleQueries     = 200                    // timed queries per side
 	scaleRecent      = 40                     // queries are drawn from this many most recent records
 )
@@ -303,6 +305,16 @@ func runChild(b *testing.B, job scaleJob) scaleResult {
 	}
 	var res scaleResult
 	raw, err := os.ReadFile(job.Out)
+	if d := os.Getenv(envScaleResults); d != "" && err == nil {
+		if f, cerr := os.CreateTemp(d, childName(job)+"-*.json"); cerr == nil {
+			_, cerr = f.Write(raw)
+			if cerr = errors.Join(cerr, f.Close()); cerr != nil {
+				b.Fatalf("keeping the %s child's result: %v", job.Mode, cerr)
+			}
+		} else {
+			b.Fatalf("keeping the %s child's result: %v", job.Mode, cerr)
+		}
+	}
 	if err == nil {
 		err = json.Unmarshal(raw, &res)
 	}
