@@ -204,7 +204,19 @@ func (m *Manager) rerank(cur *entry, e Entry, now time.Time) {
 	if cur.inRec {
 		cut = c1
 	}
-	m.assign(list, min(i, j), max(i, j)+1, cut)
+	// Every entry had its position's tier. The entries between the two
+	// places moved by one, towards i: only the one that crossed the cut
+	// (now at cut-1 or at cut) can have changed tier, besides cur. An
+	// access lifts a record far (P grows with N and recency), and
+	// reading every entry in between, each a cache miss, was most of
+	// the access.
+	lo, hi := min(i, j), max(i, j)+1
+	m.assign(list, j, j+1, cut)
+	for _, p := range [2]int{cut - 1, cut} {
+		if p != j && p >= lo && p < hi {
+			m.assign(list, p, p+1, cut)
+		}
+	}
 }
 
 // place inserts e into rec or oth by the current window and returns the
