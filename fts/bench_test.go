@@ -334,6 +334,32 @@ func BenchmarkMemory(b *testing.B) {
 		}
 		search(b, scoped, func(i int) engine.TextFilter { return engine.TextFilter{Scope: fmt.Sprintf("conv-%d", i%7)} })
 	})
+	// holds asks HoldsAll, as the tier walk asks a tier's index before
+	// searching it, in CPU time per question.
+	b.Run("holds", func(b *testing.B) {
+		m, err := fts.NewMemory("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Apply(docs, nil, 0); err != nil {
+			b.Fatal(err)
+		}
+		ctx, all := context.Background(), func(uint64) bool { return true }
+		i, held := 0, 0
+		cpu0 := cpuTime()
+		for b.Loop() {
+			ok, err := m.HoldsAll(ctx, queries[i%len(queries)], all)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ok {
+				held++
+			}
+			i++
+		}
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(i), "cpu-µs/op")
+		b.ReportMetric(float64(held)/float64(i), "held/op")
+	})
 	for _, shared := range []bool{false, true} {
 		b.Run(fmt.Sprintf("move/shared=%v", shared), func(b *testing.B) {
 			o := &fts.Options{}

@@ -108,7 +108,10 @@ func (x *Index) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) 
 	return false, nil
 }
 
-// HoldsAll implements engine.TermHolder over the documents held.
+// HoldsAll implements engine.TermHolder over the documents held. It
+// walks the postings of the query's rarest term in the text field and
+// looks each document up in the others', rarest first: most documents
+// lack the next rarest and are left after one lookup.
 func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -120,31 +123,33 @@ func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool)
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	ps := make([]*memTerm, len(terms))
-	rarest := 0
 	for i, t := range terms {
 		if ps[i] = m.postings[t]; ps[i] == nil || ps[i].df[fText] == 0 {
 			return false, nil
 		}
-		if ps[i].df[fText] < ps[rarest].df[fText] {
-			rarest = i
+	}
+	// By document frequency, rarest first (a few terms: an insertion sort).
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j].df[fText] < ps[j-1].df[fText]; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
 		}
 	}
-	for _, list := range ps[rarest].scopes {
+	for _, list := range ps[0].scopes {
 	docs:
 		for i := range list.posts {
 			p := &list.posts[i]
-			if p.tf[fText] == 0 || !keep(p.doc.meta.ID) {
+			if p.tf[fText] == 0 {
 				continue
 			}
-			for j, t := range ps {
-				if j == rarest {
-					continue
-				}
-				if o := t.post(p.doc); o == nil || o.tf[fText] == 0 {
+			d := p.doc
+			for _, t := range ps[1:] {
+				if o := m.post(t, d); o == nil || o.tf[fText] == 0 {
 					continue docs
 				}
 			}
-			return true, nil
+			if keep(d.meta.ID) {
+				return true, nil
+			}
 		}
 	}
 	return false, nil

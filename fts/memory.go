@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -33,8 +34,10 @@ type Memory struct {
 	mu        sync.RWMutex // guards the fields below
 	postings  map[string]*memTerm
 	docs      map[uint64]*memDoc
-	slots     []*memDoc // dense places of the documents, nil where free
-	free      []int     // free places in slots
+	slots     []*memDoc   // dense places of the documents, nil where free
+	free      []int       // free places in slots
+	lists     []*memPosts // every posting list by its place (memRef.list), nil where free
+	freeLists []uint32    // free places in lists
 	totalLen  [nFields]int
 	watermark uint64
 	terms     uint64 // memTerms made so far: the next one's number
@@ -52,14 +55,15 @@ type memDoc struct {
 	n    [nFields]int // field lengths in tokens
 }
 
-// memRef is where a document's posting of one term is: ps.posts[i],
-// for the term numbered num (ps.t.num: kept here, so that finding a ref
-// reads no other object). One pointer: the tiers' indexes hold many, and
-// the collector visits each.
+// memRef is where a document's posting of one term is:
+// Memory.lists[list].posts[i], for the term numbered num (kept here, so
+// that finding a ref reads no other object). It holds no pointer: the
+// tiers' indexes hold a ref per distinct term of each document, and the
+// collector would visit every pointer at each cycle.
 type memRef struct {
-	ps  *memPosts
-	num uint64
-	i   int
+	num  uint64
+	list uint32
+	i    uint32
 }
 
 // ref returns the index in d.refs of d's posting of t, or -1.
@@ -93,6 +97,7 @@ type memTerm struct {
 // memPosts are a term's postings in one scope.
 type memPosts struct {
 	t     *memTerm
+	at    uint32 // its place in Memory.lists
 	posts []memPost
 }
 
@@ -112,42 +117,50 @@ func (t *memTerm) lists(scope string, buf []*memPosts) []*memPosts {
 }
 
 // post returns d's posting of the term, nil when d lacks it.
-func (t *memTerm) post(d *memDoc) *memPost {
+func (m *Memory) post(t *memTerm, d *memDoc) *memPost {
 	r := d.ref(t)
 	if r < 0 {
 		return nil
 	}
 	ref := &d.refs[r]
-	return &ref.ps.posts[ref.i]
+	return &m.lists[ref.list].posts[ref.i]
 }
 
 type memPost struct {
-	doc *memDoc
-	tf  [nFields]int32
+	doc  *memDoc
+	slot uint32 // doc.slot, read without loading the document (it fits the padding)
+	tf   [nFields]int32
 }
 
-// add appends d's posting of the term; the caller records where (the
-// memRef it returns) in d.refs.
-func (t *memTerm) add(d *memDoc, tf *[nFields]int32) memRef {
+// add appends d's posting of t; the caller records where (the memRef
+// it returns) in d.refs.
+func (m *Memory) add(t *memTerm, d *memDoc, tf *[nFields]int32) memRef {
 	ps := t.scopes[d.meta.Scope]
 	if ps == nil {
 		ps = &memPosts{t: t}
+		if n := len(m.freeLists); n > 0 {
+			ps.at, m.freeLists = m.freeLists[n-1], m.freeLists[:n-1]
+			m.lists[ps.at] = ps
+		} else {
+			ps.at = uint32(len(m.lists))
+			m.lists = append(m.lists, ps)
+		}
 		t.scopes[d.meta.Scope] = ps
 	}
-	ps.posts = append(ps.posts, memPost{doc: d, tf: *tf})
+	ps.posts = append(ps.posts, memPost{doc: d, slot: uint32(d.slot), tf: *tf})
 	t.n++
 	for f := range nFields {
 		if tf[f] > 0 {
 			t.df[f]++
 		}
 	}
-	return memRef{ps: ps, num: t.num, i: len(ps.posts) - 1}
+	return memRef{num: t.num, list: ps.at, i: uint32(len(ps.posts) - 1)}
 }
 
-// remove drops d's posting at ref (the last one of the list takes its
-// place); it reports whether none is left.
-func (t *memTerm) remove(d *memDoc, ref *memRef) bool {
-	ps, i := ref.ps, ref.i
+// removePost drops d's posting of t at ref (the last one of the list
+// takes its place); it reports whether t has none left.
+func (m *Memory) removePost(t *memTerm, d *memDoc, ref *memRef) bool {
+	ps, i := m.lists[ref.list], int(ref.i)
 	for f := range nFields {
 		if ps.posts[i].tf[f] > 0 {
 			t.df[f]--
@@ -157,12 +170,14 @@ func (t *memTerm) remove(d *memDoc, ref *memRef) bool {
 	if i != last {
 		ps.posts[i] = ps.posts[last]
 		moved := ps.posts[i].doc
-		moved.refs[moved.ref(t)].i = i
+		moved.refs[moved.ref(t)].i = uint32(i)
 	}
 	ps.posts[last] = memPost{}
 	ps.posts = ps.posts[:last]
 	if len(ps.posts) == 0 {
 		delete(t.scopes, d.meta.Scope)
+		m.lists[ps.at] = nil
+		m.freeLists = append(m.freeLists, ps.at)
 	}
 	t.n--
 	return t.n == 0
@@ -202,6 +217,15 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	analysed := m.analyseAll(docs)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Slots and list places are 32-bit (memPost.slot, memRef): a new
+	// posting can open a list.
+	newPosts := 0
+	for _, an := range analysed {
+		newPosts += len(an.tf)
+	}
+	if len(m.slots)+len(docs) > math.MaxUint32 || len(m.lists)+newPosts > math.MaxUint32 {
+		return fmt.Errorf("fts: memory index: more than %d documents or posting lists", uint32(math.MaxUint32))
+	}
 	for _, id := range deletes {
 		m.remove(id)
 	}
@@ -210,6 +234,13 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 		d.Text, d.Context, d.Role = "", "", ""
 		an := analysed[i]
 		md := &memDoc{meta: d, refs: make([]memRef, 0, len(an.tf)), n: an.lens}
+		if n := len(m.free); n > 0 {
+			md.slot, m.free = m.free[n-1], m.free[:n-1]
+			m.slots[md.slot] = md
+		} else {
+			md.slot = len(m.slots)
+			m.slots = append(m.slots, md)
+		}
 		for k := range an.tf {
 			t := an.term(k)
 			p := m.postings[t]
@@ -221,16 +252,9 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 				m.terms++
 				m.postings[t] = p
 			}
-			md.refs = append(md.refs, p.add(md, &an.tf[k]))
+			md.refs = append(md.refs, m.add(p, md, &an.tf[k]))
 		}
 		slices.SortFunc(md.refs, func(a, b memRef) int { return cmp.Compare(a.num, b.num) })
-		if n := len(m.free); n > 0 {
-			md.slot, m.free = m.free[n-1], m.free[:n-1]
-			m.slots[md.slot] = md
-		} else {
-			md.slot = len(m.slots)
-			m.slots = append(m.slots, md)
-		}
 		m.docs[d.ID] = md
 		for f := range nFields {
 			m.totalLen[f] += analysed[i].lens[f]
@@ -439,7 +463,7 @@ func (m *Memory) remove(id uint64) {
 		return
 	}
 	for i := range d.refs {
-		if t := d.refs[i].ps.t; t.remove(d, &d.refs[i]) {
+		if t := m.lists[d.refs[i].list].t; m.removePost(t, d, &d.refs[i]) {
 			delete(m.postings, t.word)
 		}
 	}
@@ -580,7 +604,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			}
 			if n > probeFactor*len(acc) {
 				for i := range acc {
-					if post := wd.p.post(m.slots[accSlot[i]]); post != nil {
+					if post := m.post(wd.p, m.slots[accSlot[i]]); post != nil {
 						s := sc.score(wd.w, post)
 						acc[i].score += s
 						high = max(high, acc[i].score)
@@ -593,7 +617,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 		for _, ps := range lists {
 			for i := range ps.posts {
 				post := &ps.posts[i]
-				slot := post.doc.slot
+				slot := int(post.slot) // the posting's own copy: postings skipped load no document
 				if at[slot] < 0 {
 					continue
 				}
@@ -659,7 +683,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				if wd.q < 64 && held&(1<<wd.q) == 0 {
 					continue
 				}
-				post := wd.p.post(d)
+				post := m.post(wd.p, d)
 				if post == nil {
 					continue
 				}
