@@ -141,7 +141,7 @@ func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool)
 			if p.tf[fText] == 0 {
 				continue
 			}
-			d := p.doc
+			d := m.slots[p.slot]
 			for _, t := range ps[1:] {
 				if o := m.post(t, d); o == nil || o.tf[fText] == 0 {
 					continue docs

@@ -126,9 +126,12 @@ func (m *Memory) post(t *memTerm, d *memDoc) *memPost {
 	return &m.lists[ref.list].posts[ref.i]
 }
 
+// memPost is one document's posting of a term. It names the document
+// by its place in Memory.slots and holds no pointer: a tier index holds a
+// posting per distinct term of each document, and the collector skips
+// their arrays (TestMemLayout).
 type memPost struct {
-	doc  *memDoc
-	slot uint32 // doc.slot, read without loading the document (it fits the padding)
+	slot uint32
 	tf   [nFields]int32
 }
 
@@ -147,7 +150,7 @@ func (m *Memory) add(t *memTerm, d *memDoc, tf *[nFields]int32) memRef {
 		}
 		t.scopes[d.meta.Scope] = ps
 	}
-	ps.posts = append(ps.posts, memPost{doc: d, slot: uint32(d.slot), tf: *tf})
+	ps.posts = append(ps.posts, memPost{slot: uint32(d.slot), tf: *tf})
 	t.n++
 	for f := range nFields {
 		if tf[f] > 0 {
@@ -169,7 +172,7 @@ func (m *Memory) removePost(t *memTerm, d *memDoc, ref *memRef) bool {
 	last := len(ps.posts) - 1
 	if i != last {
 		ps.posts[i] = ps.posts[last]
-		moved := ps.posts[i].doc
+		moved := m.slots[ps.posts[i].slot]
 		moved.refs[moved.ref(t)].i = uint32(i)
 	}
 	ps.posts[last] = memPost{}
@@ -604,8 +607,9 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 			}
 			if n > probeFactor*len(acc) {
 				for i := range acc {
-					if post := m.post(wd.p, m.slots[accSlot[i]]); post != nil {
-						s := sc.score(wd.w, post)
+					d := m.slots[accSlot[i]]
+					if post := m.post(wd.p, d); post != nil {
+						s := sc.score(wd.w, post, d)
 						acc[i].score += s
 						high = max(high, acc[i].score)
 						mark(i, wd.q, s, post)
@@ -617,7 +621,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 		for _, ps := range lists {
 			for i := range ps.posts {
 				post := &ps.posts[i]
-				slot := int(post.slot) // the posting's own copy: postings skipped load no document
+				slot := int(post.slot) // postings skipped load no document
 				if at[slot] < 0 {
 					continue
 				}
@@ -626,18 +630,19 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				if !ok && closed {
 					continue
 				}
-				if !ok && match && !memMatch(&post.doc.meta, f) {
+				d := m.slots[slot]
+				if !ok && match && !memMatch(&d.meta, f) {
 					at[slot] = -1
 					continue
 				}
-				s := sc.score(wd.w, post)
+				s := sc.score(wd.w, post, d)
 				if s == 0 {
 					continue
 				}
 				if !ok {
 					j = len(acc)
 					at[slot] = int32(j + 1)
-					acc = append(acc, scoredDoc{doc: post.doc.meta.ID})
+					acc = append(acc, scoredDoc{doc: d.meta.ID})
 					accSlot = append(accSlot, slot)
 					has = append(has, 0)
 					if keep {
@@ -687,7 +692,7 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				if post == nil {
 					continue
 				}
-				h.Score += sc.score(wd.w, post)
+				h.Score += sc.score(wd.w, post, d)
 				if post.tf[fText] > 0 {
 					h.Coverage += wd.w
 				}
@@ -758,8 +763,8 @@ func newMemScorer(s *Scoring, st *fieldStats) *memScorer {
 }
 
 // score is termScore(idf, st, tf, dl) for post's term frequencies and
-// its document's field lengths.
-func (sc *memScorer) score(idf float64, post *memPost) float64 {
+// the field lengths of its document, d.
+func (sc *memScorer) score(idf float64, post *memPost, d *memDoc) float64 {
 	var t float64
 	for f := range nFields {
 		tf := float64(post.tf[f])
@@ -768,7 +773,7 @@ func (sc *memScorer) score(idf float64, post *memPost) float64 {
 		}
 		norm := 1.0
 		if avg := sc.avg[f]; avg > 0 {
-			norm = 1 - sc.b + sc.b*float64(post.doc.n[f])/avg
+			norm = 1 - sc.b + sc.b*float64(d.n[f])/avg
 		}
 		t += sc.w[f] * tf / norm
 	}

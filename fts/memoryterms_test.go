@@ -44,7 +44,7 @@ func memoryState(m *Memory) string {
 		var posts []string
 		for _, ps := range p.scopes {
 			for _, post := range ps.posts {
-				posts = append(posts, fmt.Sprintf("%d:%v", post.doc.meta.ID, post.tf))
+				posts = append(posts, fmt.Sprintf("%d:%v", m.slots[post.slot].meta.ID, post.tf))
 			}
 		}
 		slices.Sort(posts)

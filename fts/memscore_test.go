@@ -26,7 +26,7 @@ func TestMemScorerIsTermScore(t *testing.T) {
 			}
 		}
 		d := &memDoc{}
-		post := &memPost{doc: d}
+		post := &memPost{}
 		var tf, dl [nFields]float64
 		for f := range nFields {
 			if r.IntN(3) > 0 {
@@ -36,7 +36,7 @@ func TestMemScorerIsTermScore(t *testing.T) {
 			tf[f], dl[f] = float64(post.tf[f]), float64(d.n[f])
 		}
 		idf := 10 * r.Float64()
-		got := newMemScorer(&s, &st).score(idf, post)
+		got := newMemScorer(&s, &st).score(idf, post, d)
 		want := s.termScore(idf, &st, &tf, &dl)
 		if math.Float64bits(got) != math.Float64bits(want) {
 			t.Fatalf("case %d: score %v, termScore %v (%+v, %+v, tf %v, dl %v)", i, got, want, s, st, tf, dl)
