@@ -83,7 +83,7 @@ func (e *Engine) Access(ids ...uint64) error {
 // neither was sufficient; scored counts the records scored. The
 // sufficiency test runs without the tier lock: it may be an LLM call.
 func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int) ([]Result, uint8, int, error) {
-	if e.answersNowhere(q) || e.bothLackTerms(ctx, q) {
+	if e.answersNowhere(q) {
 		return nil, TierArchive, 0, nil // no tier can answer q: only the archive
 	}
 	var w tierSearch
@@ -168,26 +168,6 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 func (e *Engine) answersNowhere(q *Query) bool {
 	b, ok := e.opts.Sufficiency.(CoverageBound)
 	return ok && b.NeedsCoverage(q, 1) > 1 && b.NeedsCoverage(q, 2) > 1 && !e.tiersHoldAll()
-}
-
-// bothLackTerms reports, from Tier 2's lexical index alone, that neither
-// tier can be sufficient: the walk would find Tier 1 hopeless by its own
-// index (tierLacksTerms), then Tier 2 by Tier 2's. Tier 2's index also
-// holds Tier 1's documents (view.also), so when none of its documents
-// holds every term of q, none of Tier 1's does either, provided Tier 1
-// needs a coverage of 1 too: Tier 1's test is saved. It says no where
-// tierLacksTerms cannot tell (Tier 2's index not filled yet, and the
-// rest) and on an error, which the walk reports when it asks Tier 2.
-// Takes ts.mu.
-func (e *Engine) bothLackTerms(ctx context.Context, q *Query) bool {
-	b, ok := e.opts.Sufficiency.(CoverageBound)
-	if !ok || b.NeedsCoverage(q, 1) < 1-coverageSlack {
-		return false
-	}
-	e.tiers.mu.Lock()
-	defer e.tiers.mu.Unlock()
-	lacks, err := e.tierLacksTerms(ctx, q, 2)
-	return err == nil && lacks
 }
 
 // tiersLackTerms reports, before Tier 2's lexical index is filled, that
