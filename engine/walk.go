@@ -366,11 +366,24 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 	return toHits(s.vec), nil
 }
 
-// Docs returns the views' records' documents: those the views keep
-// (view.docs), else the doc cache's or analysed from the view's record,
-// then kept by the view that holds it.
+// Docs returns the views' records' documents (DocRefs), copied.
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
+	refs := s.DocRefs(ids)
 	out := make([]retrieve.Doc, len(ids))
+	for i, d := range refs {
+		if d != nil {
+			out[i] = *d
+		}
+	}
+	return out, nil
+}
+
+// DocRefs returns the documents the views keep of their records
+// (view.docs), nil for an id they do not hold: a record's is taken from
+// the doc cache, or analysed from the view's record, the first time it
+// is asked, then kept by the view that holds it.
+func (s *viewSource) DocRefs(ids []uint64) []*retrieve.Doc {
+	out := make([]*retrieve.Doc, len(ids))
 	gen := s.e.docCache.generation()
 next:
 	for i, id := range ids {
@@ -389,11 +402,12 @@ next:
 			if !ok {
 				d = s.e.cacheDoc(r, gen)
 			}
-			out[i], v.docs[id] = d, d
+			out[i] = &d
+			v.docs[id] = out[i]
 			break
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Segments reads the archive's segment tree: the views hold no tree of

@@ -446,6 +446,9 @@ func loadDocs(cands []Candidate, src Source) error {
 	for i := range cands {
 		ids[i] = cands[i].ID
 	}
+	if dk, ok := src.(DocKeeper); ok {
+		return keptDocs(cands, ids, dk)
+	}
 	docs, err := src.Docs(ids)
 	if err != nil {
 		return err

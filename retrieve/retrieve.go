@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -302,6 +303,15 @@ type Prefetcher interface {
 	Prefetch(ids []uint64)
 }
 
+// DocKeeper is implemented by a Source that keeps its records'
+// documents (the tier views): DocRefs returns those it keeps, in the
+// order of ids, nil for a record it does not hold, rather than copies
+// (Source.Docs), for the stages to read in place. Neither the stages nor
+// the source change them afterwards.
+type DocKeeper interface {
+	DocRefs(ids []uint64) []*Doc
+}
+
 // Precomputed is implemented by a Source whose Vector answers from
 // candidates it already holds (the tier views, scanned before the
 // pipeline runs), without work worth overlapping: the pipeline then runs
@@ -335,4 +345,19 @@ type Candidate struct {
 	// same words; related words count in part); 0 without a Lexicon.
 	SoftMatch float64
 	doc       *Doc
+}
+
+// keptDocs is loadDocs from a DocKeeper: each candidate reads the
+// document the source keeps, as loadDocs attaches the copy Docs returns.
+func keptDocs(cands []Candidate, ids []uint64, dk DocKeeper) error {
+	refs := dk.DocRefs(ids)
+	if len(refs) != len(ids) {
+		return fmt.Errorf("retrieve: source returned %d docs for %d ids", len(refs), len(ids))
+	}
+	for i, d := range refs {
+		if d != nil && d.ID == cands[i].ID {
+			cands[i].doc = d
+		}
+	}
+	return nil
 }
