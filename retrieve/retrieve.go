@@ -45,6 +45,14 @@ type Query struct {
 	// ask of Text.
 	set, setDone bool
 	setText      string
+	// words are questionWords(wordsText) (when wordsDone), which the
+	// set and thing tests and the speaker's name read.
+	words     []qword
+	wordsDone bool
+	wordsText string
+	// when is IsWhenQuestion(whenText) (when whenDone).
+	when, whenDone bool
+	whenText       string
 	// terms is newTermSet(ContentTerms(termsText)), which calibrate and
 	// the context and speech act priors read.
 	terms     *termSet
@@ -92,9 +100,26 @@ func (q *Query) AsksForSet() bool { return q.asksForSet() }
 // asksForSet is AsksForSet(q.Text), worked out once per text.
 func (q *Query) asksForSet() bool {
 	if !q.setDone || q.setText != q.Text {
-		q.set, q.setDone, q.setText = AsksForSet(q.Text), true, q.Text
+		q.set, q.setDone, q.setText = asksForSet(q.Text, q.questionWords()), true, q.Text
 	}
 	return q.set
+}
+
+// isWhenQuestion is IsWhenQuestion(q.Text), worked out once per text.
+func (q *Query) isWhenQuestion() bool {
+	if !q.whenDone || q.whenText != q.Text {
+		q.when, q.whenDone, q.whenText = IsWhenQuestion(q.Text), true, q.Text
+	}
+	return q.when
+}
+
+// questionWords is questionWords(q.Text), worked out once per text; the
+// caller must not change them.
+func (q *Query) questionWords() []qword {
+	if !q.wordsDone || q.wordsText != q.Text {
+		q.words, q.wordsDone, q.wordsText = questionWords(q.Text), true, q.Text
+	}
+	return q.words
 }
 
 // vectorMemo is the vector generator's answer for one query vector and
