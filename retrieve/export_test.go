@@ -77,3 +77,12 @@ func QueryTests(texts, speakers []string) (set, thing, when []bool, named [][]in
 	}
 	return set, thing, when, named
 }
+
+// PlaceTable is the stages' table of ids to places (places).
+type PlaceTable struct{ p *places }
+
+// TakePlaceTable is takePlaces; Drop is dropPlaces.
+func TakePlaceTable(hint int) PlaceTable       { return PlaceTable{takePlaces(hint)} }
+func (t PlaceTable) Put(id uint64, place int)  { t.p.put(id, place) }
+func (t PlaceTable) Get(id uint64) (int, bool) { return t.p.get(id) }
+func (t PlaceTable) Drop()                     { dropPlaces(t.p) }

@@ -67,7 +67,7 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	if len(terms) == 0 {
 		return nil
 	}
-	var idx map[uint64]int // the candidates' places, made at the first reply that needs it
+	var idx *places // the candidates' places, made at the first reply that needs it
 	ts := newTermSet(terms)
 	own := func(i int) float64 { return cands[i].doc.ownCoverage(ts) }
 	type edge struct{ reply, turn int }
@@ -78,13 +78,13 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 			continue
 		}
 		if idx == nil {
-			idx = placeMaps.take()
-			defer placeMaps.drop(idx)
+			idx = takePlaces(len(cands))
+			defer dropPlaces(idx)
 			for k := range cands {
-				idx[cands[k].ID] = k
+				idx.put(cands[k].ID, k)
 			}
 		}
-		j, ok := idx[d.Context]
+		j, ok := idx.get(d.Context)
 		if !ok || cands[j].doc == nil {
 			continue
 		}
