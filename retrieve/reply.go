@@ -54,7 +54,8 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	}
 	// Only an agent's turn can be an echo: without one there is
 	// nothing to reorder (a store of people, as LoCoMo).
-	if !anyAgent(o, cands) {
+	ag := agents{o: o}
+	if !ag.any(cands) {
 		return nil
 	}
 	names := speakerNames(cands, true)
@@ -74,7 +75,7 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	var edges []edge
 	for i := range cands {
 		d := cands[i].doc
-		if d == nil || d.Derived || d.Context == 0 || !agent(o, d.Speaker) {
+		if d == nil || d.Derived || d.Context == 0 || !ag.is(d.Speaker) {
 			continue
 		}
 		if idx == nil {
@@ -89,7 +90,7 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 			continue
 		}
 		p := cands[j].doc
-		if p.Derived || agent(o, p.Speaker) || p.isQuestion() {
+		if p.Derived || ag.is(p.Speaker) || p.isQuestion() {
 			continue
 		}
 		if cr, cp := own(i), own(j); cr > 0 && cr <= cp && d.repeats(p, names) {
@@ -117,10 +118,32 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	return nil
 }
 
-// anyAgent reports whether a candidate is an agent's turn.
-func anyAgent(o *ReplyOptions, cands []Candidate) bool {
+// agents is agent for one list of candidates, whose turns have few
+// speakers: the answer for each speaker asked is kept.
+type agents struct {
+	o        *ReplyOptions
+	speakers []string
+	agent    []bool
+}
+
+// is is agent(a.o, speaker).
+func (a *agents) is(speaker string) bool {
+	for i, s := range a.speakers {
+		if s == speaker {
+			return a.agent[i]
+		}
+	}
+	is := agent(a.o, speaker)
+	if len(a.speakers) < 16 {
+		a.speakers, a.agent = append(a.speakers, speaker), append(a.agent, is)
+	}
+	return is
+}
+
+// any reports whether a candidate is an agent's turn.
+func (a *agents) any(cands []Candidate) bool {
 	for i := range cands {
-		if d := cands[i].doc; d != nil && agent(o, d.Speaker) {
+		if d := cands[i].doc; d != nil && a.is(d.Speaker) {
 			return true
 		}
 	}
