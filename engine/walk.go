@@ -16,7 +16,7 @@ import (
 // archive, by similarity regardless of priority, stopping at the first
 // sufficient result. Every returned record is accessed.
 func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
-	qv, err := e.embedQuery(ctx, q.Text)
+	qv, err := e.embedQuery(ctx, q)
 	if err != nil {
 		if e.opts.NoText || !modelDown(err) {
 			return nil, err
@@ -540,8 +540,9 @@ func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool)
 // that answers it ("what food should I avoid" and "I'm allergic to
 // shellfish and peanuts": z 2.17 whole, 2.62 without; LoCoMo dev R@10
 // unchanged, BENCHMARKS.md issue 12).
-func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	if t := strings.Join(retrieve.TopicWords(text), " "); t != "" {
+func (e *Engine) embedQuery(ctx context.Context, q *Query) ([]float32, error) {
+	text := q.Text
+	if t := strings.Join(q.topicWords(), " "); t != "" {
 		text = t
 	}
 	vecs, err := e.opts.Embedder.Embed(ctx, []string{text})

@@ -385,10 +385,14 @@ func isFunctionWordIn(buf *[16]byte, n int) bool {
 // no names; a name is a capitalised word that does not open the text.
 // "What did Caroline research?" has one: a record that uses "research"
 // holds all the question asks about.
-func NamelessTopicWords(q string) int {
+func NamelessTopicWords(q string) int { return NamelessTopics(q, TopicWords(q)) }
+
+// NamelessTopics is NamelessTopicWords(q) for a caller that has q's
+// TopicWords.
+func NamelessTopics(q string, topics []string) int {
 	opening := strings.TrimLeftFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	n := 0
-	for _, w := range TopicWords(q) {
+	for _, w := range topics {
 		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && !strings.HasPrefix(opening, w) {
 			continue
 		}
