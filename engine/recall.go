@@ -31,9 +31,23 @@ type Query struct {
 	// judged caches judges(Text) for the text it was computed for: the
 	// walk asks the score test's bound several times per query.
 	judged *judgement
+	// topics are retrieve.TopicWords(topicsText) (when topicsDone): the
+	// query's embedding and the score test's judgement read them.
+	topics     []string
+	topicsText string
+	topicsDone bool
 	// readTx is the bbolt transaction (Tx.ID) the archive's results were
 	// read in, set by recallArchive; 0 when the results came from elsewhere.
 	readTx int
+}
+
+// topicWords is retrieve.TopicWords(q.Text), worked out once per text;
+// the caller must not change them.
+func (q *Query) topicWords() []string {
+	if !q.topicsDone || q.topicsText != q.Text {
+		q.topics, q.topicsText, q.topicsDone = retrieve.TopicWords(q.Text), q.Text, true
+	}
+	return q.topics
 }
 
 // Result is one recalled record with its provenance.
@@ -107,7 +121,7 @@ func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	var qv []float32
 	if !e.opts.NoVector {
 		var err error
-		if qv, err = e.embedQuery(ctx, q.Text); err != nil {
+		if qv, err = e.embedQuery(ctx, &q); err != nil {
 			if e.opts.NoText || !modelDown(err) {
 				return nil, err
 			}

@@ -129,7 +129,7 @@ func (q *Query) judges() bool {
 		return j.ok
 	}
 	j := &judgement{text: q.Text, rq: retrieve.Query{Text: q.Text}}
-	j.ok = retrieve.NamelessTopicWords(q.Text) >= MinSpecificWords && !j.rq.AsksForSet()
+	j.ok = retrieve.NamelessTopics(q.Text, q.topicWords()) >= MinSpecificWords && !j.rq.AsksForSet()
 	q.judged = j
 	return j.ok
 }

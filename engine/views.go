@@ -29,7 +29,7 @@ type view struct {
 	// is, so that a tier's ranking does not analyse its records again
 	// each time the engine's doc cache, which the archive's searches
 	// fill, starts over.
-	docs map[uint64]retrieve.Doc
+	docs map[uint64]*retrieve.Doc // not changed once kept: the pipeline reads them in place (viewSource.DocRefs)
 	// queue is set while a recall's access changes the view: the changes
 	// to its lexical indexes are queued for their next reader
 	// (queuedText).
@@ -41,7 +41,7 @@ func newView(newText func() (TextIndex, error)) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hmo: tier text index: %w", err)
 	}
-	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, scopes: map[string]int{}, text: t, docs: map[uint64]retrieve.Doc{}}, nil
+	return &view{recs: map[uint64]*Record{}, pos: map[uint64]int{}, scopes: map[string]int{}, text: t, docs: map[uint64]*retrieve.Doc{}}, nil
 }
 
 // viewDoc is what a view needs of a record.

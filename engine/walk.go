@@ -16,7 +16,7 @@ import (
 // archive, by similarity regardless of priority, stopping at the first
 // sufficient result. Every returned record is accessed.
 func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
-	qv, err := e.embedQuery(ctx, q.Text)
+	qv, err := e.embedQuery(ctx, q)
 	if err != nil {
 		if e.opts.NoText || !modelDown(err) {
 			return nil, err
@@ -366,11 +366,24 @@ func (s *viewSource) Vector(context.Context, *retrieve.Query, int) ([]retrieve.H
 	return toHits(s.vec), nil
 }
 
-// Docs returns the views' records' documents: those the views keep
-// (view.docs), else the doc cache's or analysed from the view's record,
-// then kept by the view that holds it.
+// Docs returns the views' records' documents (DocRefs), copied.
 func (s *viewSource) Docs(ids []uint64) ([]retrieve.Doc, error) {
+	refs := s.DocRefs(ids)
 	out := make([]retrieve.Doc, len(ids))
+	for i, d := range refs {
+		if d != nil {
+			out[i] = *d
+		}
+	}
+	return out, nil
+}
+
+// DocRefs returns the documents the views keep of their records
+// (view.docs), nil for an id they do not hold: a record's is taken from
+// the doc cache, or analysed from the view's record, the first time it
+// is asked, then kept by the view that holds it.
+func (s *viewSource) DocRefs(ids []uint64) []*retrieve.Doc {
+	out := make([]*retrieve.Doc, len(ids))
 	gen := s.e.docCache.generation()
 next:
 	for i, id := range ids {
@@ -389,11 +402,12 @@ next:
 			if !ok {
 				d = s.e.cacheDoc(r, gen)
 			}
-			out[i], v.docs[id] = d, d
+			out[i] = &d
+			v.docs[id] = out[i]
 			break
 		}
 	}
-	return out, nil
+	return out
 }
 
 // Segments reads the archive's segment tree: the views hold no tree of
@@ -526,8 +540,9 @@ func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool)
 // that answers it ("what food should I avoid" and "I'm allergic to
 // shellfish and peanuts": z 2.17 whole, 2.62 without; LoCoMo dev R@10
 // unchanged, BENCHMARKS.md issue 12).
-func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
-	if t := strings.Join(retrieve.TopicWords(text), " "); t != "" {
+func (e *Engine) embedQuery(ctx context.Context, q *Query) ([]float32, error) {
+	text := q.Text
+	if t := strings.Join(q.topicWords(), " "); t != "" {
 		text = t
 	}
 	vecs, err := e.opts.Embedder.Embed(ctx, []string{text})

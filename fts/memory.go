@@ -41,8 +41,10 @@ type Memory struct {
 	totalLen  [nFields]int
 	watermark uint64
 	terms     uint64 // memTerms made so far: the next one's number
+	gen       uint64 // Applies so far: a searchMemo holds for one
 
-	lastQuery atomic.Pointer[queryMemo] // the last question analysed (queryTerms)
+	lastQuery  atomic.Pointer[queryMemo]  // the last question analysed (queryTerms)
+	lastSearch atomic.Pointer[searchMemo] // the last search that scored every match (extend)
 }
 
 type memDoc struct {
@@ -229,6 +231,7 @@ func (m *Memory) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64
 	if len(m.slots)+len(docs) > math.MaxUint32 || len(m.lists)+newPosts > math.MaxUint32 {
 		return fmt.Errorf("fts: memory index: more than %d documents or posting lists", uint32(math.MaxUint32))
 	}
+	m.gen++
 	for _, id := range deletes {
 		m.remove(id)
 	}
@@ -410,11 +413,29 @@ func siftDown(n int, less func(i, j int) bool, swap func(i, j int)) {
 // once (whether it holds all the terms, then the search): the last
 // question's terms are kept (lastQuery), since the analysis of a text
 // depends on the analyzer alone.
+//
+// A question that is the last one, a space and more words (the prf
+// stage's feedback search) has the last one's terms, then those of the
+// words after that it lacks: only the words after are analysed. That
+// holds for an ASCII text and an analyzer the termCounter reproduces
+// (its tokenizer never joins two words across a space, and its token
+// filters see one token at a time); others are analysed whole.
 func (m *Memory) queryTerms(q string) []string {
-	if lq := m.lastQuery.Load(); lq != nil && lq.q == q {
+	lq := m.lastQuery.Load()
+	if lq != nil && lq.q == q {
 		return lq.terms
 	}
-	terms := m.analyseQuery(q)
+	var terms []string
+	if n := len(lq.prefix()); n > 0 && len(q) > n && q[n] == ' ' && q[:n] == lq.q && m.counter != nil && isASCIIText(q) {
+		terms = slices.Clip(lq.terms)
+		for _, t := range m.analyseQuery(q[n+1:]) {
+			if !slices.Contains(lq.terms, t) {
+				terms = append(terms, t)
+			}
+		}
+	} else {
+		terms = m.analyseQuery(q)
+	}
 	m.lastQuery.Store(&queryMemo{q: q, terms: terms})
 	return terms
 }
@@ -423,6 +444,14 @@ func (m *Memory) queryTerms(q string) []string {
 type queryMemo struct {
 	q     string
 	terms []string
+}
+
+// prefix is the memo's question, "" for none.
+func (lq *queryMemo) prefix() string {
+	if lq == nil {
+		return ""
+	}
+	return lq.q
 }
 
 // analyseQuery returns q's distinct terms, in order: its terms as
@@ -528,6 +557,11 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	}
 	floor := f.Floor
 	f.Floor = 0 // a hint, not a filter
+	if sm := m.lastSearch.Load(); sm != nil && sm.extendedBy(m.gen, terms, f) {
+		if hits, ok := m.extend(sm, terms[len(sm.terms):], k, f, &st); ok {
+			return hits, nil
+		}
+	}
 	match := f != engine.TextFilter{}
 	// Term at a time, rarest first (Turtle and Flood's "continue"
 	// strategy): once the bounds of the words left, idf·(k1+1) each, sum
@@ -668,6 +702,13 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	// The scores and coverage of the k best, summed in the question's
 	// order as Index sums them.
 	hits := make([]engine.TextHit, 0, len(top))
+	// A search that scored every document its words match, all of them
+	// kept (fewer than k), and summed on the path of at most 64 words
+	// leaves them for a search of its question extended (extend).
+	var sm *searchMemo
+	if !closed && len(acc) < k && keep {
+		sm = &searchMemo{gen: m.gen, terms: terms, filter: f, words: nw, idfSum: idfSum, docs: make([]memoDoc, 0, len(acc))}
+	}
 	for _, j := range top {
 		h := engine.TextHit{ID: acc[j].doc}
 		held := has[j]
@@ -698,10 +739,16 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 				}
 			}
 		}
+		if sm != nil {
+			sm.docs = append(sm.docs, memoDoc{slot: accSlot[j], score: h.Score, cov: h.Coverage})
+		}
 		if idfSum > 0 {
 			h.Coverage /= idfSum
 		}
 		hits = append(hits, h)
+	}
+	if sm != nil {
+		m.lastSearch.Store(sm)
 	}
 	// Back to the pool as grown (the deferred Put runs after the last use).
 	sb.acc, sb.accSlot, sb.has, sb.at, sb.kbuf = acc[:0], accSlot[:0], has[:0], at[:0], kbuf[:0]
@@ -709,6 +756,142 @@ func (m *Memory) search(q string, k int, f engine.TextFilter) ([]engine.TextHit,
 	clear(sb.lists[:cap(sb.lists)]) // no postings kept alive by the pool
 	sortMemHits(hits)
 	return hits, nil
+}
+
+// searchMemo is what a search that scored every document its words
+// match leaves for a search of the same question with more words after
+// it (the prf stage's feedback search asks the question followed by
+// the words of its best records): each document matched, with its score
+// and text coverage summed over the question's words in their order.
+// BM25F adds a word's score to a document's: the extended question's
+// sums, taken in its order, start with the same additions, so they
+// continue from these, to the bit, and only the new words' postings are
+// read. It holds while the index is unchanged (gen) and for the same
+// filter. Not changed once stored.
+type searchMemo struct {
+	gen    uint64
+	terms  []string          // the question's distinct terms (queryTerms: not changed)
+	filter engine.TextFilter // its Floor 0
+	words  int               // the terms the index holds
+	idfSum float64           // the sum of the terms' IDFs, in their order
+	docs   []memoDoc         // every document matched, fewer than the search's k
+}
+
+// memoDoc is one document a searchMemo's search matched: its slot, its
+// score and the IDFs of the words its text holds (the coverage before
+// it is divided by the IDFs' sum), each summed in the question's order.
+type memoDoc struct {
+	slot       int
+	score, cov float64
+}
+
+// extendedBy reports that a search for terms with filter f, the index
+// at generation gen, is the memo's question extended by more terms.
+func (sm *searchMemo) extendedBy(gen uint64, terms []string, f engine.TextFilter) bool {
+	return sm.gen == gen && sm.filter == f && len(terms) > len(sm.terms) && slices.Equal(terms[:len(sm.terms)], sm.terms)
+}
+
+// extend is search for sm's question extended by the terms more (none of
+// which sm's question holds), from sm's sums: the documents sm matched
+// start at its sums, every posting of the new terms is scored, in the
+// question's order, and added. It reports false, for search to do the
+// work, when the extended question would take another path there: a
+// document count of k or more (search may then close early, and picks
+// its top k on sums in another order) or more than 64 words. mu is held
+// (read); f has no Floor. The results are search's: with fewer than k
+// documents, search scores every posting of every word, and sums each
+// document's scores, and the IDFs of the words in its text, in the
+// question's order; a Floor it is given does not change that (it finds
+// fewer than k documents reaching it, and Search searches again
+// without).
+func (m *Memory) extend(sm *searchMemo, more []string, k int, f engine.TextFilter, st *fieldStats) ([]engine.TextHit, bool) {
+	if len(sm.docs) >= k {
+		return nil, false
+	}
+	words, idfSum := sm.words, sm.idfSum
+	type word struct {
+		p *memTerm
+		w float64
+	}
+	var add []word
+	for _, t := range more {
+		p := m.postings[t]
+		w := idf(st.n, 0)
+		if p != nil {
+			w = idf(st.n, float64(max(p.df[fText], p.df[fContext], p.df[fRole])))
+			add = append(add, word{p, w})
+			words++
+		}
+		idfSum += w
+	}
+	if words > 64 {
+		return nil, false
+	}
+	sb := memSearchPool.Get().(*memSearchBufs)
+	defer memSearchPool.Put(sb)
+	acc, cov := sb.acc[:0], sb.part[:0] // the documents and their coverage so far
+	accSlot := sb.accSlot[:0]
+	// at: document slot -> 1 + index in acc; 0: not seen; -1: filtered out.
+	at := slices.Grow(sb.at[:0], len(m.slots))[:len(m.slots)]
+	clear(at)
+	for i, d := range sm.docs {
+		at[d.slot] = int32(i + 1)
+		acc = append(acc, scoredDoc{doc: m.slots[d.slot].meta.ID, score: d.score})
+		cov = append(cov, d.cov)
+		accSlot = append(accSlot, d.slot)
+	}
+	defer func() {
+		sb.acc, sb.part, sb.accSlot, sb.at = acc[:0], cov[:0], accSlot[:0], at[:0]
+		clear(sb.lists[:cap(sb.lists)])
+	}()
+	match := f != engine.TextFilter{}
+	sc := newMemScorer(&m.scoring, st)
+	for _, wd := range add {
+		lists := wd.p.lists(f.Scope, sb.lists[:0])
+		sb.lists = lists[:0]
+		for _, ps := range lists {
+			for i := range ps.posts {
+				post := &ps.posts[i]
+				slot := int(post.slot)
+				if at[slot] < 0 {
+					continue
+				}
+				j := int(at[slot]) - 1
+				d := m.slots[slot]
+				if j < 0 && match && !memMatch(&d.meta, f) {
+					at[slot] = -1
+					continue
+				}
+				s := sc.score(wd.w, post, d)
+				if s == 0 {
+					continue
+				}
+				if j < 0 {
+					if len(acc)+1 >= k {
+						return nil, false
+					}
+					j = len(acc)
+					at[slot] = int32(j + 1)
+					acc = append(acc, scoredDoc{doc: d.meta.ID})
+					cov = append(cov, 0)
+					accSlot = append(accSlot, slot)
+				}
+				acc[j].score += s
+				if post.tf[fText] > 0 {
+					cov[j] += wd.w
+				}
+			}
+		}
+	}
+	hits := make([]engine.TextHit, len(acc))
+	for j := range acc {
+		hits[j] = engine.TextHit{ID: acc[j].doc, Score: acc[j].score, Coverage: cov[j]}
+		if idfSum > 0 {
+			hits[j].Coverage /= idfSum
+		}
+	}
+	sortMemHits(hits)
+	return hits, true
 }
 
 // sortMemHits is sortHits (score descending, then id) on keys: the ids

@@ -29,11 +29,14 @@ const DefaultAnswerWeight = 0.1
 // / "how much", and does not ask for a time (IsWhenQuestion), which the
 // time prior serves. "food allergy" asks for nothing; "Which books has
 // Tim read?" asks for titles.
-func AsksForThing(q string) bool {
-	if IsWhenQuestion(q) {
+func AsksForThing(q string) bool { return (&Query{Text: q}).asksForThing() }
+
+// asksForThing is AsksForThing(q.Text), from q's memos.
+func (q *Query) asksForThing() bool {
+	if q.isWhenQuestion() {
 		return false
 	}
-	ws := questionWords(q)
+	ws := q.questionWords()
 	for i, w := range ws {
 		switch w.lower {
 		case "what", "which", "who", "whom", "whose", "where":
@@ -58,7 +61,7 @@ func AsksForThing(q string) bool {
 // their own turns. A query that asks for nothing ("food allergy") is left
 // as it is, unlike the query-independent entity prior.
 func answerPrior(q *Query, cands []Candidate, src Source, en EntityNamer, w, scale float64) error {
-	if len(cands) == 0 || !AsksForThing(q.Text) {
+	if len(cands) == 0 || !q.asksForThing() {
 		return nil
 	}
 	loaded := false
@@ -72,7 +75,7 @@ func answerPrior(q *Query, cands []Candidate, src Source, en EntityNamer, w, sca
 	}
 	who := oneNamedSpeaker(q, cands)
 	asked := map[string]bool{}
-	for _, w := range questionWords(q.Text) {
+	for _, w := range q.questionWords() {
 		asked[w.lower] = true
 	}
 	// Only the candidates that may rise are looked up.
@@ -148,7 +151,7 @@ func oneNamedSpeaker(q *Query, cands []Candidate) string {
 		}
 	}
 	m := NewNameMatcher(speakers)
-	named := m.Named(q.Text)
+	named := m.named(q.questionWords())
 	if len(named) != 1 {
 		return ""
 	}

@@ -50,8 +50,10 @@ const (
 // "What did Melanie paint recently?" and "How long has Melanie been
 // painting?" ask for one thing. A text without a question word (a search
 // such as "food allergy") asks for nothing.
-func AsksForSet(q string) bool {
-	ws := questionWords(q)
+func AsksForSet(q string) bool { return asksForSet(q, questionWords(q)) }
+
+// asksForSet is AsksForSet(q) given q's questionWords.
+func asksForSet(q string, ws []qword) bool {
 	for i := 0; i+2 < len(ws); i++ {
 		if ws[i].lower == "how" && ws[i+1].lower == "many" && ws[i+2].lower == "times" {
 			return true

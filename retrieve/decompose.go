@@ -35,6 +35,27 @@ var clauseStarts = map[string]bool{
 	"did": true, "does": true, "do": true, "is": true, "was": true, "has": true, "have": true,
 }
 
+// partsMemo is a question and the parts Pipeline.Parts runs it as.
+type partsMemo struct {
+	text  string
+	parts []string
+}
+
+// split is Parts with the stage on: the tier walk asks it of one
+// question several times (the term tests, hopeless, Run), so the last
+// question's parts are kept. The caller must not change them.
+func (p *Pipeline) split(text string) []string {
+	if m := p.parts.Load(); m != nil && m.text == text {
+		return m.parts
+	}
+	var parts []string
+	if d := Decompose(text, p.o.Decompose.MaxParts); len(d) > 1 {
+		parts = d
+	}
+	p.parts.Store(&partsMemo{text: text, parts: parts})
+	return parts
+}
+
 // Decompose splits a multi-part question into its parts, at most
 // maxParts of them, by rules that need no model:
 //

@@ -60,3 +60,29 @@ func SelectBest(ids []uint64, scores []float64) []int {
 	}
 	return out
 }
+
+// QueryTests are the set, thing and when tests and the speakers named,
+// asked of one Query whose text is each of texts in turn: its memos are
+// carried from one text to the next, as a decomposed question's runs
+// carry them.
+func QueryTests(texts, speakers []string) (set, thing, when []bool, named [][]int) {
+	q := &Query{}
+	m := NewNameMatcher(speakers)
+	for _, t := range texts {
+		q.Text = t
+		set = append(set, q.asksForSet())
+		thing = append(thing, q.asksForThing())
+		when = append(when, q.isWhenQuestion())
+		named = append(named, m.named(q.questionWords()))
+	}
+	return set, thing, when, named
+}
+
+// PlaceTable is the stages' table of ids to places (places).
+type PlaceTable struct{ p *places }
+
+// TakePlaceTable is takePlaces; Drop is dropPlaces.
+func TakePlaceTable(hint int) PlaceTable       { return PlaceTable{takePlaces(hint)} }
+func (t PlaceTable) Put(id uint64, place int)  { t.p.put(id, place) }
+func (t PlaceTable) Get(id uint64) (int, bool) { return t.p.get(id) }
+func (t PlaceTable) Drop()                     { dropPlaces(t.p) }

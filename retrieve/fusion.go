@@ -24,17 +24,17 @@ type FusionOptions struct {
 
 // fuse merges the generators' lists into candidates with a fused score.
 func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
-	idx := placeMaps.take()
-	defer placeMaps.drop(idx)
+	idx := takePlaces(len(text) + len(vec))
+	defer dropPlaces(idx)
 	out := make([]Candidate, 0, len(text)+len(vec))
 	// pos[i] is the place in out of text[i], pos[len(text)+j] that of
 	// vec[j]: the sums below add to it without looking the id up again.
 	pos := make([]int32, len(text)+len(vec))
 	get := func(id uint64, at int) *Candidate {
-		i, ok := idx[id]
+		i, ok := idx.get(id)
 		if !ok {
 			i = len(out)
-			idx[id] = i
+			idx.put(id, i)
 			out = append(out, Candidate{ID: id})
 		}
 		pos[at] = int32(i)

@@ -345,3 +345,33 @@ func TestPipelineParts(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelinePartsAskedAgain: one pipeline asked the parts of questions
+// in turn, each several times in a row and again later, gives each time
+// what Decompose gives the question (Parts keeps the last question's).
+func TestPipelinePartsAskedAgain(t *testing.T) {
+	p, err := retrieve.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs := []string{
+		"What do Jon and Gina both have in common?",
+		"What does Jon like?",
+		"Who is older, Jon or Gina?",
+		"When did she paint and where did she go?",
+		"What do Jon and Gina both have in common? ",
+		"",
+	}
+	for i := range 3 * len(qs) {
+		q := qs[(i*5)%len(qs)]
+		for range 1 + i%3 {
+			want := retrieve.Decompose(q, retrieve.DefaultMaxParts)
+			if len(want) < 2 {
+				want = nil
+			}
+			if got := p.Parts(q); !slices.Equal(got, want) || (want == nil) != (got == nil) {
+				t.Fatalf("Parts(%q) = %q, want %q", q, got, want)
+			}
+		}
+	}
+}

@@ -41,9 +41,11 @@ func NewNameMatcher(speakers []string) *NameMatcher {
 
 // Named returns the indexes of the speakers the text names, in the order
 // of the speakers given to NewNameMatcher.
-func (m *NameMatcher) Named(text string) []int {
+func (m *NameMatcher) Named(text string) []int { return m.named(questionWords(text)) }
+
+// named is Named of a text's questionWords.
+func (m *NameMatcher) named(toks []qword) []int {
 	var out []int
-	toks := questionWords(text)
 	for i, words := range m.words {
 		if m.names(i, words, toks) {
 			out = append(out, i)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hmo-dev/hmo/internal/keysort"
 )
@@ -139,7 +140,8 @@ func (o *Options) withDefaults() (Options, error) {
 // Pipeline is the query path. It holds only its options: it is safe for
 // concurrent use.
 type Pipeline struct {
-	o Options
+	o     Options
+	parts atomic.Pointer[partsMemo] // the last question Parts split (decompose.go)
 }
 
 // New returns a pipeline with options o (nil means defaults).
@@ -209,10 +211,7 @@ func (p *Pipeline) Parts(text string) []string {
 	if !p.o.Stages.Has(StageDecompose) {
 		return nil
 	}
-	if parts := Decompose(text, p.o.Decompose.MaxParts); len(parts) > 1 {
-		return parts
-	}
-	return nil
+	return p.split(text)
 }
 
 // run is the query path of one question.
@@ -446,6 +445,9 @@ func loadDocs(cands []Candidate, src Source) error {
 	ids := make([]uint64, len(cands))
 	for i := range cands {
 		ids[i] = cands[i].ID
+	}
+	if dk, ok := src.(DocKeeper); ok {
+		return keptDocs(cands, ids, dk)
 	}
 	docs, err := src.Docs(ids)
 	if err != nil {

@@ -151,18 +151,18 @@ func mixLists(a, b []Hit, w float64) []Hit {
 		return m
 	}
 	ma, mb := max1(a), max1(b)
-	idx := placeMaps.take()
-	defer placeMaps.drop(idx)
+	idx := takePlaces(len(a) + len(b))
+	defer dropPlaces(idx)
 	out := make([]Hit, 0, len(a)+len(b))
 	for _, h := range a {
-		idx[h.ID] = len(out)
+		idx.put(h.ID, len(out))
 		out = append(out, Hit{ID: h.ID, Score: (1 - w) * h.Score / ma, Coverage: h.Coverage})
 	}
 	for _, h := range b {
-		i, ok := idx[h.ID]
+		i, ok := idx.get(h.ID)
 		if !ok {
 			i = len(out)
-			idx[h.ID] = i
+			idx.put(h.ID, i)
 			out = append(out, Hit{ID: h.ID})
 		}
 		out[i].Score += w * h.Score / mb

@@ -65,7 +65,7 @@ func speakerPrior(q *Query, cands []Candidate, w, scale float64) {
 // relative to q.Now), candidates dated inside it or mentioning a time
 // inside it (resolved against their own date).
 func timePrior(q *Query, cands []Candidate, w, scale float64) {
-	when := IsWhenQuestion(q.Text)
+	when := q.isWhenQuestion()
 	spans := q.resolvedMentions()
 	if !when && len(spans) == 0 {
 		return

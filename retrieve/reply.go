@@ -54,7 +54,8 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	}
 	// Only an agent's turn can be an echo: without one there is
 	// nothing to reorder (a store of people, as LoCoMo).
-	if !anyAgent(o, cands) {
+	ag := agents{o: o}
+	if !ag.any(cands) {
 		return nil
 	}
 	names := speakerNames(cands, true)
@@ -67,29 +68,29 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	if len(terms) == 0 {
 		return nil
 	}
-	var idx map[uint64]int // the candidates' places, made at the first reply that needs it
+	var idx *places // the candidates' places, made at the first reply that needs it
 	ts := newTermSet(terms)
 	own := func(i int) float64 { return cands[i].doc.ownCoverage(ts) }
 	type edge struct{ reply, turn int }
 	var edges []edge
 	for i := range cands {
 		d := cands[i].doc
-		if d == nil || d.Derived || d.Context == 0 || !agent(o, d.Speaker) {
+		if d == nil || d.Derived || d.Context == 0 || !ag.is(d.Speaker) {
 			continue
 		}
 		if idx == nil {
-			idx = placeMaps.take()
-			defer placeMaps.drop(idx)
+			idx = takePlaces(len(cands))
+			defer dropPlaces(idx)
 			for k := range cands {
-				idx[cands[k].ID] = k
+				idx.put(cands[k].ID, k)
 			}
 		}
-		j, ok := idx[d.Context]
+		j, ok := idx.get(d.Context)
 		if !ok || cands[j].doc == nil {
 			continue
 		}
 		p := cands[j].doc
-		if p.Derived || agent(o, p.Speaker) || p.isQuestion() {
+		if p.Derived || ag.is(p.Speaker) || p.isQuestion() {
 			continue
 		}
 		if cr, cp := own(i), own(j); cr > 0 && cr <= cp && d.repeats(p, names) {
@@ -117,10 +118,32 @@ func replyOrder(o *ReplyOptions, q *Query, cands []Candidate, src Source) error 
 	return nil
 }
 
-// anyAgent reports whether a candidate is an agent's turn.
-func anyAgent(o *ReplyOptions, cands []Candidate) bool {
+// agents is agent for one list of candidates, whose turns have few
+// speakers: the answer for each speaker asked is kept.
+type agents struct {
+	o        *ReplyOptions
+	speakers []string
+	agent    []bool
+}
+
+// is is agent(a.o, speaker).
+func (a *agents) is(speaker string) bool {
+	for i, s := range a.speakers {
+		if s == speaker {
+			return a.agent[i]
+		}
+	}
+	is := agent(a.o, speaker)
+	if len(a.speakers) < 16 {
+		a.speakers, a.agent = append(a.speakers, speaker), append(a.agent, is)
+	}
+	return is
+}
+
+// any reports whether a candidate is an agent's turn.
+func (a *agents) any(cands []Candidate) bool {
 	for i := range cands {
-		if d := cands[i].doc; d != nil && agent(o, d.Speaker) {
+		if d := cands[i].doc; d != nil && a.is(d.Speaker) {
 			return true
 		}
 	}

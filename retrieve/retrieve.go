@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,14 @@ type Query struct {
 	// ask of Text.
 	set, setDone bool
 	setText      string
+	// words are questionWords(wordsText) (when wordsDone), which the
+	// set and thing tests and the speaker's name read.
+	words     []qword
+	wordsDone bool
+	wordsText string
+	// when is IsWhenQuestion(whenText) (when whenDone).
+	when, whenDone bool
+	whenText       string
 	// terms is newTermSet(ContentTerms(termsText)), which calibrate and
 	// the context and speech act priors read.
 	terms     *termSet
@@ -91,9 +100,26 @@ func (q *Query) AsksForSet() bool { return q.asksForSet() }
 // asksForSet is AsksForSet(q.Text), worked out once per text.
 func (q *Query) asksForSet() bool {
 	if !q.setDone || q.setText != q.Text {
-		q.set, q.setDone, q.setText = AsksForSet(q.Text), true, q.Text
+		q.set, q.setDone, q.setText = asksForSet(q.Text, q.questionWords()), true, q.Text
 	}
 	return q.set
+}
+
+// isWhenQuestion is IsWhenQuestion(q.Text), worked out once per text.
+func (q *Query) isWhenQuestion() bool {
+	if !q.whenDone || q.whenText != q.Text {
+		q.when, q.whenDone, q.whenText = IsWhenQuestion(q.Text), true, q.Text
+	}
+	return q.when
+}
+
+// questionWords is questionWords(q.Text), worked out once per text; the
+// caller must not change them.
+func (q *Query) questionWords() []qword {
+	if !q.wordsDone || q.wordsText != q.Text {
+		q.words, q.wordsDone, q.wordsText = questionWords(q.Text), true, q.Text
+	}
+	return q.words
 }
 
 // vectorMemo is the vector generator's answer for one query vector and
@@ -302,6 +328,15 @@ type Prefetcher interface {
 	Prefetch(ids []uint64)
 }
 
+// DocKeeper is implemented by a Source that keeps its records'
+// documents (the tier views): DocRefs returns those it keeps, in the
+// order of ids, nil for a record it does not hold, rather than copies
+// (Source.Docs), for the stages to read in place. Neither the stages nor
+// the source change them afterwards.
+type DocKeeper interface {
+	DocRefs(ids []uint64) []*Doc
+}
+
 // Precomputed is implemented by a Source whose Vector answers from
 // candidates it already holds (the tier views, scanned before the
 // pipeline runs), without work worth overlapping: the pipeline then runs
@@ -335,4 +370,19 @@ type Candidate struct {
 	// same words; related words count in part); 0 without a Lexicon.
 	SoftMatch float64
 	doc       *Doc
+}
+
+// keptDocs is loadDocs from a DocKeeper: each candidate reads the
+// document the source keeps, as loadDocs attaches the copy Docs returns.
+func keptDocs(cands []Candidate, ids []uint64, dk DocKeeper) error {
+	refs := dk.DocRefs(ids)
+	if len(refs) != len(ids) {
+		return fmt.Errorf("retrieve: source returned %d docs for %d ids", len(refs), len(ids))
+	}
+	for i, d := range refs {
+		if d != nil && d.ID == cands[i].ID {
+			cands[i].doc = d
+		}
+	}
+	return nil
 }

@@ -57,10 +57,10 @@ func contextPrior(q *Query, cands []Candidate, src Source, w float64) ([]Candida
 // lifted turn is never itself demoted-and-lifted twice, and questions are
 // not lifted.
 func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (demote, lift bool)) ([]Candidate, error) {
-	idx := placeMaps.take()
-	defer placeMaps.drop(idx)
+	idx := takePlaces(len(cands))
+	defer dropPlaces(idx)
 	for i := range cands {
-		idx[cands[i].ID] = i
+		idx.put(cands[i].ID, i)
 	}
 	lift := map[uint64]float64{} // previous turn -> score it inherits
 	for i := range cands {
@@ -78,7 +78,7 @@ func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (d
 	}
 	var missing []uint64
 	for id := range lift {
-		if _, ok := idx[id]; !ok {
+		if _, ok := idx.get(id); !ok {
 			missing = append(missing, id)
 		}
 	}
@@ -92,12 +92,12 @@ func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (d
 				continue // gone, or not served by this source
 			}
 			d := d
-			idx[d.ID] = len(cands)
+			idx.put(d.ID, len(cands))
 			cands = append(cands, Candidate{ID: d.ID, doc: &d})
 		}
 	}
 	for id, s := range lift {
-		i, ok := idx[id]
+		i, ok := idx.get(id)
 		if !ok {
 			continue
 		}
@@ -385,10 +385,14 @@ func isFunctionWordIn(buf *[16]byte, n int) bool {
 // no names; a name is a capitalised word that does not open the text.
 // "What did Caroline research?" has one: a record that uses "research"
 // holds all the question asks about.
-func NamelessTopicWords(q string) int {
+func NamelessTopicWords(q string) int { return NamelessTopics(q, TopicWords(q)) }
+
+// NamelessTopics is NamelessTopicWords(q) for a caller that has q's
+// TopicWords.
+func NamelessTopics(q string, topics []string) int {
 	opening := strings.TrimLeftFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	n := 0
-	for _, w := range TopicWords(q) {
+	for _, w := range topics {
 		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && !strings.HasPrefix(opening, w) {
 			continue
 		}
