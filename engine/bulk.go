@@ -199,7 +199,10 @@ type freshRecords map[uint64]*Record
 
 // freshWrite is what a write transaction created, as stored: the records
 // (freshRecords) and their vectors, which nothing changes before the
-// work after its commit is done.
+// work after its commit is done. The vectors are the embedder's own
+// results, read and never written by the engine (an Embedder safe for
+// concurrent use returns new memory for every call), as the segment
+// tree, the themes and the time tree already read them.
 type freshWrite struct {
 	recs freshRecords
 	vecs map[uint64][]float32
