@@ -197,6 +197,17 @@ func (e *Engine) afterCommit(c commit, bulk bool) error {
 // record a duplicate input merged into is left out.
 type freshRecords map[uint64]*Record
 
+// freshWrite is what a write transaction created, as stored: the records
+// (freshRecords) and their vectors, which nothing changes before the
+// work after its commit is done. The vectors are the embedder's own
+// results, read and never written by the engine (an Embedder safe for
+// concurrent use returns new memory for every call), as the segment
+// tree, the themes and the time tree already read them.
+type freshWrite struct {
+	recs freshRecords
+	vecs map[uint64][]float32
+}
+
 // record returns record id: from the records of the write whose
 // post-commit work is running (e.fresh), else from tx.
 func (e *Engine) record(tx *bolt.Tx, id uint64) (Record, error) {
@@ -213,9 +224,20 @@ func (e *Engine) preadRecords(tx *bolt.Tx) func(*bolt.Tx, uint64) (Record, error
 // freshRecord is record reading the records bucket through recs.
 func (e *Engine) freshRecord(recs kvGetter, id uint64) (Record, error) {
 	if f := e.fresh.Load(); f != nil {
-		if r := (*f)[id]; r != nil {
+		if r := f.recs[id]; r != nil {
 			return *r, nil
 		}
 	}
 	return getRecordFrom(recs, id)
+}
+
+// freshVector is the vector of id: from the write whose post-commit work
+// is running (e.fresh), else from vs.
+func (e *Engine) freshVector(vs storedVectors, id uint64) ([]float32, error) {
+	if f := e.fresh.Load(); f != nil {
+		if v, ok := f.vecs[id]; ok {
+			return v, nil
+		}
+	}
+	return vs.get(id)
 }

@@ -347,7 +347,7 @@ func (e *Engine) loadVector(tx *bolt.Tx, adds, dels []uint64, wm uint64) (func()
 	docs := make([]VectorDoc, 0, len(adds))
 	vs := e.storedVectors(tx)
 	for _, id := range adds {
-		v, err := vs.get(id)
+		v, err := e.freshVector(vs, id)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", id, err)
 		}

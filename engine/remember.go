@@ -82,10 +82,10 @@ func validateKey(k string) error {
 
 // commit is what a write transaction did.
 type commit struct {
-	out   []Stored     // the outcome per input
-	ids   []uint64     // the records created
-	fresh freshRecords // those records
-	seq   uint64       // the change log's last sequence after it
+	out   []Stored   // the outcome per input
+	ids   []uint64   // the records created
+	fresh freshWrite // those records and their vectors
+	seq   uint64     // the change log's last sequence after it
 }
 
 // commitBatch stores b's new inputs. pre, when not nil, is b's
@@ -94,11 +94,11 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch, pre []prepared) (com
 	var out []Stored
 	var observed []string
 	var created []uint64
-	var fresh freshRecords
+	var fresh freshWrite
 	var seq uint64
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		observed, created = nil, nil
-		fresh = freshRecords{}
+		fresh = freshWrite{recs: freshRecords{}, vecs: map[uint64][]float32{}}
 		if b.Key != "" {
 			var err error
 			if out, err = replay(tx, b.Key, b.Inputs); err != nil || out != nil {
@@ -106,7 +106,7 @@ func (e *Engine) commitBatch(ctx context.Context, b *Batch, pre []prepared) (com
 			}
 		}
 		var err error
-		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, pre, true, fresh); err != nil {
+		if out, created, observed, err = e.putInputs(ctx, tx, b.Inputs, pre, true, &fresh); err != nil {
 			return err
 		}
 		if b.Key != "" {
@@ -190,8 +190,8 @@ func (e *Engine) importance(text string) float64 {
 // when not nil, is ins prepared (prepare). With dedup, inputs already
 // stored are not stored again and the corpus statistics take the new
 // texts (Update keeps them itself). fresh, when not nil, receives the
-// records created as stored.
-func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []prepared, dedup bool, fresh freshRecords) ([]Stored, []uint64, []string, error) {
+// records created and their vectors as stored.
+func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []prepared, dedup bool, fresh *freshWrite) ([]Stored, []uint64, []string, error) {
 	recs := tx.Bucket(bucketRecords)
 	now := e.opts.Clock()
 	out := make([]Stored, len(ins))
@@ -227,7 +227,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 				if err := e.mergeDuplicate(tx, id, &ins[i]); err != nil {
 					return nil, nil, nil, err
 				}
-				delete(fresh, id) // its sources may have changed
+				if fresh != nil {
+					delete(fresh.recs, id) // its sources may have changed
+				}
 				continue
 			}
 		}
@@ -263,7 +265,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 		}
 		out[i] = Stored{ID: id}
 		if fresh != nil {
-			fresh[id] = &r
+			fresh.recs[id] = &r
 		}
 		added = append(added, &r)
 		leaves = append(leaves, htreeChange{id: id, scope: r.Scope, at: r.Time})
@@ -305,6 +307,11 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 	}
 	if err := e.putVectors(tx, ids, vecs); err != nil {
 		return nil, nil, observed, err
+	}
+	if fresh != nil {
+		for i, id := range ids {
+			fresh.vecs[id] = vecs[i]
+		}
 	}
 	// The themes' Adds run beside the segment tree and the change log.
 	themes, err := e.themesStart(tx, added, vecs)

@@ -65,11 +65,11 @@ type Engine struct {
 	text            TextIndex
 	corpus          CorpusAware // nil when the embedder is not corpus-aware
 	sinceCheckpoint int
-	// fresh are the records of the write whose post-commit work runs
-	// (RememberBatch, RememberBatches), nil otherwise; stored with wmu
-	// held while no such work runs. Recalls read it too (a tier move
-	// reads records and their context turns), hence atomic.
-	fresh atomic.Pointer[freshRecords]
+	// fresh are the records and vectors of the write whose post-commit
+	// work runs (RememberBatch, RememberBatches), nil otherwise; stored
+	// with wmu held while no such work runs. Recalls read it too (a tier
+	// move reads records and their context turns), hence atomic.
+	fresh atomic.Pointer[freshWrite]
 
 	vecMu  sync.RWMutex // guards vec; assigned with wmu held too
 	vec    VectorIndex  // nil until first used (vectorIndex)

@@ -253,7 +253,7 @@ func (e *Engine) viewRows(rd *txReaders, ids []uint64, known *knownDoc) ([]viewD
 			v = known.vec
 		} else {
 			var err error
-			if v, err = rd.vectors().get(id); err != nil {
+			if v, err = rd.e.freshVector(rd.vectors(), id); err != nil {
 				return nil, fmt.Errorf("record %d: %w", id, err)
 			}
 		}
@@ -410,7 +410,7 @@ func (e *Engine) admitOne(tx *bolt.Tx, id uint64, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	vec, err := e.storedVectors(tx).get(id)
+	vec, err := e.freshVector(e.storedVectors(tx), id)
 	if err != nil {
 		return err
 	}

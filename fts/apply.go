@@ -58,7 +58,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 		}
 		return lr.docLengths(x, id)
 	}
-	toks, fq := x.an.analyseForIndex(docs)
+	fq := x.indexFreqs(docs)
 	// Deletes come last: a batch that adds and deletes an id deletes it.
 	for i := range docs {
 		d := &docs[i]
@@ -67,7 +67,7 @@ func (x *Index) Apply(docs []engine.TextDoc, deletes []uint64, watermark uint64)
 			return err
 		}
 		lens.sub(l)
-		nl := toks[i].lengths()
+		nl := fq[i].lengths()
 		lens.add(&nl)
 		pending[d.ID] = &nl
 		maxID = max(maxID, d.ID)

@@ -1,10 +1,13 @@
 package fts
 
 import (
+	"unsafe"
+
 	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/token/stop"
+	index "github.com/blevesearch/bleve_index_api"
 )
 
 // termCounter counts the tokens of an ASCII text and the occurrences of
@@ -185,6 +188,40 @@ func (c *termCounter) count(text string, at map[string]int, tf []int32, scratch 
 		}
 	}
 	return len(words), true, b
+}
+
+// freqs is newFieldFreqs of the analyzer's tokens of text for a field
+// indexed with opts, made from the words and the cached stems without
+// the token stream. scratch is a buffer it may grow and returns. ok is
+// false when the analyzer must analyse text instead (a byte beyond ASCII,
+// a stem the cache does not hold).
+func (c *termCounter) freqs(text string, opts index.FieldIndexingOptions, scratch []byte) (_ fieldFreqs, ok bool, _ []byte) {
+	if !isASCIIText(text) {
+		return fieldFreqs{}, false, scratch
+	}
+	b := append(scratch[:0], text...)
+	var wbuf [128]countWord
+	words := c.words(b, wbuf[:0])
+	// The terms, in token order: the words themselves, or their stems.
+	var tbuf [128]string
+	terms := tbuf[:0]
+	if stem := c.stemStep(); stem != nil {
+		stem.mu.RLock()
+		for _, w := range words {
+			s, hit := stem.stems[string(b[w.start:w.end])]
+			if !hit {
+				stem.mu.RUnlock()
+				return fieldFreqs{}, false, b
+			}
+			terms = append(terms, s)
+		}
+		stem.mu.RUnlock()
+	} else {
+		for _, w := range words {
+			terms = append(terms, unsafe.String(&b[w.start], w.end-w.start))
+		}
+	}
+	return countFreqs(terms, func(s string) string { return s }, opts), true, b
 }
 
 // isASCIIText reports whether text has no byte beyond ASCII.

@@ -259,6 +259,49 @@ func (an *analyzers) analyse(docs []engineDoc, withFreqs bool) ([]docTokens, []d
 	return out, fq
 }
 
+// indexFreqs is analyseForIndex's docFreqs of docs (whose lengths are
+// the fields' lengths), each distinct text analysed once on the same
+// goroutines, by the pool's analyzer: the texts its counter reproduces
+// are counted from their words and cached stems without a token stream,
+// and the others analysed with the stems cached. Stems are a function of
+// the word, so the terms are the uncached analyzer's.
+func (x *Index) indexFreqs(docs []engineDoc) []docFreqs {
+	texts, at := distinctTexts(docs)
+	freqs := make([]fieldFreqs, len(texts))
+	inParallel(len(texts), func(first, step int) {
+		var scratch []byte
+		for i := first; i < len(texts); i += step {
+			ok := false
+			if x.counter != nil {
+				freqs[i], ok, scratch = x.counter.freqs(texts[i], optScored, scratch)
+			}
+			if !ok {
+				freqs[i] = newFieldFreqs(x.pool.text.Analyze([]byte(texts[i])), optScored)
+			}
+		}
+	})
+	fq := make([]docFreqs, len(docs))
+	for i := range docs {
+		for f, text := range docFields(&docs[i]) {
+			if text != "" {
+				fq[i][f] = &freqs[at[text]]
+			}
+		}
+	}
+	return fq
+}
+
+// lengths are the fields' lengths of a document's analysis.
+func (fq *docFreqs) lengths() [nFields]uint32 {
+	var l [nFields]uint32
+	for f, ff := range fq {
+		if ff != nil {
+			l[f] = uint32(ff.length)
+		}
+	}
+	return l
+}
+
 // fieldFreqs is a field's analysis as bleve's fields hold it: the number
 // of its tokens and each distinct term with its frequency.
 type fieldFreqs struct {
@@ -277,9 +320,15 @@ type docFreqs [nFields]*fieldFreqs
 // in one array and the terms' bytes, which the map's keys and the
 // entries' terms share, in another.
 func newFieldFreqs(ts analysis.TokenStream, opts index.FieldIndexingOptions) fieldFreqs {
+	return countFreqs(ts, func(t *analysis.Token) string { return unsafe.String(unsafe.SliceData(t.Term), len(t.Term)) }, opts)
+}
+
+// countFreqs is newFieldFreqs of the tokens ts, whose terms term gives,
+// in their order. It keeps no reference to the terms' bytes.
+func countFreqs[T any](ts []T, term func(T) string, opts index.FieldIndexingOptions) fieldFreqs {
 	n := 0
 	for _, t := range ts {
-		n += len(t.Term)
+		n += len(term(t))
 	}
 	rv := make(index.TokenFrequencies, len(ts))
 	// Neither array grows past its capacity, so the entries and the bytes
@@ -287,16 +336,17 @@ func newFieldFreqs(ts analysis.TokenStream, opts index.FieldIndexingOptions) fie
 	slab := make([]index.TokenFreq, 0, len(ts))
 	terms := make([]byte, 0, n)
 	size := sizeOfMap
-	for _, t := range ts {
-		tf, ok := rv[string(t.Term)]
+	for _, tok := range ts {
+		t := term(tok)
+		tf, ok := rv[t]
 		if !ok {
 			start := len(terms)
-			terms = append(terms, t.Term...)
-			term := terms[start:len(terms):len(terms)]
-			slab = append(slab, index.TokenFreq{Term: term})
+			terms = append(terms, t...)
+			kept := terms[start:len(terms):len(terms)]
+			slab = append(slab, index.TokenFreq{Term: kept})
 			tf = &slab[len(slab)-1]
-			rv[unsafe.String(unsafe.SliceData(term), len(term))] = tf
-			size += sizeOfString + sizeOfPtr + 2*len(term) + sizeOfTokenFreq
+			rv[unsafe.String(unsafe.SliceData(kept), len(kept))] = tf
+			size += sizeOfString + sizeOfPtr + 2*len(kept) + sizeOfTokenFreq
 		}
 		if !opts.SkipFreqNorm() {
 			tf.SetFrequency(tf.Frequency() + 1)
