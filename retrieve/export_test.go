@@ -1,6 +1,9 @@
 package retrieve
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // What the black-box tests reach of the package's internals.
 
@@ -33,6 +36,12 @@ func TimeMentionsEveryWord(text string, ref time.Time) []Span {
 	defer func() { skipWords = true }()
 	return TimeMentions(text, ref)
 }
+
+// MayStart is mayStart; MayStartMention is mayStartMention, its words
+// listed.
+var MayStart = mayStart
+
+func MayStartMention() map[string]bool { return maps.Clone(mayStartMention) }
 
 // ContentKeys is contentKeys; TermKey is termKey.
 var ContentKeys, TermKey = contentKeys, termKey

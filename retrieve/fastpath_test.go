@@ -161,6 +161,31 @@ func TestTimeMentionsSkipNoWord(t *testing.T) {
 	}
 }
 
+// mayStart passes over a word by its length and first and last letters
+// before it looks it up: it answers as the lookup does, for the words
+// that start an expression, their near misses and random words.
+func TestMayStartAsLookup(t *testing.T) {
+	set := retrieve.MayStartMention()
+	words := []string{"", "s", "z", "0", "1999", "7", "the", "lake", "aa", "annn", "tt"}
+	for w := range set {
+		words = append(words, w, w+"s", w[1:], w[:len(w)-1], "x"+w, w+w, strings.ToUpper(w), w[:1]+"x"+w[len(w)-1:])
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	const alphabet = "abcdefghijklmnopqrstuvwxyz09A\xff"
+	for range 50000 {
+		b := make([]byte, 1+r.IntN(10))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		if got := retrieve.MayStart(w); got != set[w] {
+			t.Fatalf("%q: mayStart %t, want %t", w, got, set[w])
+		}
+	}
+}
+
 // A Doc's content keys are the termKey of each of ContentTerms, nil when
 // one has none.
 func TestContentKeysAreContentTerms(t *testing.T) {
