@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hmo-dev/hmo/internal/keysort"
 )
@@ -292,6 +293,9 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 	if err := loadDocs(cands, src); err != nil {
 		return nil, err
 	}
+	if p.readsMentions(q) {
+		deriveMentions(cands)
+	}
 	scale := bestFused(cands)
 	if p.o.Stages.Has(StageSpeaker) {
 		speakerPrior(q, cands, p.o.Priors.Speaker, scale)
@@ -319,6 +323,53 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 		}
 	}
 	return cands, nil
+}
+
+// readsMentions reports whether the ranking of q reads every
+// candidate's time expressions (Doc.mentions): the time prior, for a
+// question asking when or naming a time, and H-Mem's temporal
+// relevance, for one naming a time.
+func (p *Pipeline) readsMentions(q *Query) bool {
+	named := len(q.resolvedMentions()) > 0
+	return p.o.Stages.Has(StageTime) && (named || IsWhenQuestion(q.Text)) || p.o.Stages.Has(StageTemporal) && named
+}
+
+// parallelMentions is the number of candidates from which
+// deriveMentions derives on two goroutines.
+const parallelMentions = 32
+
+// deriveMentions derives the time expressions of the candidates' analysed
+// docs (Doc.mentions, kept with the doc), for the priors to read: the
+// calling goroutine and, from parallelMentions candidates on, one more
+// each take the next candidate that neither has taken, so that the
+// second takes a share only when it runs, on a core the ranking leaves
+// idle (when none is free it starts once the caller waits for it, and
+// finds none left). Each is derived once (sync.Once): the priors read
+// the same expressions in the same order as without it.
+func deriveMentions(cands []Candidate) {
+	var next atomic.Int64
+	derive := func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= int64(len(cands)) {
+				return
+			}
+			if d := cands[i].doc; d != nil && d.analysed {
+				d.mentions()
+			}
+		}
+	}
+	if len(cands) < parallelMentions {
+		derive()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		derive()
+	}()
+	derive()
+	<-done
 }
 
 // vectorCandidates returns up to c vector candidates of q. The runs of a
