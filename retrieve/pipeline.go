@@ -160,6 +160,16 @@ func (p *Pipeline) Stages() Stages { return p.o.Stages }
 // best first (ties: higher id first); the caller keeps the first q.K that
 // still exist.
 func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
+	return p.RunBeside(ctx, q, src, nil)
+}
+
+// RunBeside is Run, and calls beside, when not nil, with the ids of the
+// final list, best first, once the list is selected: on a goroutine of
+// its own while the results' soft match is worked out (a source with a
+// Lexicon), on the calling goroutine otherwise. RunBeside returns once
+// beside has. The caller reads the results' records there, while the
+// soft match runs: the list it is given is the one Run returns.
+func (p *Pipeline) RunBeside(ctx context.Context, q *Query, src Source, beside func(ids []uint64)) ([]Candidate, error) {
 	// 0. Decomposition: a multi-part question runs the path once per part
 	// and once whole; the lists are merged.
 	parts := p.Parts(q.Text)
@@ -195,8 +205,25 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		}
 		selectBest(cands)
 	}
+	lex, soft := src.(Lexicon)
+	if beside != nil {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		if !soft {
+			beside(ids)
+			return cands, nil
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			beside(ids)
+		}()
+		defer func() { <-done }()
+	}
 	// The soft match of the results' calibrated relevance.
-	if lex, ok := src.(Lexicon); ok {
+	if soft {
 		if err := calibrateSoft(q, cands, lex); err != nil {
 			return nil, err
 		}
