@@ -217,9 +217,9 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 
 func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
 
-// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher);
-// an error is left for Docs to report.
-func (s *archiveSource) Prefetch(ids []uint64) { _ = s.e.warmDocs(ids) }
+// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher),
+// on two cores when one is free; an error is left for Docs to report.
+func (s *archiveSource) Prefetch(ids []uint64) { s.e.prefetchDocs(ids) }
 
 func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
 	return s.e.wordVectors(words)
