@@ -17,8 +17,9 @@ func SoftMatch(q *Query, docs []*Doc, lex Lexicon) ([]float64, error) {
 	return softMatch(q, cands, lex)
 }
 
-// ContentWords is contentWords; NameWords is nameWords.
-var ContentWords, NameWords = contentWords, nameWords
+// ContentWords is contentWords; NameWords is nameWords; StopWords is
+// stopWords.
+var ContentWords, NameWords, StopWords = contentWords, nameWords, stopWords
 
 // TimeTokens is timeTokens as (lower-cased word, capital) pairs.
 func TimeTokens(text string) (words []string, capital []bool) {
