@@ -361,34 +361,39 @@ func (p *Pipeline) readsMentions(q *Query) bool {
 	return p.o.Stages.Has(StageTime) && (named || IsWhenQuestion(q.Text)) || p.o.Stages.Has(StageTemporal) && named
 }
 
-// parallelMentions is the number of candidates from which
-// deriveMentions derives on two goroutines.
+// parallelMentions is the number of candidates whose time expressions
+// are still to be derived from which deriveMentions derives them on two
+// goroutines.
 const parallelMentions = 32
 
-// deriveMentions derives the time expressions of the candidates' analysed
-// docs (Doc.mentions, kept with the doc), for the priors to read: the
-// calling goroutine and, from parallelMentions candidates on, one more
-// each take the next candidate that neither has taken, so that the
-// second takes a share only when it runs, on a core the ranking leaves
-// idle (when none is free it starts once the caller waits for it, and
-// finds none left). Each is derived once (sync.Once): the priors read
-// the same expressions in the same order as without it.
+// deriveMentions derives the time expressions of the candidates'
+// analysed docs (Doc.mentions, kept with the doc) that are still to be
+// derived, for the priors to read: from parallelMentions of them on, the
+// calling goroutine and one more each take the next that neither has
+// taken, so that the second takes a share only when it runs, on a core
+// the ranking leaves idle (when none is free it starts once the caller
+// waits for it, and finds none left); fewer are left to the priors, on
+// the calling goroutine. Each is derived once (sync.Once): the priors
+// read the same expressions in the same order as without it.
 func deriveMentions(cands []Candidate) {
+	var todo []*Doc
+	for i := range cands {
+		if d := cands[i].doc; d != nil && d.analysed && !d.lazy.spansDone.Load() {
+			todo = append(todo, d)
+		}
+	}
+	if len(todo) < parallelMentions {
+		return
+	}
 	var next atomic.Int64
 	derive := func() {
 		for {
 			i := next.Add(1) - 1
-			if i >= int64(len(cands)) {
+			if i >= int64(len(todo)) {
 				return
 			}
-			if d := cands[i].doc; d != nil && d.analysed {
-				d.mentions()
-			}
+			todo[i].mentions()
 		}
-	}
-	if len(cands) < parallelMentions {
-		derive()
-		return
 	}
 	done := make(chan struct{})
 	go func() {
