@@ -320,7 +320,8 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 	if err := loadDocs(cands, src); err != nil {
 		return nil, err
 	}
-	if p.readsMentions(q) {
+	when := p.o.Stages.Has(StageTime) && IsWhenQuestion(q.Text) // the time prior's "when ..." question
+	if p.readsMentions(q, when) {
 		deriveMentions(cands)
 	}
 	scale := bestFused(cands)
@@ -328,7 +329,7 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 		speakerPrior(q, cands, p.o.Priors.Speaker, scale)
 	}
 	if p.o.Stages.Has(StageTime) {
-		timePrior(q, cands, p.o.Priors.Time, scale)
+		timePrior(q, cands, when, p.o.Priors.Time, scale)
 	}
 	if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
 		if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
@@ -354,11 +355,12 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 
 // readsMentions reports whether the ranking of q reads every
 // candidate's time expressions (Doc.mentions): the time prior, for a
-// question asking when or naming a time, and H-Mem's temporal
-// relevance, for one naming a time.
-func (p *Pipeline) readsMentions(q *Query) bool {
+// question asking when (when: the time stage runs and IsWhenQuestion)
+// or naming a time, and H-Mem's temporal relevance, for one naming a
+// time.
+func (p *Pipeline) readsMentions(q *Query, when bool) bool {
 	named := len(q.resolvedMentions()) > 0
-	return p.o.Stages.Has(StageTime) && (named || IsWhenQuestion(q.Text)) || p.o.Stages.Has(StageTemporal) && named
+	return p.o.Stages.Has(StageTime) && (named || when) || p.o.Stages.Has(StageTemporal) && named
 }
 
 // parallelMentions is the number of candidates whose time expressions
