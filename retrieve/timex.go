@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,8 +138,10 @@ func TimeMentions(text string, ref time.Time) []Span {
 	toks := timeTokens((*buf)[:0], text)
 	defer func() {
 		clear(toks) // the tokens' strings are the text's, or a copy the spans keep
-		*buf = toks[:0]
-		timeTokenBufs.Put(buf)
+		if cap(toks) <= maxKeptTokens {
+			*buf = toks[:0]
+			timeTokenBufs.Put(buf)
+		}
 	}()
 	var out []Span
 	for i := 0; i < len(toks); i++ {
@@ -332,15 +335,23 @@ type timeToken struct {
 // when the mentions are found.
 var timeTokenBufs = sync.Pool{New: func() any { return new([]timeToken) }}
 
+// maxKeptTokens bounds the lists timeTokenBufs keeps (24 bytes a token):
+// a longer text's list, with room for half its bytes, is dropped.
+const maxKeptTokens = 4096
+
 // timeTokens appends to out the runs of ASCII letters and digits of text
 // (every other rune separates), lower-cased, with a number's ordinal
-// suffix dropped ("7th" -> "7"), and returns it. It reads text once.
+// suffix dropped ("7th" -> "7"), and returns it. It reads text once,
+// with room made first in out for as many tokens as the text can hold.
 // The tokens are substrings of text until the first token with a
 // capital, then of one lower-cased copy of it (lowerASCII: a token is a
 // run of ASCII bytes, so this is strings.ToLower of each token, at the
 // same offsets): one allocation for the copy, made only when the text
 // has a capital, and one for the tokens when out has no room.
 func timeTokens(out []timeToken, text string) []timeToken {
+	// A text of n bytes has at most (n+1)/2 tokens: with room for
+	// them, out grows at most once.
+	out = slices.Grow(out, (len(text)+1)/2)
 	from, copied := text, false // what the tokens are cut from: text, then its lower-cased copy
 	for i := 0; i < len(text); {
 		if alnum[text[i]] == 0 {
