@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -109,7 +110,11 @@ func (c *docCache) drop(ids ...uint64) {
 // as docs does, for a caller that wants them cached and not returned (a
 // read ahead): it builds no list of them.
 func (e *Engine) warmDocs(ids []uint64) error {
-	missing := e.docCache.missing(ids)
+	return e.readDocs(e.docCache.missing(ids))
+}
+
+// readDocs reads the docs of ids into the cache, in one transaction.
+func (e *Engine) readDocs(missing []uint64) error {
 	if len(missing) == 0 {
 		return nil
 	}
@@ -125,6 +130,60 @@ func (e *Engine) warmDocs(ids []uint64) error {
 		return nil
 	})
 }
+
+// prefetchDocs is warmDocs on the calling goroutine and, from
+// parallelPrefetch ids missing, one more, each in its own transaction,
+// each taking the next prefetchChunk of the ids that neither has taken:
+// the second takes a share only when it runs, on a core the query
+// leaves idle (the vector candidates' docs are read when their search
+// is done, and the lexical one mostly is); when none is free it starts
+// once the caller waits for it, finds none left, and opens no
+// transaction. An error is left for Docs to report, as warmDocs's.
+func (e *Engine) prefetchDocs(ids []uint64) {
+	missing := e.docCache.missing(ids)
+	if len(missing) < parallelPrefetch {
+		_ = e.readDocs(missing)
+		return
+	}
+	var next atomic.Int64
+	n := int64(len(missing))
+	read := func() {
+		if next.Load() >= n {
+			return
+		}
+		gen := e.docCache.generation()
+		_ = e.db.View(func(tx *bolt.Tx) error {
+			recs := e.db.preadBucket(tx, bucketRecords)
+			defer releaseBucket(recs)
+			for {
+				lo := next.Add(prefetchChunk) - prefetchChunk
+				if lo >= n {
+					return nil
+				}
+				for _, id := range missing[lo:min(lo+prefetchChunk, n)] {
+					if r, err := getRecordFrom(recs, id); err == nil {
+						e.cacheDoc(&r, gen)
+					}
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		read()
+	}()
+	read()
+	<-done
+}
+
+// parallelPrefetch is the number of docs missing from which
+// prefetchDocs reads on two goroutines; prefetchChunk is how many ids
+// each takes at a time.
+const (
+	parallelPrefetch = 32
+	prefetchChunk    = 8
+)
 
 // docs returns the pipeline's metadata of ids, in order, from the cache
 // or bbolt; a record that is gone has a zero Doc.

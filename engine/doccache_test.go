@@ -252,41 +252,51 @@ func TestPoolDocsReadBesideTheSearch(t *testing.T) {
 func TestWarmDocsFillDocCache(t *testing.T) {
 	e := openDocsEngine(t)
 	var in []Input
-	for i := range 40 {
+	for i := range 4 * parallelPrefetch {
 		in = append(in, Input{Scope: "s", Session: fmt.Sprint(i % 3), Role: []string{"user", "assistant"}[i%2], Text: fmt.Sprintf("note %d about the lake on Monday?", i)})
 	}
 	ids, err := e.Remember(context.Background(), in...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Forget(context.Background(), ids[5]); err != nil {
-		t.Fatal(err)
-	}
-	e.docCache.drop(ids...)
-	src := &archiveSource{e: e}
-	src.Prefetch(ids[:20])
-	for i, id := range ids[:20] {
-		d, ok := e.docCache.get(id)
-		if i == 5 {
-			if ok {
-				t.Fatal("a forgotten record was cached by the read ahead")
+	// From parallelPrefetch ids on, Prefetch reads on two goroutines:
+	// both sizes, a forgotten record early and late in the ids.
+	forgotten := map[int]bool{}
+	for _, n := range []int{20, 3 * parallelPrefetch} {
+		for _, i := range []int{5, n - 3} {
+			if !forgotten[i] {
+				if err := e.Forget(context.Background(), ids[i]); err != nil {
+					t.Fatal(err)
+				}
+				forgotten[i] = true
 			}
-			continue
 		}
-		if !ok {
-			t.Fatalf("record %d not cached by the read ahead", id)
+		e.docCache.drop(ids...)
+		src := &archiveSource{e: e}
+		src.Prefetch(ids[:n])
+		for i, id := range ids[:n] {
+			d, ok := e.docCache.get(id)
+			if forgotten[i] {
+				if ok {
+					t.Fatal("a forgotten record was cached by the read ahead")
+				}
+				continue
+			}
+			if !ok {
+				t.Fatalf("record %d not cached by the read ahead of %d", id, n)
+			}
+			e.docCache.drop(id)
+			want, err := e.docs([]uint64{id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(d.Text, want[0].Text) || d.ID != want[0].ID || d.Session != want[0].Session || d.Speaker != want[0].Speaker || d.Prev != want[0].Prev {
+				t.Fatalf("record %d: read ahead %+v, read %+v", id, d, want[0])
+			}
 		}
-		e.docCache.drop(id)
-		want, err := e.docs([]uint64{id})
-		if err != nil {
-			t.Fatal(err)
+		if _, ok := e.docCache.get(ids[n+5]); ok {
+			t.Fatal("a record not read ahead is cached")
 		}
-		if !reflect.DeepEqual(d.Text, want[0].Text) || d.ID != want[0].ID || d.Session != want[0].Session || d.Speaker != want[0].Speaker || d.Prev != want[0].Prev {
-			t.Fatalf("record %d: read ahead %+v, read %+v", id, d, want[0])
-		}
-	}
-	if _, ok := e.docCache.get(ids[25]); ok {
-		t.Fatal("a record not read ahead is cached")
 	}
 	// The cache starts over when full, in the same map: a doc handed out
 	// before keeps its value, the old entries are gone, the new ones held.

@@ -149,13 +149,19 @@ func (e *Engine) recallLexical(ctx context.Context, q *Query) ([]Result, error) 
 // out.
 func (e *Engine) recallArchive(ctx context.Context, q *Query, qv []float32) ([]Result, error) {
 	rq := e.pipeQuery(q, qv)
-	cands, err := e.pipe.Run(ctx, rq, &archiveSource{e: e, q: q})
+	// The results' records are read while the pipeline works out their
+	// soft match.
+	var recs []listed
+	var tx int
+	var readErr error
+	cands, err := e.pipe.RunBeside(ctx, rq, &archiveSource{e: e, q: q}, func(ids []uint64) {
+		recs, tx, readErr = e.resultRecords(ids, q.K)
+	})
 	if err != nil {
 		return nil, err
 	}
-	res, tx, err := e.results(cands, q.K)
 	q.readTx = tx
-	return res, err
+	return archiveResults(cands, recs), readErr
 }
 
 // pipeQuery is what the pipeline needs of q.
@@ -225,9 +231,9 @@ func (s *archiveSource) Vector(_ context.Context, rq *retrieve.Query, c int) ([]
 
 func (s *archiveSource) Docs(ids []uint64) ([]retrieve.Doc, error) { return s.e.docs(ids) }
 
-// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher);
-// an error is left for Docs to report.
-func (s *archiveSource) Prefetch(ids []uint64) { _ = s.e.warmDocs(ids) }
+// Prefetch reads the docs of ids into the doc cache (retrieve.Prefetcher),
+// on two cores when one is free; an error is left for Docs to report.
+func (s *archiveSource) Prefetch(ids []uint64) { s.e.prefetchDocs(ids) }
 
 func (s *archiveSource) WordVectors(words []string) ([][]float32, error) {
 	return s.e.wordVectors(words)
@@ -477,24 +483,53 @@ func dot(a, b []float32) float32 { return vecscan.Dot(a, b) }
 // results loads the top k candidates, and returns the id of the bbolt
 // transaction they were read in (Tx.ID: the last commit it saw).
 func (e *Engine) results(fused []retrieve.Candidate, k int) ([]Result, int, error) {
-	out := make([]Result, 0, min(k, len(fused)))
-	var id int
+	ids := make([]uint64, len(fused))
+	for i := range fused {
+		ids[i] = fused[i].ID
+	}
+	recs, tx, err := e.resultRecords(ids, k)
+	return archiveResults(fused, recs), tx, err
+}
+
+// archiveResults are the archive's results of the records recs read
+// from the ranked list fused.
+func archiveResults(fused []retrieve.Candidate, recs []listed) []Result {
+	out := make([]Result, len(recs))
+	for i, r := range recs {
+		f := &fused[r.at]
+		out[i] = Result{Record: r.rec, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector,
+			Relevance: f.Relevance, VectorZ: f.VectorZ, SoftMatch: f.SoftMatch, Tier: TierArchive}
+	}
+	return out
+}
+
+// listed is a result's record and its place in the ranked list.
+type listed struct {
+	rec Record
+	at  int
+}
+
+// resultRecords reads the records of the first k of ids that still
+// exist, and returns them with their places in ids and the id of the
+// bbolt transaction they were read in (Tx.ID: the last commit it saw).
+func (e *Engine) resultRecords(ids []uint64, k int) ([]listed, int, error) {
+	out := make([]listed, 0, min(k, len(ids)))
+	var txID int
 	err := e.db.View(func(tx *bolt.Tx) error {
-		id = tx.ID()
+		txID = tx.ID()
 		recs := e.db.preadBucket(tx, bucketRecords)
 		defer releaseBucket(recs)
-		for _, f := range fused {
+		for i, id := range ids {
 			if len(out) == k {
 				break
 			}
-			r, err := getRecordFrom(recs, f.ID)
+			r, err := getRecordFrom(recs, id)
 			if err != nil {
 				continue // forgotten since the index answered
 			}
-			out = append(out, Result{Record: r, Score: f.Score, TextScore: f.Text, VectorScore: f.Vector,
-				Relevance: f.Relevance, VectorZ: f.VectorZ, SoftMatch: f.SoftMatch, Tier: TierArchive})
+			out = append(out, listed{rec: r, at: i})
 		}
 		return nil
 	})
-	return out, id, err
+	return out, txID, err
 }

@@ -1,6 +1,7 @@
 package retrieve_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 // Doc.Analyse caches what the stages derive from a record's text; the
 // pipeline must rank exactly as it does from the raw text.
 func TestAnalysedDocsRankAlike(t *testing.T) {
-	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
 	texts := []string{
 		"I went camping with the kids last week, by the lake.",
 		"Did you go camping? Where did you go?",
@@ -25,22 +25,31 @@ func TestAnalysedDocsRankAlike(t *testing.T) {
 		"Caroline said the adoption agency called on Monday.",
 		"Wir waren in München im Café, größer als 東京都の美術館?",
 	}
-	raw := map[uint64]retrieve.Doc{}
-	analysed := map[uint64]retrieve.Doc{}
-	var text, vec []retrieve.Hit
-	for i, s := range texts {
-		id := uint64(i + 1)
-		d := retrieve.Doc{ID: id, Prev: uint64(i), Scope: "s", Session: "1", Speaker: []string{"Melanie", "Caroline"}[i%2],
-			Time: day.Add(time.Duration(i) * time.Hour), Text: s}
-		raw[id] = d
-		d.Analyse()
-		analysed[id] = d
-		text = append(text, retrieve.Hit{ID: id, Score: float64(20 - i), Coverage: float64(i%3) / 3})
-		vec = append(vec, retrieve.Hit{ID: uint64(len(texts) - i), Score: 0.9 - 0.05*float64(i)})
-	}
 	all, err := retrieve.ParseStages("default,+context,+wordsim,+temporal,+robust")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// n records: the texts, repeated; from 32 candidates on the ranking
+	// derives their time expressions on two goroutines.
+	for _, n := range []int{len(texts), 70} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { analysedRankAlike(t, texts, n, all) })
+	}
+}
+
+func analysedRankAlike(t *testing.T, texts []string, n int, all retrieve.Stages) {
+	day := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	raw := map[uint64]retrieve.Doc{}
+	analysed := map[uint64]retrieve.Doc{}
+	var text, vec []retrieve.Hit
+	for i := range n {
+		id := uint64(i + 1)
+		d := retrieve.Doc{ID: id, Prev: uint64(i), Scope: "s", Session: fmt.Sprint(i / 20), Speaker: []string{"Melanie", "Caroline"}[i%2],
+			Time: day.Add(time.Duration(i) * time.Hour), Text: texts[i%len(texts)]}
+		raw[id] = d
+		d.Analyse()
+		analysed[id] = d
+		text = append(text, retrieve.Hit{ID: id, Score: float64(2*n - i), Coverage: float64(i%3) / 3})
+		vec = append(vec, retrieve.Hit{ID: uint64(n - i), Score: 0.9 - 0.5*float64(i)/float64(n)})
 	}
 	for _, stages := range []retrieve.Stages{retrieve.DefaultStages, all} {
 		for _, q := range []string{
@@ -52,7 +61,7 @@ func TestAnalysedDocsRankAlike(t *testing.T) {
 			"yes",
 			"München Café größer 東京都の美術館",
 		} {
-			query := &retrieve.Query{Text: q, K: 5, Candidates: 10, Now: day.AddDate(0, 0, 3), VectorNull: retrieve.Null{Mean: 0.2, SD: 0.1}}
+			query := &retrieve.Query{Text: q, K: 5, Candidates: n, Now: day.AddDate(0, 0, 3), VectorNull: retrieve.Null{Mean: 0.2, SD: 0.1}}
 			want, err := run(&retrieve.Options{Stages: stages}, query, &fakeSource{text: text, vec: vec, docs: raw})
 			if err != nil {
 				t.Fatal(err)

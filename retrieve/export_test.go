@@ -1,6 +1,9 @@
 package retrieve
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // What the black-box tests reach of the package's internals.
 
@@ -14,8 +17,9 @@ func SoftMatch(q *Query, docs []*Doc, lex Lexicon) ([]float64, error) {
 	return softMatch(q, cands, lex)
 }
 
-// ContentWords is contentWords; NameWords is nameWords.
-var ContentWords, NameWords = contentWords, nameWords
+// ContentWords is contentWords; NameWords is nameWords; StopWords is
+// stopWords.
+var ContentWords, NameWords, StopWords = contentWords, nameWords, stopWords
 
 // TimeTokens is timeTokens as (lower-cased word, capital) pairs.
 func TimeTokens(text string) (words []string, capital []bool) {
@@ -33,6 +37,12 @@ func TimeMentionsEveryWord(text string, ref time.Time) []Span {
 	defer func() { skipWords = true }()
 	return TimeMentions(text, ref)
 }
+
+// MayStart is mayStart; MayStartMention is mayStartMention, its words
+// listed.
+var MayStart = mayStart
+
+func MayStartMention() map[string]bool { return maps.Clone(mayStartMention) }
 
 // ContentKeys is contentKeys; TermKey is termKey.
 var ContentKeys, TermKey = contentKeys, termKey

@@ -161,6 +161,31 @@ func TestTimeMentionsSkipNoWord(t *testing.T) {
 	}
 }
 
+// mayStart passes over a word by its length and first and last letters
+// before it looks it up: it answers as the lookup does, for the words
+// that start an expression, their near misses and random words.
+func TestMayStartAsLookup(t *testing.T) {
+	set := retrieve.MayStartMention()
+	words := []string{"", "s", "z", "0", "1999", "7", "the", "lake", "aa", "annn", "tt"}
+	for w := range set {
+		words = append(words, w, w+"s", w[1:], w[:len(w)-1], "x"+w, w+w, strings.ToUpper(w), w[:1]+"x"+w[len(w)-1:])
+	}
+	r := rand.New(rand.NewPCG(51, 52))
+	const alphabet = "abcdefghijklmnopqrstuvwxyz09A\xff"
+	for range 50000 {
+		b := make([]byte, 1+r.IntN(10))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		if got := retrieve.MayStart(w); got != set[w] {
+			t.Fatalf("%q: mayStart %t, want %t", w, got, set[w])
+		}
+	}
+}
+
 // A Doc's content keys are the termKey of each of ContentTerms, nil when
 // one has none.
 func TestContentKeysAreContentTerms(t *testing.T) {
@@ -249,6 +274,50 @@ func TestContentTermsAsFieldsFunc(t *testing.T) {
 		}
 		if got := retrieve.ContentKeys(text); !slices.Equal(got, keys) || (got == nil) != (keys == nil) {
 			t.Fatalf("%q: keys %v, want %v", text, got, keys)
+		}
+	}
+}
+
+// refContentWords is contentWords as first written: strings.FieldsFunc
+// of the lower-cased text at every rune that is no letter or apostrophe.
+func refContentWords(text string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		f = strings.Trim(f, "'")
+		if i := strings.IndexByte(f, '\''); i > 0 {
+			f = f[:i]
+		}
+		if len(f) < 3 || retrieve.StopWords[f] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// contentWords splits an ASCII text by bytes as the reference does by
+// runes: synthetic records, stop words in both cases, apostrophes,
+// digits, and texts beyond ASCII (split by runes).
+func TestContentWordsAsFieldsFunc(t *testing.T) {
+	texts := []string{"", "'", "''abc''", "Melanie's I'm 'quoted' o'neil's", "The THE the'", "naïve Café", "a\xffbcd efg"}
+	for _, in := range synth.New(synth.Options{Seed: 15, Records: 2000}).Next(2000) {
+		texts = append(texts, in.Text)
+	}
+	pieces := []string{"about", "ABOUT", "melanie", "Melanie's", "'", "''", " ", ".", ",", "7", "x", "ab", "abc", "don't", "é", "É", "\xff", "İ", "-", "\t"}
+	r := rand.New(rand.NewPCG(61, 62))
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(10) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+			if r.IntN(2) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		if got, want := retrieve.ContentWords(text), refContentWords(text); !slices.Equal(got, want) {
+			t.Fatalf("%q: content words %q, want %q", text, got, want)
 		}
 	}
 }

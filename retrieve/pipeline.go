@@ -161,6 +161,16 @@ func (p *Pipeline) Stages() Stages { return p.o.Stages }
 // best first (ties: higher id first); the caller keeps the first q.K that
 // still exist.
 func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, error) {
+	return p.RunBeside(ctx, q, src, nil)
+}
+
+// RunBeside is Run, and calls beside, when not nil, with the ids of the
+// final list, best first, once the list is selected: on a goroutine of
+// its own while the results' soft match is worked out (a source with a
+// Lexicon), on the calling goroutine otherwise. RunBeside returns once
+// beside has. The caller reads the results' records there, while the
+// soft match runs: the list it is given is the one Run returns.
+func (p *Pipeline) RunBeside(ctx context.Context, q *Query, src Source, beside func(ids []uint64)) ([]Candidate, error) {
 	// 0. Decomposition: a multi-part question runs the path once per part
 	// and once whole; the lists are merged.
 	parts := p.Parts(q.Text)
@@ -196,8 +206,25 @@ func (p *Pipeline) Run(ctx context.Context, q *Query, src Source) ([]Candidate, 
 		}
 		selectBest(cands)
 	}
+	lex, soft := src.(Lexicon)
+	if beside != nil {
+		ids := make([]uint64, len(cands))
+		for i := range cands {
+			ids[i] = cands[i].ID
+		}
+		if !soft {
+			beside(ids)
+			return cands, nil
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			beside(ids)
+		}()
+		defer func() { <-done }()
+	}
 	// The soft match of the results' calibrated relevance.
-	if lex, ok := src.(Lexicon); ok {
+	if soft {
 		if err := calibrateSoft(q, cands, lex); err != nil {
 			return nil, err
 		}
@@ -291,12 +318,16 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 	if err := loadDocs(cands, src); err != nil {
 		return nil, err
 	}
+	when := p.o.Stages.Has(StageTime) && q.isWhenQuestion() // the time prior's "when ..." question
+	if p.readsMentions(q, when) {
+		deriveMentions(cands)
+	}
 	scale := bestFused(cands)
 	if p.o.Stages.Has(StageSpeaker) {
 		speakerPrior(q, cands, p.o.Priors.Speaker, scale)
 	}
 	if p.o.Stages.Has(StageTime) {
-		timePrior(q, cands, p.o.Priors.Time, scale)
+		timePrior(q, cands, when, p.o.Priors.Time, scale)
 	}
 	if lex, ok := src.(Lexicon); ok && p.o.Stages.Has(StageWordSim) {
 		if err := wordSimPrior(q, cands, lex, p.o.Priors.WordSim, scale); err != nil {
@@ -318,6 +349,59 @@ func (p *Pipeline) rank(q *Query, src Source, text, vec []Hit) ([]Candidate, err
 		}
 	}
 	return cands, nil
+}
+
+// readsMentions reports whether the ranking of q reads every
+// candidate's time expressions (Doc.mentions): the time prior, for a
+// question asking when (when: the time stage runs and IsWhenQuestion)
+// or naming a time, and H-Mem's temporal relevance, for one naming a
+// time.
+func (p *Pipeline) readsMentions(q *Query, when bool) bool {
+	named := len(q.resolvedMentions()) > 0
+	return p.o.Stages.Has(StageTime) && (named || when) || p.o.Stages.Has(StageTemporal) && named
+}
+
+// parallelMentions is the number of candidates whose time expressions
+// are still to be derived from which deriveMentions derives them on two
+// goroutines.
+const parallelMentions = 32
+
+// deriveMentions derives the time expressions of the candidates'
+// analysed docs (Doc.mentions, kept with the doc) that are still to be
+// derived, for the priors to read: from parallelMentions of them on, the
+// calling goroutine and one more each take the next that neither has
+// taken, so that the second takes a share only when it runs, on a core
+// the ranking leaves idle (when none is free it starts once the caller
+// waits for it, and finds none left); fewer are left to the priors, on
+// the calling goroutine. Each is derived once (sync.Once): the priors
+// read the same expressions in the same order as without it.
+func deriveMentions(cands []Candidate) {
+	var todo []*Doc
+	for i := range cands {
+		if d := cands[i].doc; d != nil && d.analysed && !d.lazy.spansDone.Load() {
+			todo = append(todo, d)
+		}
+	}
+	if len(todo) < parallelMentions {
+		return
+	}
+	var next atomic.Int64
+	derive := func() {
+		for {
+			i := next.Add(1) - 1
+			if i >= int64(len(todo)) {
+				return
+			}
+			todo[i].mentions()
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		derive()
+	}()
+	derive()
+	<-done
 }
 
 // vectorCandidates returns up to c vector candidates of q. The runs of a

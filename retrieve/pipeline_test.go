@@ -1,7 +1,9 @@
 package retrieve_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -85,6 +87,60 @@ func TestNewRejects(t *testing.T) {
 	} {
 		if _, err := retrieve.New(&o); !errors.Is(err, retrieve.ErrInvalidOption) {
 			t.Errorf("New(%+v) = %v, want ErrInvalidOption", o, err)
+		}
+	}
+}
+
+// RunBeside hands beside the final list's ids, once, and returns the
+// list Run returns, its soft match worked out, with a Lexicon (beside
+// on its own goroutine) and without.
+func TestRunBeside(t *testing.T) {
+	docs := map[uint64]retrieve.Doc{}
+	var text, vec []retrieve.Hit
+	for i := range 40 {
+		id := uint64(i + 1)
+		docs[id] = retrieve.Doc{ID: id, Scope: "s", Session: fmt.Sprint(i / 10), Speaker: "Ann", Text: []string{
+			"I'm allergic to shellfish", "the weather is nice today", "we went camping last week"}[i%3]}
+		text = append(text, retrieve.Hit{ID: id, Score: float64(50 - i)})
+		vec = append(vec, retrieve.Hit{ID: uint64(40 - i), Score: 0.9 - 0.01*float64(i)})
+	}
+	plain := fakeSource{text: text, vec: vec, docs: docs}
+	lex := &lexSource{fakeSource: plain, vecs: map[string][]float32{
+		"allergy": {1, 0}, "allergic": {0.9, 0.436}, "shellfish": {0, 1}, "food": {0.6, 0.8}, "weather": {0, -1},
+	}}
+	p, err := retrieve.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []retrieve.Source{&plain, lex} {
+		for _, q := range []string{"food allergy", "when did Ann go camping"} {
+			query := func() *retrieve.Query {
+				return &retrieve.Query{Text: q, K: 5, Candidates: 40, Vector: []float32{1}}
+			}
+			want, err := p.Run(context.Background(), query(), src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			var seen []uint64
+			got, err := p.RunBeside(context.Background(), query(), src, func(ids []uint64) {
+				calls++
+				seen = ids
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != 1 || !slices.Equal(seen, ids(want)) {
+				t.Errorf("%q (%T): beside called %d times with %v, want once with %v", q, src, calls, seen, ids(want))
+			}
+			if !slices.EqualFunc(got, want, func(a, b retrieve.Candidate) bool {
+				return a.ID == b.ID && a.Score == b.Score && a.Relevance == b.Relevance && a.SoftMatch == b.SoftMatch && a.OwnCoverage == b.OwnCoverage
+			}) {
+				t.Errorf("%q (%T): RunBeside's list differs from Run's", q, src)
+			}
+			if _, ok := src.(retrieve.Lexicon); ok && !slices.ContainsFunc(got, func(c retrieve.Candidate) bool { return c.SoftMatch > 0 }) {
+				t.Errorf("%q: no soft match", q)
+			}
 		}
 	}
 }

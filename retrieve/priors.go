@@ -60,12 +60,12 @@ func speakerPrior(q *Query, cands []Candidate, w, scale float64) {
 	}
 }
 
-// timePrior boosts, for a "when" question, candidates that hold a time
-// expression; for a question naming a time ("in May 2023", "last week"
-// relative to q.Now), candidates dated inside it or mentioning a time
-// inside it (resolved against their own date).
-func timePrior(q *Query, cands []Candidate, w, scale float64) {
-	when := q.isWhenQuestion()
+// timePrior boosts, for a "when" question (when: IsWhenQuestion of
+// q.Text), candidates that hold a time expression; for a question naming
+// a time ("in May 2023", "last week" relative to q.Now), candidates dated
+// inside it or mentioning a time inside it (resolved against their own
+// date).
+func timePrior(q *Query, cands []Candidate, when bool, w, scale float64) {
 	spans := q.resolvedMentions()
 	if !when && len(spans) == 0 {
 		return

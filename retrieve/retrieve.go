@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -180,7 +181,8 @@ type Doc struct {
 // Safe for concurrent use.
 type lazyDerived struct {
 	spansOnce sync.Once
-	spans     []Span // TimeMentions of the text, resolved against Time
+	spans     []Span      // TimeMentions of the text, resolved against Time
+	spansDone atomic.Bool // spans derived (deriveMentions passes over the doc)
 	wordsOnce sync.Once
 	words     string // contentWords of the text joined by spaces: one string, about half the size of Text
 }
@@ -279,7 +281,10 @@ func (d *Doc) mentions() []Span {
 		return TimeMentions(d.Text, d.Time)
 	}
 	l := d.lazy
-	l.spansOnce.Do(func() { l.spans = TimeMentions(d.Text, d.Time) })
+	l.spansOnce.Do(func() {
+		l.spans = TimeMentions(d.Text, d.Time)
+		l.spansDone.Store(true)
+	})
 	return l.spans
 }
 

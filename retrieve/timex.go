@@ -69,6 +69,35 @@ var mayStartMention = func() map[string]bool {
 	return m
 }()
 
+// startShapes[n][f] has bit l set when mayStartMention holds a word of
+// n bytes that begins with letter 'a'+f and ends with letter 'a'+l: a
+// word of another shape is surely not in it, found without hashing it.
+// shapesAll is set when a word of mayStartMention has no such shape
+// (none has): every word is then looked up.
+var startShapes, shapesAll = func() (t [10][26]uint32, all bool) {
+	for w := range mayStartMention {
+		n := len(w)
+		if n == 0 || n >= len(t) || !isLower(w[0]) || !isLower(w[n-1]) {
+			return t, true
+		}
+		t[n][w[0]-'a'] |= 1 << (w[n-1] - 'a')
+	}
+	return t, false
+}()
+
+// mayStart is mayStartMention[w].
+func mayStart(w string) bool {
+	if !shapesAll {
+		n := len(w)
+		if n == 0 || n >= len(startShapes) || !isLower(w[0]) || !isLower(w[n-1]) || startShapes[n][w[0]-'a']&(1<<(w[n-1]-'a')) == 0 {
+			return false
+		}
+	}
+	return mayStartMention[w]
+}
+
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+
 // skipWords lets TimeMentions pass over the words mayStartMention does
 // not hold; tests turn it off to check that the cases take none of them.
 var skipWords = true
@@ -109,13 +138,15 @@ func TimeMentions(text string, ref time.Time) []Span {
 	toks := timeTokens((*buf)[:0], text)
 	defer func() {
 		clear(toks) // the tokens' strings are the text's, or a copy the spans keep
-		*buf = toks[:0]
-		timeTokenBufs.Put(buf)
+		if cap(toks) <= maxKeptTokens {
+			*buf = toks[:0]
+			timeTokenBufs.Put(buf)
+		}
 	}()
 	var out []Span
 	for i := 0; i < len(toks); i++ {
 		w := toks[i].lower
-		if skipWords && !mayStartMention[w] && !isNumber(w) {
+		if skipWords && !mayStart(w) && !isNumber(w) {
 			continue // no case below takes it
 		}
 		next := func(k int) string {
@@ -126,7 +157,13 @@ func TimeMentions(text string, ref time.Time) []Span {
 		}
 		switch {
 		case w == "yesterday" || w == "today" || w == "tonight" || w == "tomorrow":
-			off := map[string]int{"yesterday": -1, "today": 0, "tonight": 0, "tomorrow": 1}[w]
+			off := 0 // today, tonight
+			switch w {
+			case "yesterday":
+				off = -1
+			case "tomorrow":
+				off = 1
+			}
 			if ref.IsZero() {
 				out = append(out, Span{Text: w})
 			} else {
@@ -140,7 +177,13 @@ func TimeMentions(text string, ref time.Time) []Span {
 				out = append(out, Span{Text: txt})
 				continue
 			}
-			dir := map[string]int{"last": -1, "past": -1, "next": 1, "this": 0}[w]
+			dir := 0 // this
+			switch w {
+			case "last", "past":
+				dir = -1
+			case "next":
+				dir = 1
+			}
 			out = append(out, relative(txt, ref, dir, 1, u))
 		case counts[w] > 0 || isNumber(w):
 			// "two weeks ago", "a few days ago", "3 months ago"
@@ -292,61 +335,45 @@ type timeToken struct {
 // when the mentions are found.
 var timeTokenBufs = sync.Pool{New: func() any { return new([]timeToken) }}
 
+// maxKeptTokens bounds the lists timeTokenBufs keeps (24 bytes a token):
+// a longer text's list, with room for half its bytes, is dropped.
+const maxKeptTokens = 4096
+
 // timeTokens appends to out the runs of ASCII letters and digits of text
 // (every other rune separates), lower-cased, with a number's ordinal
-// suffix dropped ("7th" -> "7"), and returns it. The tokens are
-// substrings of one lower-cased copy of the text, made only when it has
-// a capital: one allocation for the copy (two for a text with capitals
-// and runes beyond ASCII), and one for the tokens when out has no room.
+// suffix dropped ("7th" -> "7"), and returns it. It reads text once,
+// with room made first in out for as many tokens as the text can hold.
+// The tokens are substrings of text until the first token with a
+// capital, then of one lower-cased copy of it (lowerASCII: a token is a
+// run of ASCII bytes, so this is strings.ToLower of each token, at the
+// same offsets): one allocation for the copy, made only when the text
+// has a capital, and one for the tokens when out has no room.
 func timeTokens(out []timeToken, text string) []timeToken {
-	// One pass counts the tokens and finds whether the text has a
-	// capital and a byte beyond ASCII (not in a token: tokens are ASCII).
-	n, upper, ascii := 0, false, true
+	// A text of n bytes has at most (n+1)/2 tokens: with room for
+	// them, out grows at most once.
+	out = slices.Grow(out, (len(text)+1)/2)
+	from, copied := text, false // what the tokens are cut from: text, then its lower-cased copy
 	for i := 0; i < len(text); {
-		for i < len(text) && alnum[text[i]] == 0 {
-			ascii = ascii && text[i] < 0x80
+		if alnum[text[i]] == 0 {
 			i++
-		}
-		if i == len(text) {
-			break
-		}
-		n++
-		for i < len(text) && alnum[text[i]] != 0 {
-			upper = upper || alnum[text[i]] == alnumUpper
-			i++
-		}
-	}
-	if n == 0 {
-		return out
-	}
-	lower := text
-	switch {
-	case upper && ascii:
-		lower = strings.ToLower(text) // one allocation
-	case upper:
-		// ASCII letters only: a token is a run of ASCII bytes, so this
-		// is strings.ToLower of each token, at the same offsets.
-		b := []byte(text)
-		for i, c := range b {
-			if c >= 'A' && c <= 'Z' {
-				b[i] = c + 'a' - 'A'
-			}
-		}
-		lower = string(b)
-	}
-	out = slices.Grow(out, n)
-	for i := 0; i < len(text); {
-		for i < len(text) && alnum[text[i]] == 0 {
-			i++
-		}
-		if i == len(text) {
-			break
+			continue
 		}
 		j := i
-		for j < len(text) && alnum[text[j]] != 0 {
+		var class uint8 // the classes of the token's bytes, or-ed
+		for j < len(text) {
+			c := alnum[text[j]]
+			if c == 0 {
+				break
+			}
+			class |= c
 			j++
 		}
-		w := lower[i:j]
+		if class&alnumUpper != 0 && !copied {
+			// The tokens before this one have no capital: as cut
+			// from text, they are as cut from the copy.
+			from, copied = lowerASCII(text), true
+		}
+		w := from[i:j]
 		if k := len(w) - 2; k > 0 {
 			switch w[k:] {
 			case "st", "nd", "rd", "th":
@@ -359,6 +386,23 @@ func timeTokens(out []timeToken, text string) []timeToken {
 		i = j
 	}
 	return out
+}
+
+// lowerASCII is text with its ASCII capitals in lower case and every
+// other byte as it is, in one allocation.
+func lowerASCII(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	done := 0
+	for i := range len(text) {
+		if c := text[i]; c >= 'A' && c <= 'Z' {
+			b.WriteString(text[done:i])
+			b.WriteByte(c + 'a' - 'A')
+			done = i + 1
+		}
+	}
+	b.WriteString(text[done:])
+	return b.String()
 }
 
 // alnum classes a byte: 0 for none of ASCII's letters and digits,

@@ -205,18 +205,73 @@ func cosine(a, b []float32) float64 {
 }
 
 // contentWords are the lower-cased words of text, stop words and words
-// shorter than three letters left out.
+// shorter than three letters left out. The words are runs of letters
+// and apostrophes, trimmed of apostrophes and cut at the first one left
+// (melanie's -> melanie, i'm -> i). An ASCII text is split by bytes, in
+// its lower-cased copy (lowerASCII: strings.ToLower of ASCII, made only
+// when it has a capital); another by runes.
 func contentWords(text string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
-		f = strings.Trim(f, "'")
-		if i := strings.IndexByte(f, '\''); i > 0 {
-			f = f[:i] // melanie's -> melanie, i'm -> i
+	upper := false
+	for i := range len(text) {
+		c := text[i]
+		if c >= 0x80 {
+			return contentWordsUnicode(text)
 		}
-		if len(f) < 3 || stopWords[f] {
+		upper = upper || c >= 'A' && c <= 'Z'
+	}
+	lower := text
+	if upper {
+		lower = lowerASCII(text)
+	}
+	var out []string
+	for i := 0; i < len(lower); {
+		if !wordByte(lower[i]) {
+			i++
 			continue
 		}
-		out = append(out, f)
+		j, quote := i, false
+		for ; j < len(lower) && wordByte(lower[j]); j++ {
+			quote = quote || lower[j] == '\''
+		}
+		f := lower[i:j]
+		if quote {
+			f = contentWord(f)
+		} else if len(f) < 3 || stopWords[f] {
+			f = ""
+		}
+		if f != "" {
+			out = append(out, f)
+		}
+		i = j
+	}
+	return out
+}
+
+// wordByte reports whether an ASCII byte of a lower-cased text belongs to
+// a word: a letter or an apostrophe (unicode.IsLetter of ASCII is a
+// letter of either case).
+func wordByte(c byte) bool { return c >= 'a' && c <= 'z' || c == '\'' }
+
+// contentWord is the content word of a run of letters and apostrophes,
+// "" for none (a run without an apostrophe is its own word).
+func contentWord(f string) string {
+	f = strings.Trim(f, "'")
+	if i := strings.IndexByte(f, '\''); i > 0 {
+		f = f[:i] // melanie's -> melanie, i'm -> i
+	}
+	if len(f) < 3 || stopWords[f] {
+		return ""
+	}
+	return f
+}
+
+// contentWordsUnicode is contentWords of any text, split by runes.
+func contentWordsUnicode(text string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		if f = contentWord(f); f != "" {
+			out = append(out, f)
+		}
 	}
 	return out
 }
