@@ -3,6 +3,7 @@ package fts
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"strconv"
 
 	index "github.com/blevesearch/bleve_index_api"
@@ -108,10 +109,16 @@ func (x *Index) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) 
 	return false, nil
 }
 
-// HoldsAll implements engine.TermHolder over the documents held. It
-// walks the postings of the query's rarest term in the text field and
-// looks each document up in the others', rarest first: most documents
-// lack the next rarest and are left after one lookup.
+// HoldsAll implements engine.TermHolder over the documents held. The
+// documents holding every term in the text field are found rarest term
+// first. When the rarest has few documents against the next one's
+// postings, each is looked up in the other terms (holdsByLookup).
+// Otherwise the two rarest terms' postings mark their documents' slots
+// on two bitmaps, intersected (a posting names its document by slot, so
+// the walk loads no document), and each further term is looked up in the
+// documents left, or marked and intersected in turn while more than one
+// document in holdsLookup of its postings is left. Only the documents
+// holding every term are handed to keep.
 func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -134,6 +141,43 @@ func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool)
 			ps[j], ps[j-1] = ps[j-1], ps[j]
 		}
 	}
+	if len(ps) == 1 || ps[0].df[fText]*holdsLookup < ps[1].n {
+		return m.holdsByLookup(ps, keep), nil
+	}
+	words := (len(m.slots) + 63) / 64
+	buf := make([]uint64, 2*words)
+	held, next := buf[:words], buf[words:]
+	ps[0].mark(held)
+	left := ps[0].df[fText]
+	for _, t := range ps[1:] {
+		if left*holdsLookup < t.n {
+			left = m.lookUp(held, t)
+		} else {
+			clear(next)
+			t.mark(next)
+			left = 0
+			for w := range held {
+				held[w] &= next[w]
+				left += bits.OnesCount64(held[w])
+			}
+		}
+		if left == 0 {
+			return false, nil
+		}
+	}
+	for w, b := range held {
+		for ; b != 0; b &= b - 1 {
+			if keep(m.slots[w*64+bits.TrailingZeros64(b)].meta.ID) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// holdsByLookup is HoldsAll for a rarest term (ps[0]) of few postings:
+// each of its documents is looked up in the other terms, rarest first.
+func (m *Memory) holdsByLookup(ps []*memTerm, keep func(uint64) bool) bool {
 	for _, list := range ps[0].scopes {
 	docs:
 		for i := range list.posts {
@@ -148,11 +192,43 @@ func (m *Memory) HoldsAll(ctx context.Context, q string, keep func(uint64) bool)
 				}
 			}
 			if keep(d.meta.ID) {
-				return true, nil
+				return true
 			}
 		}
 	}
-	return false, nil
+	return false
+}
+
+// holdsLookup is about how many postings HoldsAll reads in the time of
+// one lookup of a term in a document (a search of its refs, loading each).
+const holdsLookup = 16
+
+// mark sets the slots of the documents holding t in the text field.
+func (t *memTerm) mark(set []uint64) {
+	for _, list := range t.scopes {
+		for i := range list.posts {
+			if p := &list.posts[i]; p.tf[fText] > 0 {
+				set[p.slot/64] |= 1 << (p.slot % 64)
+			}
+		}
+	}
+}
+
+// lookUp clears from set the documents not holding t in the text field
+// and returns how many are left.
+func (m *Memory) lookUp(set []uint64, t *memTerm) int {
+	left := 0
+	for w, b := range set {
+		for ; b != 0; b &= b - 1 {
+			bit := bits.TrailingZeros64(b)
+			if p := m.post(t, m.slots[w*64+bit]); p == nil || p.tf[fText] == 0 {
+				set[w] &^= 1 << bit
+			} else {
+				left++
+			}
+		}
+	}
+	return left
 }
 
 // termCursor walks one word's postings in one field through bleve's
