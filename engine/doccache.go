@@ -6,6 +6,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hmo-dev/hmo/internal/pair"
 	"github.com/hmo-dev/hmo/retrieve"
 )
 
@@ -168,13 +169,7 @@ func (e *Engine) prefetchDocs(ids []uint64) {
 			}
 		})
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		read()
-	}()
-	read()
-	<-done
+	pair.Run(read)
 }
 
 // parallelPrefetch is the number of docs missing from which

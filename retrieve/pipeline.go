@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/hmo-dev/hmo/internal/keysort"
+	"github.com/hmo-dev/hmo/internal/pair"
 )
 
 // ErrInvalidOption is returned by New for options out of range.
@@ -395,13 +396,7 @@ func deriveMentions(cands []Candidate) {
 			todo[i].mentions()
 		}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		derive()
-	}()
-	derive()
-	<-done
+	pair.Run(derive)
 }
 
 // vectorCandidates returns up to c vector candidates of q. The runs of a
