@@ -164,16 +164,38 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 
 // ready waits until the page has rendered the view.
 func ready(view string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](fmt.Sprintf("document.body && document.body.dataset.ready === %q", view),
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second))
+	return again(chromedp.Poll[chromedp.Void](fmt.Sprintf("document.body && document.body.dataset.ready === %q", view),
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(40*time.Second)))
 }
 
 // show switches the page to a view by its address, as a click on a link
 // does.
 func show(hash, view string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf("document.body.dataset.ready = ''; location.hash = %q", hash)),
+		again(chromedp.Evaluate[chromedp.Void](fmt.Sprintf("document.body.dataset.ready = ''; location.hash = %q", hash))),
 		ready(view))
+}
+
+// again runs a script action that can be run twice (it reads the page,
+// or sets what it sets) again when Chromium says its JavaScript context
+// is gone (CDP -32000): an evaluation just after a navigation to another
+// document can still name the old document's context. TestBrowser failed
+// so about once in twenty runs, at the first wait after navigating back
+// from the refused login link's page.
+func again(a chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := a(ctx, t)
+			if err == nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+				return v, err
+			}
+			select {
+			case <-ctx.Done():
+				return v, err
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // TestBrowser drives the memory browser in headless Chromium: log in with
