@@ -42,18 +42,13 @@ type Query struct {
 	// vec, when set, holds the vector candidates of this Vector, asked
 	// once for all the runs of a multi-part question (runParts).
 	vec *vectorMemo
-	// set is AsksForSet of setText (when setDone), which three stages
-	// ask of Text.
-	set, setDone bool
-	setText      string
-	// words are questionWords(wordsText) (when wordsDone), which the
-	// set and thing tests and the speaker's name read.
-	words     []qword
-	wordsDone bool
-	wordsText string
-	// when is IsWhenQuestion(whenText) (when whenDone).
-	when, whenDone bool
-	whenText       string
+	// set is AsksForSet of the text, which three stages ask.
+	set textMemo[bool]
+	// words are questionWords of the text, which the set and thing tests
+	// and the speaker's name read.
+	words textMemo[[]qword]
+	// when is IsWhenQuestion of the text.
+	when textMemo[bool]
 	// terms is newTermSet(ContentTerms(termsText)), which calibrate and
 	// the context and speech act priors read.
 	terms     *termSet
@@ -100,27 +95,34 @@ func (q *Query) AsksForSet() bool { return q.asksForSet() }
 
 // asksForSet is AsksForSet(q.Text), worked out once per text.
 func (q *Query) asksForSet() bool {
-	if !q.setDone || q.setText != q.Text {
-		q.set, q.setDone, q.setText = asksForSet(q.Text, q.questionWords()), true, q.Text
-	}
-	return q.set
+	return q.set.of(q.Text, func(text string) bool { return asksForSet(text, q.questionWords()) })
 }
 
 // isWhenQuestion is IsWhenQuestion(q.Text), worked out once per text.
 func (q *Query) isWhenQuestion() bool {
-	if !q.whenDone || q.whenText != q.Text {
-		q.when, q.whenDone, q.whenText = IsWhenQuestion(q.Text), true, q.Text
-	}
-	return q.when
+	return q.when.of(q.Text, IsWhenQuestion)
 }
 
 // questionWords is questionWords(q.Text), worked out once per text; the
 // caller must not change them.
 func (q *Query) questionWords() []qword {
-	if !q.wordsDone || q.wordsText != q.Text {
-		q.words, q.wordsDone, q.wordsText = questionWords(q.Text), true, q.Text
+	return q.words.of(q.Text, questionWords)
+}
+
+// textMemo is what a function of a query's text gave for the text it
+// was last asked of.
+type textMemo[T any] struct {
+	v    T
+	text string
+	done bool
+}
+
+// of returns f(text), worked out once per text.
+func (m *textMemo[T]) of(text string, f func(string) T) T {
+	if !m.done || m.text != text {
+		m.v, m.text, m.done = f(text), text, true
 	}
-	return q.words
+	return m.v
 }
 
 // vectorMemo is the vector generator's answer for one query vector and
