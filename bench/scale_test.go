@@ -59,6 +59,10 @@ type scaleJob struct {
 	// Passes > 0 times that many passes over Queries instead of
 	// scaleQueries queries.
 	Passes int `json:"passes,omitempty"`
+	// Lockstep makes the child ask each timed query only when the parent
+	// says so (lockstep.go): two children, one per mode, take turns
+	// question by question.
+	Lockstep bool `json:"lockstep,omitempty"`
 }
 
 // scaleResult is what a child process measured.
@@ -162,6 +166,7 @@ func BenchmarkScale(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			lockstepModes(b, dir, wq, ws)
 			for _, side := range []struct {
 				name string
 				job  scaleJob
@@ -305,14 +310,9 @@ func runChild(b *testing.B, job scaleJob) scaleResult {
 	}
 	var res scaleResult
 	raw, err := os.ReadFile(job.Out)
-	if d := os.Getenv(envScaleResults); d != "" && err == nil {
-		if f, cerr := os.CreateTemp(d, childName(job)+"-*.json"); cerr == nil {
-			_, cerr = f.Write(raw)
-			if cerr = errors.Join(cerr, f.Close()); cerr != nil {
-				b.Fatalf("keeping the %s child's result: %v", job.Mode, cerr)
-			}
-		} else {
-			b.Fatalf("keeping the %s child's result: %v", job.Mode, cerr)
+	if err == nil {
+		if kerr := keepResult(raw, job); kerr != nil {
+			b.Fatal(kerr)
 		}
 	}
 	if err == nil {
@@ -322,6 +322,24 @@ func runChild(b *testing.B, job scaleJob) scaleResult {
 		b.Fatalf("%s child result: %v", job.Mode, err)
 	}
 	return res
+}
+
+// keepResult keeps a child's result under HMO_SCALE_RESULTS, when set,
+// in a new file named for the child.
+func keepResult(raw []byte, job scaleJob) error {
+	d := os.Getenv(envScaleResults)
+	if d == "" {
+		return nil
+	}
+	f, err := os.CreateTemp(d, childName(job)+"-*.json")
+	if err == nil {
+		_, err = f.Write(raw)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("keeping the %s child's result: %w", job.Mode, err)
+	}
+	return nil
 }
 
 // TestScaleChild is the child side of BenchmarkScale; it does nothing in
@@ -361,6 +379,13 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 	if _, err := e.Recall(ctx, engine.Query{Text: job.Queries[0], K: 10}); err != nil {
 		return res, err
 	}
+	var turns *turnTaker
+	if job.Lockstep {
+		if turns, err = takeTurns(); err != nil {
+			return res, err
+		}
+		defer turns.close()
+	}
 	before := e.TierStats()
 	if d := os.Getenv(envScaleProf); d != "" {
 		stop, err := startProfile(d, job)
@@ -385,6 +410,9 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 	cpu := make([]time.Duration, 0, timed)
 	for i := range timed {
 		q := job.Queries[i%len(job.Queries)]
+		if err := turns.wait(); err != nil {
+			return res, err
+		}
 		s0 := e.TierStats().Served
 		qctx, task := ctx, (*trace.Task)(nil)
 		if traced {
@@ -407,6 +435,9 @@ func serveQueries(job scaleJob) (scaleResult, error) {
 		}
 		if i < len(job.Queries) && slices.ContainsFunc(hits, func(h engine.Result) bool { return h.Record.ID == job.Sources[i] }) {
 			res.SourceHit++
+		}
+		if err := turns.done(); err != nil {
+			return res, err
 		}
 	}
 	res.SourceHit /= float64(min(len(job.Queries), timed))
@@ -530,6 +561,9 @@ func procStatusMB(key string) float64 {
 // side restricted to.
 func childName(job scaleJob) string {
 	name := job.Mode
+	if job.Lockstep {
+		name = "lockstep-" + name
+	}
 	if job.NoText {
 		name += "-vector"
 	}
