@@ -29,7 +29,9 @@ func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
 	// pos[i] is the place in out of text[i], pos[len(text)+j] that of
 	// vec[j]: the sums below add to it without looking the id up again.
 	// The places are counted first, so that out is made at the size of
-	// the union (the two lists share most of their records).
+	// the union (a tier's two lists share most of their records), with a
+	// quarter more room for the candidates the context credit adds (never
+	// more than the two lists' lengths, as it was made before).
 	pos := make([]int32, len(text)+len(vec))
 	n := 0
 	place := func(id uint64, at int) {
@@ -47,7 +49,7 @@ func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
 	for j, h := range vec {
 		place(h.ID, len(text)+j)
 	}
-	out := make([]Candidate, n)
+	out := make([]Candidate, n, min(n+n/4, len(text)+len(vec)))
 	for i, h := range text {
 		c := &out[pos[i]]
 		c.ID, c.Text, c.Coverage = h.ID, h.Score, h.Coverage

@@ -29,7 +29,8 @@ func randomHits(r *rand.Rand, n, ids int, dup bool) []retrieve.Hit {
 // ones), with the raw scores of the last hit of each list naming it and
 // each hit's share added, for every method, lists sharing none, some or
 // all of their ids, one empty, and ids repeated within a list; the
-// slice holds no room past its candidates.
+// slice holds at most a quarter more room than its candidates, and no
+// more than the two lists' lengths.
 func TestFuseUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, method := range []retrieve.Fusion{retrieve.FusionLinear, retrieve.FusionRRF, retrieve.FusionScale} {
@@ -59,7 +60,7 @@ func TestFuseUnion(t *testing.T) {
 			for _, h := range vec {
 				place(h.ID).Vector = h.Score
 			}
-			if len(got) != len(want) || cap(got) != len(got) {
+			if len(got) != len(want) || cap(got) > len(got)+len(got)/4 || cap(got) > len(text)+len(vec) {
 				t.Fatalf("%s round %d: %d candidates (room %d), want %d", method, round, len(got), cap(got), len(want))
 			}
 			for i := range want {
