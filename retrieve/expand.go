@@ -1,6 +1,9 @@
 package retrieve
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Linker is implemented by a Source that knows which records share
 // entities with others (the entity graph). The expansion stage runs only
@@ -77,6 +80,7 @@ func expandEntities(o *ExpandOptions, cands []Candidate, l Linker) ([]Candidate,
 		ids = append(ids, id)
 	}
 	sortIDs(ids)
+	cands = slices.Grow(cands, len(ids))
 	for _, id := range ids {
 		cands = append(cands, Candidate{ID: id, Score: gain[id]})
 	}

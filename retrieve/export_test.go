@@ -96,3 +96,6 @@ func TakePlaceTable(hint int) PlaceTable       { return PlaceTable{takePlaces(hi
 func (t PlaceTable) Put(id uint64, place int)  { t.p.put(id, place) }
 func (t PlaceTable) Get(id uint64) (int, bool) { return t.p.get(id) }
 func (t PlaceTable) Drop()                     { dropPlaces(t.p) }
+
+// Fuse is fuse; MixLists is mixLists.
+var Fuse, MixLists = fuse, mixLists

@@ -26,26 +26,37 @@ type FusionOptions struct {
 func fuse(o *FusionOptions, text, vec []Hit, useText, useVec bool) []Candidate {
 	idx := takePlaces(len(text) + len(vec))
 	defer dropPlaces(idx)
-	out := make([]Candidate, 0, len(text)+len(vec))
 	// pos[i] is the place in out of text[i], pos[len(text)+j] that of
 	// vec[j]: the sums below add to it without looking the id up again.
+	// The places are counted first, so that out is made at the size of
+	// the union (a tier's two lists share most of their records), with a
+	// quarter more room for the candidates the context credit adds (never
+	// more than the two lists' lengths, as it was made before).
 	pos := make([]int32, len(text)+len(vec))
-	get := func(id uint64, at int) *Candidate {
+	n := 0
+	place := func(id uint64, at int) {
 		i, ok := idx.get(id)
 		if !ok {
-			i = len(out)
+			i = n
 			idx.put(id, i)
-			out = append(out, Candidate{ID: id})
+			n++
 		}
 		pos[at] = int32(i)
-		return &out[i]
 	}
 	for i, h := range text {
-		c := get(h.ID, i)
-		c.Text, c.Coverage = h.Score, h.Coverage
+		place(h.ID, i)
 	}
 	for j, h := range vec {
-		get(h.ID, len(text)+j).Vector = h.Score
+		place(h.ID, len(text)+j)
+	}
+	out := make([]Candidate, n, min(n+n/4, len(text)+len(vec)))
+	for i, h := range text {
+		c := &out[pos[i]]
+		c.ID, c.Text, c.Coverage = h.ID, h.Score, h.Coverage
+	}
+	for j, h := range vec {
+		c := &out[pos[len(text)+j]]
+		c.ID, c.Vector = h.ID, h.Score
 	}
 	addText := func(i int, v float64) { out[pos[i]].Fused += v }
 	addVec := func(j int, v float64) { out[pos[len(text)+j]].Fused += v }

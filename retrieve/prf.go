@@ -153,18 +153,26 @@ func mixLists(a, b []Hit, w float64) []Hit {
 	ma, mb := max1(a), max1(b)
 	idx := takePlaces(len(a) + len(b))
 	defer dropPlaces(idx)
-	out := make([]Hit, 0, len(a)+len(b))
+	// The places first (a's in order, then b's records a lacks), so that
+	// out is made at the size of the union: b holds most of a.
+	for i, h := range a {
+		idx.put(h.ID, i)
+	}
+	n := len(a)
+	for _, h := range b {
+		if _, ok := idx.get(h.ID); !ok {
+			idx.put(h.ID, n)
+			n++
+		}
+	}
+	out := make([]Hit, 0, n)
 	for _, h := range a {
-		idx.put(h.ID, len(out))
 		out = append(out, Hit{ID: h.ID, Score: (1 - w) * h.Score / ma, Coverage: h.Coverage})
 	}
+	out = out[:n]
 	for _, h := range b {
-		i, ok := idx.get(h.ID)
-		if !ok {
-			i = len(out)
-			idx.put(h.ID, i)
-			out = append(out, Hit{ID: h.ID})
-		}
+		i, _ := idx.get(h.ID)
+		out[i].ID = h.ID
 		out[i].Score += w * h.Score / mb
 	}
 	// The stable order by score, descending: on keys of the score and

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -87,6 +88,8 @@ func creditContext(cands []Candidate, src Source, w float64, judge func(*Doc) (d
 		if err != nil {
 			return nil, err
 		}
+		// Room for them at once, when fusion left too little.
+		cands = slices.Grow(cands, len(docs))
 		for i, d := range docs {
 			if d.ID != missing[i] {
 				continue // gone, or not served by this source

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/hmo-dev/hmo/internal/vecscan"
@@ -63,7 +64,10 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	// is question word j's.
 	vocab := vocabMaps.take()
 	defer vocabMaps.drop(vocab)
-	var words []string
+	sc := softScratches.Get().(*softScratch)
+	defer sc.drop()
+	words := sc.words[:0]
+	defer func() { sc.words = words[:0] }()
 	add := func(t string) int32 {
 		w, ok := vocab[t]
 		if !ok {
@@ -73,7 +77,7 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 		}
 		return w
 	}
-	qid := make([]int32, nq)
+	qid := grown(&sc.qid, nq)
 	for j, t := range qwords {
 		qid[j] = add(t)
 	}
@@ -81,9 +85,14 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	// The candidates' words as indices, in one slice: candidate i's are
 	// ids[from[i]:from[i+1]]; held[i*nq+j] says whether it holds
 	// question word j itself.
-	from := make([]int, len(cands)+1)
-	ids := make([]int32, 0, 32*len(cands))
-	held := make([]bool, len(cands)*nq)
+	from := grown(&sc.from, len(cands)+1)
+	from[0] = 0
+	if cap(sc.ids) < 32*len(cands) {
+		sc.ids = make([]int32, 0, 32*len(cands))
+	}
+	ids := sc.ids[:0]
+	held := grown(&sc.held, len(cands)*nq)
+	clear(held)
 	for i := range cands {
 		if d := cands[i].doc; d != nil {
 			d.eachContentWord(func(t string) {
@@ -100,14 +109,16 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 		}
 		from[i+1] = len(ids)
 	}
+	sc.ids = ids[:0] // keeps its room for the next question
 	// Only the words of a candidate that lacks a question word need a
 	// vector, and the question's words.
-	need := make([]bool, len(words))
+	need := grown(&sc.need, len(words))
+	clear(need)
 	for j := range qid {
 		need[qid[j]] = true
 	}
-	var ask []string
-	var askAt []int32
+	ask, askAt := sc.ask[:0], sc.askAt[:0]
+	defer func() { sc.ask, sc.askAt = ask[:0], askAt[:0] }()
 	for w := range nqd {
 		ask, askAt = append(ask, words[w]), append(askAt, w)
 	}
@@ -129,18 +140,19 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 	if len(got) != len(ask) {
 		return nil, nil
 	}
-	vecs := make([][]float32, len(words))
+	vecs := grown(&sc.vecs, len(words))
+	clear(vecs)
 	for k, w := range askAt {
 		vecs[w] = got[k]
 	}
 	// sims[w*nq+j] is word w's cosine with question word j, once
 	// computed (NaN before).
-	sims := make([]float64, len(words)*nq)
+	sims := grown(&sc.sims, len(words)*nq)
 	for k := range sims {
 		sims[k] = math.NaN()
 	}
 	out := make([]float64, len(cands))
-	best := make([]float64, nq)
+	best := grown(&sc.best, nq)
 	for i := range cands {
 		dw := ids[from[i]:from[i+1]]
 		if len(dw) == 0 {
@@ -173,6 +185,39 @@ func softMatch(q *Query, cands []Candidate, lex Lexicon) ([]float64, error) {
 		out[i] = total / float64(nq)
 	}
 	return out, nil
+}
+
+// softScratch is softMatch's working room, kept for the next call: a
+// question's soft match (twice a question: the prior and the results'
+// relevance) would otherwise allocate ~10 KB of lists it drops at once.
+// drop clears what holds strings or vectors of the question, so that
+// nothing of it outlives the call.
+type softScratch struct {
+	qid, ids, askAt []int32
+	from            []int
+	held, need      []bool
+	words, ask      []string
+	vecs            [][]float32
+	sims, best      []float64
+}
+
+var softScratches = sync.Pool{New: func() any { return new(softScratch) }}
+
+func (sc *softScratch) drop() {
+	clear(sc.words[:cap(sc.words)])
+	clear(sc.ask[:cap(sc.ask)])
+	clear(sc.vecs[:cap(sc.vecs)])
+	softScratches.Put(sc)
+}
+
+// grown returns (*s)[:n], made anew when *s has less room; its elements
+// hold whatever they held.
+func grown[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	return *s
 }
 
 // speakerNames are the name words (nameWords) of the candidates'

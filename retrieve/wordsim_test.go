@@ -3,8 +3,10 @@ package retrieve_test
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hmo-dev/hmo/internal/vecscan"
@@ -172,4 +174,59 @@ func TestSoftMatchLexiconFailure(t *testing.T) {
 	if got, err := retrieve.SoftMatch(q, docs, &mapLexicon{short: true}); err != nil || got != nil {
 		t.Errorf("short answer: %v, %v; want nil, nil", got, err)
 	}
+}
+
+// TestSoftMatchAgainAndAtOnce: the soft match keeps its working lists
+// from one call to the next; calls of many sizes (questions of 1 to 8
+// words, 0 to 120 candidates of 0 to 40 words, known and unknown words),
+// one after another and on four goroutines at once, each equal the
+// plain computation bit for bit, whatever the call before left.
+func TestSoftMatchAgainAndAtOnce(t *testing.T) {
+	words := []string{"allergy", "allergic", "shellfish", "food", "peanuts", "weather", "nice", "cat", "kitten", "dog",
+		"painting", "art", "zorblax", "quux", "wibble", "river", "garden", "piano", "novel", "cairo"}
+	vecs := map[string][]float32{}
+	r := rand.New(rand.NewPCG(11, 12))
+	for i, w := range words {
+		if i%5 != 4 { // every fifth word is unknown
+			vecs[w] = unit(float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64()))
+		}
+	}
+	text := func(r *rand.Rand, n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[r.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 13))
+			for round := range 150 {
+				question := text(r, 1+r.IntN(8))
+				docs := make([]*retrieve.Doc, r.IntN(121))
+				for i := range docs {
+					if r.IntN(20) == 0 {
+						continue // no metadata
+					}
+					d := &retrieve.Doc{ID: uint64(i + 1), Speaker: "Ann", Text: text(r, r.IntN(41))}
+					if r.IntN(2) == 0 {
+						d.Analyse()
+					}
+					docs[i] = d
+				}
+				want := refSoftMatch(question, docs, vecs)
+				got, err := retrieve.SoftMatch(&retrieve.Query{Text: question}, docs, &mapLexicon{vecs: vecs})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !slices.Equal(got, want) || (got == nil) != (want == nil) {
+					t.Errorf("goroutine %d, round %d (%q, %d docs): soft match %v, want %v", g, round, question, len(docs), got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
