@@ -77,10 +77,7 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	if n <= 0 || k <= 0 {
 		return nil, nil
 	}
-	parts := 1
-	if n > ParallelAbove {
-		parts = max(1, min(runtime.GOMAXPROCS(0), n/(ParallelAbove/2)))
-	}
+	parts := Parts(n)
 	heaps := make([]Heap, parts)
 	errs := make([]error, parts)
 	// The parts' buffers are kept for the next scan (hitBufs): what
@@ -125,6 +122,18 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	}
 	Sort(all)
 	return all, nil
+}
+
+// Parts is the number of parts ScanFunc splits n rows into, each a
+// contiguous range of about n/Parts(n) rows scanned on its own goroutine
+// into its own heap: 1 up to ParallelAbove rows, else up to GOMAXPROCS.
+// A caller that can order its rows (nearest lists first) uses it to give
+// every part a good start.
+func Parts(n int) int {
+	if n <= ParallelAbove {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), n/(ParallelAbove/2)))
 }
 
 // guard runs fn with faults on mapped memory turned into panics, and
