@@ -18,6 +18,7 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/dot4"
 	"github.com/hmo-dev/hmo/internal/dot8"
+	"github.com/hmo-dev/hmo/internal/floatscan"
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
@@ -1593,10 +1594,12 @@ func (p *partition) scanEntries(spans []ivfSpan, keep int, filter func(int) bool
 				if kernel(data, out[:m]) < m {
 					panic("partition rows shorter than their count") // turned into ErrFault by ScanFunc
 				}
-				for j, sc := range out[:m] {
-					if sc < floor {
-						continue
+				for j := 0; j < m; j++ {
+					// Skip to the next score not below the floor.
+					if j += floatscan.FirstNotBelow32(out[j:m], floor); j >= m {
+						break
 					}
+					sc := out[j]
 					r, e := s.pos+blk+j, 0
 					if s.ivf {
 						if r, e = p.rowOf(r), r+1; p.isOut(r) {
