@@ -97,7 +97,7 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 func (p *partition) appendLaneSpans(spans []ivfSpan, lane, lists []int, parts int) ([]ivfSpan, []int) {
 	lane = lane[:0]
 	var rowsBuf [16]int
-	rows := rowsBuf[:0]
+	var rows []int // the rows of each lane so far
 	if parts <= len(rowsBuf) {
 		rows = rowsBuf[:max(parts, 1)]
 	} else {
