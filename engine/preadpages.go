@@ -82,31 +82,16 @@ type pageCache struct {
 	seen     []seenLeaf // leaves read and not kept, at id % len(seen)
 
 	// maxBytes bounds the leaf pages kept, in bytes of pages: 0 is
-	// leafCacheBytes of the store's size when the first leaf is kept, a
-	// negative value keeps none.
+	// defaultLeafCacheBytes, a negative value keeps none.
 	maxBytes int64
 }
 
-// leafCacheBytes is pageCache's default bound on the leaf pages it
-// keeps, in bytes, for a store file of size bytes: 16 MiB (4,096 pages
-// of 4 KiB) up to smallStoreBytes, 4 MiB above. At 100K records (a 102
-// MB file) 16 MiB takes about a quarter of a hybrid question's preads
-// off (the 200 workload questions: 40,624 → 30,145) for about 9 MB more
-// resident memory (98 → 108 MB, the line is 120); 4 MiB served about a
-// fifth (312 preads a question became 246). At 1M the anonymous
-// memory of a querying process has about 11 MB below its 96 MB line,
-// and 16 MiB would hold under 2% of the leaves there: 4 MiB stays.
-func leafCacheBytes(size int64) int64 {
-	if size <= smallStoreBytes {
-		return 16 << 20
-	}
-	return 4 << 20
-}
-
-// smallStoreBytes is the largest store file, in bytes, whose page cache
-// keeps up to 16 MiB of leaves (leafCacheBytes): 256 MiB, about 250K
-// records of the synthetic workload.
-const smallStoreBytes = 256 << 20
+// defaultLeafCacheBytes is pageCache's bound on the leaf pages it keeps,
+// in bytes: 4 MiB, 1,024 pages of 4 KiB. It serves about a fifth of a
+// 100K hybrid query's reads (312 preads a query become 246); a larger
+// one would serve more, but the anonymous memory of a 1M querying
+// process has about 8 MB below its 96 MB line.
+const defaultLeafCacheBytes = 4 << 20
 
 // leafAdmit is the read of a leaf page, in its generation, at which the
 // cache keeps it: the third. Most leaves a query reads are read by few
@@ -236,14 +221,14 @@ func (c *pageCache) putBranch(txid int, id uint64, b *branchPage) {
 }
 
 // putLeaf offers the leaf page id (one page, no overflow), read under a
-// read transaction of txid into p from a store file of size bytes: the
-// cache keeps a copy of it at its leafAdmit-th read.
-func (c *pageCache) putLeaf(txid int, id uint64, p []byte, size int64) {
+// read transaction of txid into p: the cache keeps a copy of it at its
+// leafAdmit-th read.
+func (c *pageCache) putLeaf(txid int, id uint64, p []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := c.maxBytes
 	if n == 0 {
-		n = leafCacheBytes(size)
+		n = defaultLeafCacheBytes
 	}
 	most := int(n / int64(len(p)))
 	if most <= 0 || c.mem == nil && c.ps != 0 || !c.generation(txid) {
@@ -724,7 +709,7 @@ func (r *pageReader) read(id uint64) (*branchPage, []byte, error) {
 		return b, nil, nil
 	}
 	if over == 0 {
-		r.cache.putLeaf(r.txid, id, p, int64(r.hwm)*r.ps)
+		r.cache.putLeaf(r.txid, id, p)
 	}
 	r.leaf, r.leafN = p, id
 	return nil, p, nil

@@ -608,37 +608,3 @@ func TestPreadLeafCache(t *testing.T) {
 		}
 	})
 }
-
-// TestLeafCacheBound: a cache whose bound is the default keeps, from
-// the first leaf it keeps, up to 16 MiB of leaves for a store file of at
-// most 256 MiB and 4 MiB for a larger one; a set bound overrides it.
-func TestLeafCacheBound(t *testing.T) {
-	const ps = 4096
-	for _, tc := range []struct {
-		size     int64
-		maxBytes int64
-		want     int
-	}{
-		{16 * ps, 0, 16 << 20},
-		{100 << 20, 0, 16 << 20},
-		{256 << 20, 0, 16 << 20},
-		{256<<20 + ps, 0, 4 << 20},
-		{1 << 30, 0, 4 << 20},
-		{1 << 30, 64 * ps, 64 * ps},
-		{100 << 20, 8 * ps, 8 * ps},
-	} {
-		c := &pageCache{maxBytes: tc.maxBytes}
-		p := make([]byte, ps)
-		for range leafAdmit {
-			c.putLeaf(3, 7, p, tc.size)
-		}
-		if c.mem == nil || len(c.mem.b) != tc.want || len(c.leaves) != 1 {
-			n := 0
-			if c.mem != nil {
-				n = len(c.mem.b)
-			}
-			t.Errorf("store of %d bytes, bound %d: %d bytes of leaves, %d kept; want %d bytes, 1 kept", tc.size, tc.maxBytes, n, len(c.leaves), tc.want)
-		}
-		c.release()
-	}
-}
