@@ -1594,6 +1594,7 @@ func (p *partition) scanEntries(spans []ivfSpan, keep int, filter func(int) bool
 				if kernel(data, out[:m]) < m {
 					panic("partition rows shorter than their count") // turned into ErrFault by ScanFunc
 				}
+				floor = max(floor0, h.Floor()) // another part's bar may have risen
 				for j := 0; j < m; j++ {
 					// Skip to the next score not below the floor.
 					if j += floatscan.FirstNotBelow32(out[j:m], floor); j >= m {
