@@ -1578,7 +1578,7 @@ func (p *partition) scanEntries(spans []ivfSpan, keep int, filter func(int) bool
 	}
 	return vecscan.ScanFunc(begin[len(spans)], keep, filter, func(lo, hi int, h *vecscan.Heap) {
 		out := make([]float32, scanBlock)
-		floor := max(floor0, h.Floor())
+		var floor float32 // read at each block
 		i, _ := slices.BinarySearch(begin, lo+1)
 		for i--; i < len(spans) && begin[i] < hi; i++ {
 			s := spans[i]
