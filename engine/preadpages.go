@@ -166,6 +166,34 @@ func (c *pageCache) get(txid int, id uint64, dst []byte) (*branchPage, bool) {
 	return nil, false
 }
 
+// value is get for a reader of key: a branch page parsed, or, when the
+// leaf page id is kept, key's value on it (nil when it has none, as
+// leafValue finds it) copied into dst (of at least the kept page's
+// size) and true, with the error leafValue reports for the page.
+// Copying the value alone, not the page, keeps a hit's copy to the
+// bytes asked for.
+func (c *pageCache) value(txid int, id uint64, key, dst []byte) (*branchPage, []byte, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.txid != txid {
+		return nil, nil, false, nil
+	}
+	if b := c.branches[id]; b != nil {
+		return b, nil, false, nil
+	}
+	i, ok := c.leaves[id]
+	if !ok || len(dst) < c.ps {
+		return nil, nil, false, nil
+	}
+	c.slots[i].ref = true
+	p := c.mem.b[i*c.ps : (i+1)*c.ps]
+	v, err := leafValue(p, int(binary.LittleEndian.Uint16(p[10:])), key)
+	if v == nil || err != nil {
+		return nil, nil, true, err
+	}
+	return nil, dst[:copy(dst, v)], true, nil
+}
+
 // generation makes txid the cache's generation, starting it over when
 // txid is newer, and reports whether pages read under txid may be kept.
 // c.mu is held.
@@ -502,7 +530,31 @@ func (p *preadBucket) Seek(key []byte) (k, v []byte) {
 func (r *pageReader) get(root uint64, key []byte) ([]byte, error) {
 	id := root
 	for range maxPageDepth {
-		br, p, err := r.page(id)
+		var br *branchPage
+		var p []byte
+		var err error
+		if id < 2 || id >= r.hwm || r.leaf != nil && r.leafN == id {
+			br, p, err = r.page(id) // out of range, or the last leaf
+		} else {
+			// A branch page or a leaf kept answers from the cache (a
+			// leaf's value copied alone); else the page is read.
+			if cap(r.buf) < int(r.ps) {
+				r.buf = make([]byte, r.ps)
+			}
+			b, v, kept, verr := r.cache.value(r.txid, id, key, r.buf[:r.ps])
+			switch {
+			case b != nil:
+				br = b
+			case kept:
+				r.leaf, r.leafN = nil, 0 // the buffer holds the value, not the page
+				if verr != nil {
+					return nil, fmt.Errorf("%w %d: %v", errPageFormat, id, verr)
+				}
+				return v, nil
+			default:
+				br, p, err = r.read(id)
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -609,6 +661,17 @@ func (r *pageReader) page(id uint64) (*branchPage, []byte, error) {
 		r.leaf, r.leafN = p, id
 		return nil, p, nil
 	}
+	return r.read(id)
+}
+
+// read is page for a page that is neither the last leaf nor kept in the
+// cache: it reads it by pread (into the reader's buffer), and offers it
+// to the cache.
+func (r *pageReader) read(id uint64) (*branchPage, []byte, error) {
+	if cap(r.buf) < int(r.ps) {
+		r.buf = make([]byte, r.ps)
+	}
+	p := r.buf[:r.ps]
 	r.leaf, r.leafN = nil, 0 // the buffer is read over
 	if _, err := r.f.ReadAt(p, int64(id)*r.ps); err != nil {
 		return nil, nil, err

@@ -163,7 +163,8 @@ func compare(db *boltDB, name []byte, probes [][]byte, wantPread bool) error {
 // TestPreadMatchesBolt: a bucket read by pread (pageReader) returns
 // exactly what bbolt's Get and Cursor.Seek return, on random stores, for
 // present and absent keys, overflow values, a nested bucket's key, after
-// deletes and rewrites, and with page sizes that make deep trees.
+// deletes and rewrites, from leaf pages read and kept, and with page
+// sizes that make deep trees.
 func TestPreadMatchesBolt(t *testing.T) {
 	for _, tc := range []struct {
 		seed     uint64
@@ -189,6 +190,14 @@ func TestPreadMatchesBolt(t *testing.T) {
 				// The same generation again: from the branch cache.
 				if err := compare(s.db, []byte("b"), s.probes(500), true); err != nil {
 					t.Fatalf("round %d, cached branch pages: %v", round, err)
+				}
+				// The same keys until their leaves are kept: their values
+				// are then copied from the kept pages.
+				again := s.probes(300)
+				for i := range leafAdmit + 2 {
+					if err := compare(s.db, []byte("b"), again, true); err != nil {
+						t.Fatalf("round %d, read %d of the same keys: %v", round, i, err)
+					}
 				}
 			}
 			// An inline bucket has no page of its own: bbolt reads it.

@@ -18,6 +18,7 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/internal/dot4"
 	"github.com/hmo-dev/hmo/internal/dot8"
+	"github.com/hmo-dev/hmo/internal/floatscan"
 	"github.com/hmo-dev/hmo/internal/vecscan"
 )
 
@@ -1577,7 +1578,7 @@ func (p *partition) scanEntries(spans []ivfSpan, keep int, filter func(int) bool
 	}
 	return vecscan.ScanFunc(begin[len(spans)], keep, filter, func(lo, hi int, h *vecscan.Heap) {
 		out := make([]float32, scanBlock)
-		floor := max(floor0, h.Floor())
+		var floor float32 // read at each block
 		i, _ := slices.BinarySearch(begin, lo+1)
 		for i--; i < len(spans) && begin[i] < hi; i++ {
 			s := spans[i]
@@ -1593,10 +1594,13 @@ func (p *partition) scanEntries(spans []ivfSpan, keep int, filter func(int) bool
 				if kernel(data, out[:m]) < m {
 					panic("partition rows shorter than their count") // turned into ErrFault by ScanFunc
 				}
-				for j, sc := range out[:m] {
-					if sc < floor {
-						continue
+				floor = max(floor0, h.Floor()) // another part's bar may have risen
+				for j := 0; j < m; j++ {
+					// Skip to the next score not below the floor.
+					if j += floatscan.FirstNotBelow32(out[j:m], floor); j >= m {
+						break
 					}
+					sc := out[j]
 					r, e := s.pos+blk+j, 0
 					if s.ivf {
 						if r, e = p.rowOf(r), r+1; p.isOut(r) {

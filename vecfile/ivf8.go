@@ -51,8 +51,12 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 			total += size(h.Row)
 		}
 	}
-	spans := p.appendListSpans(buf.spans[:0], lists) // sorts lists, not read after
-	defer func() { buf.near, buf.lists, buf.spans = near[:0], lists[:0], spans[:0] }()
+	outside := len(p.outRows)
+	if x.n > p.rows {
+		outside += x.n - p.rows
+	}
+	spans, lane := p.appendLaneSpans(buf.spans[:0], buf.lane, lists, vecscan.Parts(total+outside))
+	defer func() { buf.near, buf.lists, buf.spans, buf.lane = near[:0], lists[:0], spans[:0], lane[:0] }()
 	if x.n > p.rows {
 		spans = append(spans, ivfSpan{p.rows, x.n - p.rows, false})
 	}
@@ -81,12 +85,51 @@ func (x *Index) scanIVF8(uq []float32, cands int, keep func(int) bool) ([]vecsca
 	return hits, scales, nil
 }
 
-// ivf8Buf is scanIVF8's nearest lists, the lists to probe and their
-// spans, kept for reuse.
+// appendLaneSpans appends to spans the spans of the entries of lists
+// (nearest first) for a scan split into parts contiguous parts
+// (vecscan.ScanFunc), and returns it with lane, lane[i] the lane of
+// lists[i]: each list goes, in lists' order, to the lane with the fewest
+// rows so far (the first of them on a tie), and the lanes follow each
+// other, each in lists' order, so that every part starts at its share
+// of the nearest lists. A part's heap then raises its bar early and
+// takes fewer rows; the rows scanned, and so the best of them, are the
+// same in any order.
+func (p *partition) appendLaneSpans(spans []ivfSpan, lane, lists []int, parts int) ([]ivfSpan, []int) {
+	lane = lane[:0]
+	var rowsBuf [16]int
+	var rows []int // the rows of each lane so far
+	if parts <= len(rowsBuf) {
+		rows = rowsBuf[:max(parts, 1)]
+	} else {
+		rows = make([]int, parts)
+	}
+	for _, l := range lists {
+		j := 0
+		for i := 1; i < len(rows); i++ {
+			if rows[i] < rows[j] {
+				j = i
+			}
+		}
+		rows[j] += p.size(l)
+		lane = append(lane, j)
+	}
+	for j := range rows {
+		for i, l := range lists {
+			if n := p.size(l); lane[i] == j && n > 0 {
+				spans = append(spans, ivfSpan{p.starts[l], n, true})
+			}
+		}
+	}
+	return spans, lane
+}
+
+// ivf8Buf is scanIVF8's nearest lists, the lists to probe, their spans
+// and lanes, kept for reuse.
 type ivf8Buf struct {
 	near  []vecscan.Hit
 	lists []int
 	spans []ivfSpan
+	lane  []int
 }
 
 var ivf8Bufs = sync.Pool{New: func() any { return new(ivf8Buf) }}

@@ -260,3 +260,55 @@ func TestInt8PartitionBuildStops(t *testing.T) {
 		sameAsQuick(t, "finished", px, ref, docsDims(3, 12, d))
 	})
 }
+
+// TestInt8PartitionPartsMatchScan: past vecscan.ParallelAbove rows the
+// partition's scan is split into parts, each starting at its share of
+// the nearest lists; with every list probed it finds what the int8 scan
+// of every row finds, hit for hit, with 1 to 4 parts, also with rows
+// appended past the build (scanned after the lists) and deleted ones.
+func TestInt8PartitionPartsMatchScan(t *testing.T) {
+	defer vecfile.SetInt8MinShare(vecfile.SetInt8MinShare(0))
+	const d, n = 16, 36000
+	dp, di := t.TempDir(), t.TempDir()
+	o := int8PartOpts(d, 1<<16)
+	o.Int8ListRows = 120
+	px, ref := openPart(t, dp, o), openPart(t, di, int8ScanOpts(d))
+	defer ref.Close()
+	ds := docsDims(5, n+300, d)
+	for _, x := range []*vecfile.Index{px, ref} {
+		mustApply(t, x, ds[:n], nil, 1)
+	}
+	mustClose(t, px)
+	px = openPart(t, dp, o)
+	defer px.Close()
+	if !px.Partitioned() {
+		t.Fatal("no partition")
+	}
+	qs := append(docsDims(6, 12, d), ds[7], ds[n-1])
+	check := func(label string) {
+		t.Helper()
+		for _, procs := range []int{1, 2, 3, 4} {
+			old := runtime.GOMAXPROCS(procs)
+			for _, q := range qs {
+				for _, k := range []int{1, 10, 100} {
+					c := ref.RescoreCandidates(k)
+					want, err := ref.Search(q.Vector, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := px.Search(q.Vector, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameHits(t, fmt.Sprintf("%s, %d procs, k %d", label, procs, k), got, want)
+				}
+			}
+			runtime.GOMAXPROCS(old)
+		}
+	}
+	check("built")
+	for _, x := range []*vecfile.Index{px, ref} {
+		mustApply(t, x, ds[n:], []uint64{3, 900, 20000}, 2)
+	}
+	check("appended")
+}

@@ -4,7 +4,9 @@
 //
 // Rows go four at a time: each 16-component chunk of q is loaded once for
 // the four rows, and the four sums are reduced together (VPHADDD). The
-// last n%4 rows go one at a time.
+// last n%4 rows go one at a time. The chunks are addressed by one index
+// running from minus the row's bytes up to 0, from the ends of q and of
+// the rows: one add and the loop's jump a chunk.
 TEXT ·dotsAVX2(SB), NOSPLIT, $0-48
 	MOVQ  q+0(FP), SI
 	MOVQ  chunks+8(FP), CX
@@ -14,6 +16,8 @@ TEXT ·dotsAVX2(SB), NOSPLIT, $0-48
 	MOVQ  n+40(FP), R10
 	TESTQ CX, CX
 	JZ    done
+	SHLQ  $4, CX           // the bytes of a row's chunks
+	LEAQ  (SI)(CX*2), SI   // the end of q: the loops index back from it
 
 quad:
 	CMPQ  R10, $4
@@ -22,19 +26,19 @@ quad:
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
 	VPXOR Y3, Y3, Y3
-	MOVQ  SI, AX
-	MOVQ  DI, BX
-	LEAQ  (DI)(R8*1), R11
-	LEAQ  (DI)(R8*2), R12
+	LEAQ  (DI)(CX*1), BX   // the ends of the four rows' chunks
+	LEAQ  (BX)(R8*1), R11
+	LEAQ  (BX)(R8*2), R12
 	LEAQ  (R11)(R8*2), R13
 	MOVQ  CX, DX
+	NEGQ  DX               // -bytes up to 0: one index for q and the rows
 
 quadloop:
-	VMOVDQU   (AX), Y4
-	VPMOVSXBW (BX), Y5
-	VPMOVSXBW (R11), Y6
-	VPMOVSXBW (R12), Y7
-	VPMOVSXBW (R13), Y8
+	VMOVDQU   (SI)(DX*2), Y4
+	VPMOVSXBW (BX)(DX*1), Y5
+	VPMOVSXBW (R11)(DX*1), Y6
+	VPMOVSXBW (R12)(DX*1), Y7
+	VPMOVSXBW (R13)(DX*1), Y8
 	VPMADDWD  Y4, Y5, Y5
 	VPMADDWD  Y4, Y6, Y6
 	VPMADDWD  Y4, Y7, Y7
@@ -43,12 +47,7 @@ quadloop:
 	VPADDD    Y6, Y1, Y1
 	VPADDD    Y7, Y2, Y2
 	VPADDD    Y8, Y3, Y3
-	ADDQ      $32, AX
-	ADDQ      $16, BX
-	ADDQ      $16, R11
-	ADDQ      $16, R12
-	ADDQ      $16, R13
-	DECQ      DX
+	ADDQ      $16, DX
 	JNZ       quadloop
 
 	VPHADDD      Y1, Y0, Y0
@@ -68,17 +67,15 @@ single:
 
 row:
 	VPXOR Y0, Y0, Y0
-	MOVQ  SI, AX
-	MOVQ  DI, BX
+	LEAQ  (DI)(CX*1), BX
 	MOVQ  CX, DX
+	NEGQ  DX
 
 rowloop:
-	VPMOVSXBW (BX), Y2
-	VPMADDWD  (AX), Y2, Y2
+	VPMOVSXBW (BX)(DX*1), Y2
+	VPMADDWD  (SI)(DX*2), Y2, Y2
 	VPADDD    Y2, Y0, Y0
-	ADDQ      $16, BX
-	ADDQ      $32, AX
-	DECQ      DX
+	ADDQ      $16, DX
 	JNZ       rowloop
 
 	VEXTRACTI128 $1, Y0, X1
@@ -109,6 +106,8 @@ TEXT ·dotsScaledAVX2(SB), NOSPLIT, $0-56
 	MOVQ  n+48(FP), R10
 	TESTQ CX, CX
 	JZ    sdone
+	SHLQ  $4, CX           // the bytes of a row's chunks
+	LEAQ  (SI)(CX*2), SI   // the end of q: the loops index back from it
 
 squad:
 	CMPQ  R10, $4
@@ -117,19 +116,19 @@ squad:
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
 	VPXOR Y3, Y3, Y3
-	MOVQ  SI, AX
-	MOVQ  DI, BX
-	LEAQ  (DI)(R8*1), R11
-	LEAQ  (DI)(R8*2), R12
+	LEAQ  (DI)(CX*1), BX   // the ends of the four rows' chunks
+	LEAQ  (BX)(R8*1), R11
+	LEAQ  (BX)(R8*2), R12
 	LEAQ  (R11)(R8*2), R13
 	MOVQ  CX, DX
+	NEGQ  DX               // -bytes up to 0: one index for q and the rows
 
 squadloop:
-	VMOVDQU   (AX), Y4
-	VPMOVSXBW (BX), Y5
-	VPMOVSXBW (R11), Y6
-	VPMOVSXBW (R12), Y7
-	VPMOVSXBW (R13), Y8
+	VMOVDQU   (SI)(DX*2), Y4
+	VPMOVSXBW (BX)(DX*1), Y5
+	VPMOVSXBW (R11)(DX*1), Y6
+	VPMOVSXBW (R12)(DX*1), Y7
+	VPMOVSXBW (R13)(DX*1), Y8
 	VPMADDWD  Y4, Y5, Y5
 	VPMADDWD  Y4, Y6, Y6
 	VPMADDWD  Y4, Y7, Y7
@@ -138,12 +137,7 @@ squadloop:
 	VPADDD    Y6, Y1, Y1
 	VPADDD    Y7, Y2, Y2
 	VPADDD    Y8, Y3, Y3
-	ADDQ      $32, AX
-	ADDQ      $16, BX
-	ADDQ      $16, R11
-	ADDQ      $16, R12
-	ADDQ      $16, R13
-	DECQ      DX
+	ADDQ      $16, DX
 	JNZ       squadloop
 
 	VPHADDD      Y1, Y0, Y0
@@ -172,17 +166,15 @@ ssingle:
 
 srow:
 	VPXOR Y0, Y0, Y0
-	MOVQ  SI, AX
-	MOVQ  DI, BX
+	LEAQ  (DI)(CX*1), BX
 	MOVQ  CX, DX
+	NEGQ  DX
 
 srowloop:
-	VPMOVSXBW (BX), Y2
-	VPMADDWD  (AX), Y2, Y2
+	VPMOVSXBW (BX)(DX*1), Y2
+	VPMADDWD  (SI)(DX*2), Y2, Y2
 	VPADDD    Y2, Y0, Y0
-	ADDQ      $16, BX
-	ADDQ      $32, AX
-	DECQ      DX
+	ADDQ      $16, DX
 	JNZ       srowloop
 
 	VEXTRACTI128 $1, Y0, X1

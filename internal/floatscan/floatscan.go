@@ -1,9 +1,9 @@
-// Package floatscan is the scan of the text search's accumulated sums:
-// in a window of float64, the first at or above a bar, every one before
-// it cleared to zero on the way, with AVX2 on amd64 CPUs that have it
-// (sixteen compared and cleared a step) and portable Go elsewhere,
-// chosen once at run time. It holds no state and is safe for concurrent
-// use on distinct windows.
+// Package floatscan is the scan of a window of scores for the first that
+// reaches a bar: the text search's accumulated sums (float64, every one
+// before it cleared to zero on the way) and the vector scan's int8
+// scores (float32), with AVX2 on amd64 CPUs that have it (sixteen
+// compared a step) and portable Go elsewhere, chosen once at run time.
+// It holds no state and is safe for concurrent use on distinct windows.
 package floatscan
 
 import "math"
@@ -46,4 +46,21 @@ func clearBelowBits(win []float64, bar float64) int {
 		*g = [8]float64{}
 	}
 	return i
+}
+
+// FirstNotBelow32 returns the first i with !(win[i] < bar): win[i] at or
+// above bar, or NaN (a NaN is not below anything); len(win) when there
+// is none. A scan that takes only the scores not below its floor skips
+// to each one with it.
+func FirstNotBelow32(win []float32, bar float32) int {
+	i := 0
+	if useAVX2 && len(win) >= 8 {
+		i = notBelow32AVX2(&win[0], len(win)&^7, bar)
+	}
+	for ; i < len(win); i++ {
+		if !(win[i] < bar) {
+			return i
+		}
+	}
+	return len(win)
 }

@@ -11,3 +11,11 @@ var useAVX2 = cpu.X86.HasAVX2
 //
 //go:noescape
 func clearBelowAVX2(p *float64, n int, bar float64) int
+
+// notBelow32AVX2 returns the start of the first group of sixteen of
+// p[:n] (n a multiple of 8), or of its last eight when n is not a
+// multiple of 16, that holds a score not below bar (at or above it, or
+// NaN), n when none does.
+//
+//go:noescape
+func notBelow32AVX2(p *float32, n int, bar float32) int

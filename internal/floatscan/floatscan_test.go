@@ -138,3 +138,80 @@ func BenchmarkClearBelow(b *testing.B) {
 		})
 	}
 }
+
+// TestFirstNotBelow32IsScalar: windows of every length up to 100 and
+// longer ones, scores mostly below the bar with a few at it, just above
+// and just below it, zeros, negative zeros, infinities and NaNs, and bars
+// positive, zero, negative, infinite and NaN: the index equals the first
+// score not below the bar found one at a time, and so do the scans that
+// go on from each one found with a raised bar (as the vector scan does).
+func TestFirstNotBelow32IsScalar(t *testing.T) {
+	simdtest.Paths(t, &useAVX2, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		nan := float32(math.NaN())
+		bars := []float32{0.75, 1, math.SmallestNonzeroFloat32, 0, float32(math.Copysign(0, -1)), -2.5, float32(math.Inf(1)), float32(math.Inf(-1)), nan}
+		lengths := []int{}
+		for n := range 101 {
+			lengths = append(lengths, n)
+		}
+		lengths = append(lengths, 255, 256, 257, 4096)
+		first := func(win []float32, bar float32) int {
+			for i, v := range win {
+				if !(v < bar) {
+					return i
+				}
+			}
+			return len(win)
+		}
+		for _, n := range lengths {
+			for _, bar := range bars {
+				for _, hits := range []int{0, 1, 3, n / 7} {
+					win := make([]float32, n)
+					for i := range win {
+						switch r := rng.IntN(20); {
+						case r < 10:
+							win[i] = bar - 1 - rng.Float32()*4
+						case r == 10:
+							win[i] = float32(math.Copysign(0, -1))
+						case r == 11:
+							win[i] = float32(math.Inf(-1))
+						default:
+							win[i] = math.Nextafter32(bar, float32(math.Inf(-1)))
+						}
+						if !(win[i] < bar) && bar == bar {
+							win[i] = float32(math.Inf(-1)) // below the bar but for a NaN bar
+						}
+					}
+					for range hits {
+						if n == 0 {
+							break
+						}
+						switch i := rng.IntN(n); rng.IntN(4) {
+						case 0:
+							win[i] = bar
+						case 1:
+							win[i] = nan
+						case 2:
+							win[i] = math.Nextafter32(bar, float32(math.Inf(1)))
+						default:
+							win[i] = float32(math.Inf(1))
+						}
+					}
+					at, b := 0, bar
+					for {
+						got, want := FirstNotBelow32(win[at:], b), first(win[at:], b)
+						if got != want {
+							t.Fatalf("n %d bar %v from %d: got %d, want %d", n, b, at, got, want)
+						}
+						if at += got + 1; at >= n {
+							break
+						}
+						if v := win[at-1]; v == v && v > b {
+							b = v // the floor rises to the score found
+						}
+					}
+				}
+			}
+		}
+	})
+}

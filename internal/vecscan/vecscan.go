@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/viterin/vek/vek32"
 
@@ -77,10 +78,7 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	if n <= 0 || k <= 0 {
 		return nil, nil
 	}
-	parts := 1
-	if n > ParallelAbove {
-		parts = max(1, min(runtime.GOMAXPROCS(0), n/(ParallelAbove/2)))
-	}
+	parts := Parts(n)
 	heaps := make([]Heap, parts)
 	errs := make([]error, parts)
 	// The parts' buffers are kept for the next scan (hitBufs): what
@@ -100,9 +98,12 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 		heaps[0].k = k
 		errs[0] = guard(func() { scan(0, n, &heaps[0]) })
 	} else {
+		// The parts share the best of their bars (Floor).
+		var bar atomic.Uint32
+		bar.Store(math.Float32bits(float32(math.Inf(-1))))
 		var wg sync.WaitGroup
 		for p := range parts {
-			heaps[p].k = k
+			heaps[p].k, heaps[p].shared = k, &bar
 			lo, hi := p*n/parts, (p+1)*n/parts
 			wg.Add(1)
 			go func() {
@@ -125,6 +126,18 @@ func ScanFunc(n, k int, keep func(int) bool, scan func(lo, hi int, h *Heap)) ([]
 	}
 	Sort(all)
 	return all, nil
+}
+
+// Parts is the number of parts ScanFunc splits n rows into, each a
+// contiguous range of about n/Parts(n) rows scanned on its own goroutine
+// into its own heap: 1 up to ParallelAbove rows, else up to GOMAXPROCS.
+// A caller that can order its rows (nearest lists first) uses it to give
+// every part a good start.
+func Parts(n int) int {
+	if n <= ParallelAbove {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), n/(ParallelAbove/2)))
 }
 
 // guard runs fn with faults on mapped memory turned into panics, and
@@ -177,19 +190,34 @@ type Heap struct {
 	hits []Hit
 	bar  Hit  // with full: the k-th best kept at the last cut
 	full bool // a cut has happened: only hits better than bar enter
+
+	// shared, when not nil, holds the float32 bits of the highest bar
+	// of the heaps of one scan's parts (ScanFunc): each of them holds
+	// k rows scoring at least its bar, so no row scoring below the
+	// highest is among the scan's k best.
+	shared *atomic.Uint32
 }
 
 // NewHeap returns a heap keeping the k best hits.
 func NewHeap(k int) *Heap { return &Heap{k: k} }
 
-// Floor is the score below which Push refuses a hit: -Inf until the heap
-// has cut. A scan loop checks it inline and pushes only the rows that
-// reach it, then reads it again.
+// Floor is the score below which a hit cannot be among the k best: the
+// score below which Push refuses one (-Inf until the heap has cut), or,
+// for a part of ScanFunc's scan, the highest bar of the scan's parts
+// when that is higher. A scan loop checks it inline and pushes only the
+// rows that reach it, then reads it again. A hit at the floor may still
+// be among the best (a lower row wins a tie) and is pushed.
 func (h *Heap) Floor() float32 {
-	if !h.full {
-		return float32(math.Inf(-1))
+	f := float32(math.Inf(-1))
+	if h.full {
+		f = h.bar.Score
 	}
-	return h.bar.Score
+	if h.shared != nil {
+		if s := math.Float32frombits(h.shared.Load()); s > f {
+			f = s
+		}
+	}
+	return f
 }
 
 // Push offers a row with its score.
@@ -218,6 +246,16 @@ func (h *Heap) cut() {
 	selectBest(h.hits, h.k)
 	h.hits = h.hits[:h.k]
 	h.bar, h.full = h.hits[h.k-1], true
+	if h.shared == nil {
+		return
+	}
+	// Raise the shared bar to this one (a NaN bar raises nothing).
+	for {
+		old := h.shared.Load()
+		if !(h.bar.Score > math.Float32frombits(old)) || h.shared.CompareAndSwap(old, math.Float32bits(h.bar.Score)) {
+			return
+		}
+	}
 }
 
 // best returns the kept hits, at most k, in no order.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -235,5 +236,65 @@ func TestSortAsCompare(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestScanFuncSharedFloor: the parts of a scan share the best of their
+// bars: a part that starts after another has cut skips the rows below
+// that part's bar (Floor), yet keeps those at it, since a lower row wins
+// a tie, and the result is the k best of all rows, as one heap finds
+// them.
+func TestScanFuncSharedFloor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	const k = 20
+	n := 2*vecscan.ParallelAbove + 2
+	if vecscan.Parts(n) != 2 {
+		t.Fatalf("%d parts, want 2", vecscan.Parts(n))
+	}
+	score := func(r int) float32 {
+		switch {
+		case r >= n/2:
+			return 10 // the second part: all at 10, its bar 10 once it cuts
+		case r%1000 == 7:
+			return 10 // ties at that bar in the first part: lower rows, so among the best
+		case r == 5:
+			return float32(math.NaN())
+		}
+		return 9
+	}
+	second := make(chan struct{})
+	skipped := 0
+	got, err := vecscan.ScanFunc(n, k, nil, func(lo, hi int, h *vecscan.Heap) {
+		if lo == 0 {
+			<-second // the first part scans once the second has cut
+		} else {
+			defer close(second)
+		}
+		floor := h.Floor()
+		for r := lo; r < hi; r++ {
+			s := score(r)
+			if s < floor {
+				if lo == 0 {
+					skipped++
+				}
+				continue
+			}
+			h.Push(r, s)
+			floor = h.Floor()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []vecscan.Hit
+	for r := range n {
+		all = append(all, vecscan.Hit{Row: r, Score: score(r)})
+	}
+	slices.SortFunc(all, vecscan.Compare)
+	if want := all[:k]; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if skipped < n/2-100 {
+		t.Fatalf("the first part skipped %d of its %d rows below the second's bar", skipped, n/2)
 	}
 }
