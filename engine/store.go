@@ -345,8 +345,10 @@ func (e *Engine) Close() error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	e.tiers.stopFlusher() // its last flush committed: the one below writes the rest
+	// The error of the last recall's view changes, if no recall reported it.
+	aerr := e.tiers.takeAccessErr()
 	if e.opts.ReadOnly {
-		return errors.Join(e.closeIndexes(), e.db.Close())
+		return errors.Join(aerr, e.closeIndexes(), e.db.Close())
 	}
 	var err error
 	if e.vec == nil && e.sinceCheckpoint > closeBacklog {
@@ -363,7 +365,7 @@ func (e *Engine) Close() error {
 		err = e.flushTiers()
 		e.tiers.mu.Unlock()
 	}
-	err = errors.Join(err, e.closeIndexes())
+	err = errors.Join(aerr, err, e.closeIndexes())
 	return errors.Join(err, e.db.Close())
 }
 

@@ -33,6 +33,14 @@ type tierState struct {
 	stats    TierStats
 	counted  bool       // stats changed since the last flush
 	batch    *moveBatch // non-nil while admit defers the views' changes
+	// accessErr is the error of the views' changes a recall's access
+	// made after its reply (finishAccess), for the next recall or
+	// Access to report.
+	accessErr error
+
+	// jobs counts the goroutines making a recall's views' changes after
+	// its reply: each holds mu until they are made, then ends.
+	jobs sync.WaitGroup
 
 	// flushMu is held while a flush takes its snapshot and writes it, so
 	// that flushes commit in the order of their snapshots. Taken after mu
@@ -196,6 +204,23 @@ type txReaders struct {
 	tx   *bolt.Tx
 	recs kvSeeker
 	vecs *storedVectors
+	// hdrs are the headers of the records an access moved into a view,
+	// as the manager had them right after it (movedHeader); the manager
+	// is asked for others.
+	hdrs []movedHeader
+}
+
+// header is the header of an active record as the tier manager has it
+// (or had it after the access being applied, hdrs); false when it is not
+// in Tier 1 or 2.
+func (rd *txReaders) header(id uint64) (Header, bool) {
+	for _, m := range rd.hdrs {
+		if m.id == id {
+			return m.h, true
+		}
+	}
+	en, ok := rd.e.tiers.mgr.Entry(id)
+	return headerOf(en), ok
 }
 
 func (e *Engine) readers(tx *bolt.Tx) *txReaders { return &txReaders{e: e, tx: tx} }
@@ -245,8 +270,8 @@ func (e *Engine) viewRows(rd *txReaders, ids []uint64, known *knownDoc) ([]viewD
 				continue // forgotten; the manager is told on the next flush
 			}
 		}
-		if en, ok := e.tiers.mgr.Entry(id); ok {
-			r.Header = headerOf(en)
+		if h, ok := rd.header(id); ok {
+			r.Header = h
 		}
 		var v []float32
 		if known != nil && known.id == id && known.vec != nil {
@@ -507,8 +532,8 @@ func (e *Engine) applyKnown(rd *txReaders, moves []tiers.Move, known *knownDoc) 
 				return err
 			}
 			if moved {
-				if en, ok := ts.mgr.Entry(mv.ID); ok {
-					ts.views[mv.To].recs[mv.ID].Header = headerOf(en)
+				if h, ok := rd.header(mv.ID); ok {
+					ts.views[mv.To].recs[mv.ID].Header = h
 				}
 			} else {
 				in[mv.To] = append(in[mv.To], mv.ID)

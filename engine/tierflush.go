@@ -47,11 +47,13 @@ func (e *Engine) startFlusher() {
 }
 
 // stopFlusher stops the flusher and waits for the flush it is writing,
-// if any. The caller then flushes what is left. ts.mu is not held.
+// if any, and for the views' changes of the last recall (tierState.jobs).
+// The caller then flushes what is left. ts.mu is not held.
 func (ts *tierState) stopFlusher() {
 	if ts == nil {
 		return
 	}
+	ts.jobs.Wait()
 	ts.mu.Lock()
 	f := ts.flusher
 	ts.flusher = nil
@@ -101,5 +103,19 @@ func (e *Engine) flushBackground(ts *tierState) error {
 	ts.mu.Lock()
 	ts.flushed(snap, err)
 	ts.mu.Unlock()
+	return err
+}
+
+// takeAccessErr returns the error of the views' changes a recall made
+// after its reply (finishAccess) that no recall has reported, and forgets
+// it. ts.mu is not held.
+func (ts *tierState) takeAccessErr() error {
+	if ts == nil {
+		return nil
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	err := ts.accessErr
+	ts.accessErr = nil
 	return err
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -40,13 +41,34 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 		}
 		scored += 2 * c
 	}
-	e.tiers.mu.Lock()
-	defer e.tiers.mu.Unlock()
+	ts := e.tiers
+	ts.mu.Lock()
 	e.countQuery(served, scored)
+	// The error of the last recall's view changes, if any (finishAccess).
+	err = ts.accessErr
+	ts.accessErr = nil
 	if q.NoAccess {
-		return res, nil
+		ts.mu.Unlock()
+		return res, err
 	}
-	return res, e.access(res, q.readTx)
+	steps, aerr := e.countAccess(res, q.readTx, true)
+	if aerr != nil || len(steps) == 0 {
+		aerr = errors.Join(aerr, e.accessed())
+		ts.mu.Unlock()
+		return res, errors.Join(err, aerr)
+	}
+	// The views' changes are made after the reply, on a goroutine that
+	// holds the tier lock until they are made: whatever reads the tier
+	// state next (the next walk, TierStats, admission, a flush, Close)
+	// takes the lock, so it waits for them, and every state change
+	// happens in the order it did when the recall made them.
+	ts.jobs.Add(1)
+	go func() {
+		defer ts.jobs.Done()
+		defer ts.mu.Unlock()
+		ts.accessErr = e.finishAccess(steps)
+	}()
+	return res, err
 }
 
 // countQuery adds a query to the walk's counters. ts.mu is held.
@@ -62,7 +84,8 @@ func (e *Engine) countQuery(served uint8, scored int) {
 // returns: n += 1, t_last = now, P recomputed, an archive record ranked
 // against the active tiers. It is for callers that recall with
 // Query.NoAccess and show only part of the results. Unknown ids are
-// skipped. It does nothing in flat mode.
+// skipped. It does nothing in flat mode. It also reports the error of a
+// recall's view changes made after its reply, if the next recall has not.
 func (e *Engine) Access(ids ...uint64) error {
 	if err := e.checkOpen(); err != nil || e.tiers == nil {
 		return err
@@ -73,9 +96,12 @@ func (e *Engine) Access(ids ...uint64) error {
 			res = append(res, Result{Record: r})
 		}
 	}
-	e.tiers.mu.Lock()
-	defer e.tiers.mu.Unlock()
-	return e.access(res, 0)
+	ts := e.tiers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	err := ts.accessErr
+	ts.accessErr = nil
+	return errors.Join(err, e.access(res, 0))
 }
 
 // searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
@@ -447,8 +473,113 @@ func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
 // into a view is taken from its result rather than read again. ts.mu is
 // held.
 func (e *Engine) access(res []Result, readTx int) error {
-	ts := e.tiers
+	if _, err := e.countAccess(res, readTx, false); err != nil {
+		return err
+	}
+	return e.accessed()
+}
+
+// accessStep is the access of one result: what the tier manager made of
+// it (countOne), and what applyStep then changes in the views.
+type accessStep struct {
+	id    uint64
+	h     Header // the record's header after the access
+	moves []tiers.Move
+	known *knownDoc // what the access read of the record, for its load into a view
+	hdrs  []movedHeader
+}
+
+// movedHeader is the manager's entry of a record moved into a view, as it
+// was right after the access that moved it: the header the view loads it
+// with (txReaders.header).
+type movedHeader struct {
+	id uint64
+	h  Header
+}
+
+// countAccess counts the results, in order, in the tier manager (countOne)
+// and sets their headers, and applies the changes each access makes to
+// the views (applyStep) after it, unless later is set: the views' changes
+// are then returned, in order, for finishAccess, except where a result's
+// access demotes a later result (whose access reads the header that the
+// demotion keeps in ts.accessed): the changes so far are applied then.
+// Apart from that, the counting reads nothing the views' changes write
+// (the manager's entries a view loads are those of countOne's time,
+// movedHeader), so applying them after the counting changes the same
+// state in the same way. ts.mu is held.
+func (e *Engine) countAccess(res []Result, readTx int, later bool) ([]accessStep, error) {
 	now := e.opts.Clock()
+	var steps []accessStep
+	err := e.db.View(func(tx *bolt.Tx) error {
+		same := readTx != 0 && tx.ID() == readTx
+		rd := e.readers(tx)
+		for i := range res {
+			st, ok, err := e.countOne(rd, &res[i], now, same)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			steps = append(steps, st)
+			if !later || demotesOneOf(st.moves, res[i+1:]) {
+				if err := e.applyAccess(rd, steps); err != nil {
+					return err
+				}
+				steps = steps[:0]
+			}
+		}
+		return nil
+	})
+	return steps, err
+}
+
+// demotesOneOf reports whether moves take one of res's records out of the
+// active tiers.
+func demotesOneOf(moves []tiers.Move, res []Result) bool {
+	for _, mv := range moves {
+		if activeTier(mv.To) {
+			continue
+		}
+		for i := range res {
+			if res[i].Record.ID == mv.ID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// finishAccess applies the views' changes that countAccess left, then
+// asks for a flush when enough is dirty. ts.mu is held.
+func (e *Engine) finishAccess(steps []accessStep) error {
+	moved := false
+	for i := range steps {
+		moved = moved || len(steps[i].moves) > 0
+	}
+	var err error
+	if moved {
+		err = e.db.View(func(tx *bolt.Tx) error { return e.applyAccess(e.readers(tx), steps) })
+	} else {
+		err = e.applyAccess(e.readers(nil), steps) // headers only: nothing is read
+	}
+	return errors.Join(err, e.accessed())
+}
+
+// accessed ends an access: a flush is asked for when enough is dirty.
+// ts.mu is held.
+func (e *Engine) accessed() error {
+	ts := e.tiers
+	if len(ts.dirty)+len(ts.accessed) >= e.opts.FlushAccesses {
+		return e.flushDueSoon()
+	}
+	return nil
+}
+
+// applyAccess applies the steps' changes to the views, in order, reading
+// through rd. ts.mu is held.
+func (e *Engine) applyAccess(rd *txReaders, steps []accessStep) error {
+	ts := e.tiers
 	// The changes to the views' lexical indexes wait for their next
 	// reader (queuedText), which applies those of every access since in
 	// one run.
@@ -459,29 +590,21 @@ func (e *Engine) access(res []Result, readTx int) error {
 		for _, v := range ts.views[1:] {
 			v.queue = false
 		}
+		rd.hdrs = nil
 	}()
-	err := e.db.View(func(tx *bolt.Tx) error {
-		same := readTx != 0 && tx.ID() == readTx
-		rd := e.readers(tx)
-		for i := range res {
-			if err := e.accessOne(rd, &res[i], now, same); err != nil {
-				return err
-			}
+	for i := range steps {
+		if err := e.applyStep(rd, &steps[i]); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if len(ts.dirty)+len(ts.accessed) >= e.opts.FlushAccesses {
-		return e.flushDueSoon()
 	}
 	return nil
 }
 
-// accessOne counts one result. same reports that tx sees the commits the
-// result's record was read after, and no other: the record is as stored.
-func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool) error {
+// countOne counts one result in the tier manager and sets its header;
+// false when there is nothing to count. same reports that rd's
+// transaction sees the commits the result's record was read after, and no
+// other: the record is as stored.
+func (e *Engine) countOne(rd *txReaders, res *Result, now time.Time, same bool) (accessStep, bool, error) {
 	ts, tx := e.tiers, rd.tx
 	id := res.Record.ID
 	en, ok := ts.mgr.Entry(id)
@@ -492,13 +615,22 @@ func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool)
 		if !vs.has(id) {
 			// A history version, or forgotten since the caller saw it:
 			// it has no vector and nothing to count.
-			return nil
+			return accessStep{}, false, nil
 		}
 		vec, err := vs.get(id)
 		if err != nil {
-			return fmt.Errorf("record %d: %w", id, err)
+			return accessStep{}, false, fmt.Errorf("record %d: %w", id, err)
 		}
 		h := r.Header
+		if !same {
+			// A flush may have written the header back since the result
+			// was read (and dropped it from ts.accessed): as stored now.
+			if b := peekValue(rd.records(), u64key(id)); b != nil {
+				if sh, err := recordHeader(b); err == nil {
+					h = sh
+				}
+			}
+		}
 		if a, ok := ts.accessed[id]; ok {
 			h = a
 		}
@@ -515,7 +647,7 @@ func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool)
 	}
 	upd, moves, err := ts.mgr.Access(en, now)
 	if err != nil {
-		return fmt.Errorf("hmo: tiers: %w", err)
+		return accessStep{}, false, fmt.Errorf("hmo: tiers: %w", err)
 	}
 	h := Header{I0: upd.I0, N: upd.N, LastUsed: upd.LastUsed, P: upd.P, Tier: upd.Tier}
 	if upd.Tier == TierArchive {
@@ -523,12 +655,29 @@ func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool)
 	}
 	ts.dirty[id] = true
 	res.Record.Header = h
-	if err := e.applyKnown(rd, moves, known); err != nil {
+	st := accessStep{id: id, h: h, moves: moves, known: known}
+	for _, mv := range moves {
+		if !activeTier(mv.To) {
+			continue
+		}
+		if en, ok := ts.mgr.Entry(mv.ID); ok {
+			st.hdrs = append(st.hdrs, movedHeader{id: mv.ID, h: headerOf(en)})
+		}
+	}
+	return st, true, nil
+}
+
+// applyStep makes the changes of one result's access to the views: its
+// moves, and the header of the view's copy of the record. ts.mu is held.
+func (e *Engine) applyStep(rd *txReaders, st *accessStep) error {
+	ts := e.tiers
+	rd.hdrs = st.hdrs
+	if err := e.applyKnown(rd, st.moves, st.known); err != nil {
 		return err
 	}
 	for t := 1; t <= 2; t++ {
-		if r, ok := ts.views[t].recs[id]; ok {
-			r.Header = h
+		if r, ok := ts.views[t].recs[st.id]; ok {
+			r.Header = st.h
 		}
 	}
 	return nil
