@@ -10,19 +10,18 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 )
 
-// TestAccessAfterReplyAsInline: a recall counts its results in the tier
-// manager before it returns and changes the views after (on a goroutine
-// holding the tier lock), except where a result's access demotes a later
-// result of the same recall. Two engines fed the same records and
+// TestAccessAfterReplyAsInline: a recall's access (the tier manager's
+// counts and moves, the views' changes) is made after its reply, on a
+// goroutine holding the tier lock. Two engines fed the same records and
 // questions with small tiers and a day between questions (records
 // promoted and demoted by recalls, results demoting later results), one
 // recalling as it does and one recalling with NoAccess and then counting
-// the same results with Access, which changes the views after each
-// result in turn, give the same results (ids, tiers, scores) to every
-// question, the same header to every record (every third question, once
-// the views' changes are made) and the same counters. It fails when the
-// views' changes of a recall whose result demotes a later one are all
-// left for after the reply.
+// the same results with Access, in the caller, give the same results
+// (ids, tiers, scores, headers) to every question, the same header to
+// every record (every third question, once the access is made; the other
+// recalls start beside the last one's access) and the same counters. It
+// fails when the access reads the clock after the reply (the next
+// question's time).
 func TestAccessAfterReplyAsInline(t *testing.T) {
 	topics := []string{"garden", "violin", "hiking", "pottery", "sailing", "chess", "baking", "cycling"}
 	var ins []engine.Input
@@ -46,9 +45,8 @@ func TestAccessAfterReplyAsInline(t *testing.T) {
 		}
 		t.Cleanup(func() { e.Close() })
 		ids := remember(t, e, ins...)
-		// The counters are written by the recall that makes them due (by
-		// the view changes after its reply), not by a flusher whose
-		// commit a Get could read around.
+		// The counters are written by the access that makes them due,
+		// not by a flusher whose commit a Get could read around.
 		engine.StopTierFlusher(e)
 		return e, ids
 	}
@@ -73,13 +71,13 @@ func TestAccessAfterReplyAsInline(t *testing.T) {
 		if err := inline.Access(got...); err != nil {
 			t.Fatal(err)
 		}
-		if a, b := fmt.Sprint(resultsOf(ra)), fmt.Sprint(resultsOf(rb)); a != b {
+		if a, b := withHeaders(ra), withHeaders(rb); a != b {
 			t.Fatalf("%q: results after the reply %s, inline %s", q, a, b)
 		}
 		if i%3 != 2 {
-			continue // the next recall beside this one's view changes
+			continue // the next recall beside this one's access
 		}
-		// Every record's header, once the view changes are made: with no
+		// Every record's header, once the access is made: with no
 		// flusher, nothing writes meanwhile.
 		_ = after.TierStats()
 		for _, id := range ids {
@@ -105,11 +103,20 @@ func TestAccessAfterReplyAsInline(t *testing.T) {
 	}
 }
 
-// TestRecallsBesideTheirViewChanges: recalls, TierStats, Get, Access and
-// Remember from several goroutines, while each recall's view changes are
-// made after its reply, for the race detector; Close waits for the last
-// changes, and every recall is counted.
-func TestRecallsBesideTheirViewChanges(t *testing.T) {
+// withHeaders is resultsOf with each result's header.
+func withHeaders(res []engine.Result) string {
+	s := fmt.Sprint(resultsOf(res))
+	for _, r := range res {
+		s += fmt.Sprintf(" %d:%+v", r.Record.ID, r.Record.Header)
+	}
+	return s
+}
+
+// TestRecallsBesideTheirAccess: recalls, TierStats, Get, Access and
+// Remember from several goroutines, while each recall's access is made
+// after its reply, for the race detector; Close waits for the last
+// access, and every recall is counted.
+func TestRecallsBesideTheirAccess(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
 	o := testOptions(clock)
 	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 3, 6, 1, 2

@@ -345,8 +345,12 @@ func (e *Engine) Close() error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	e.tiers.stopFlusher() // its last flush committed: the one below writes the rest
-	// The error of the last recall's view changes, if no recall reported it.
-	aerr := e.tiers.takeAccessErr()
+	var aerr error        // the last recall's access's, if nothing reported it
+	if e.tiers != nil {
+		e.tiers.mu.Lock()
+		aerr = e.tiers.takeAccessErr()
+		e.tiers.mu.Unlock()
+	}
 	if e.opts.ReadOnly {
 		return errors.Join(aerr, e.closeIndexes(), e.db.Close())
 	}

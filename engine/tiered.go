@@ -33,13 +33,12 @@ type tierState struct {
 	stats    TierStats
 	counted  bool       // stats changed since the last flush
 	batch    *moveBatch // non-nil while admit defers the views' changes
-	// accessErr is the error of the views' changes a recall's access
-	// made after its reply (finishAccess), for the next recall or
-	// Access to report.
+	// accessErr is the error of the access a recall made after its reply
+	// (recallTiered), for the next recall, Access or Close to report.
 	accessErr error
 
-	// jobs counts the goroutines making a recall's views' changes after
-	// its reply: each holds mu until they are made, then ends.
+	// jobs counts the goroutines making a recall's access after its
+	// reply: each holds mu until the access is made, then ends.
 	jobs sync.WaitGroup
 
 	// flushMu is held while a flush takes its snapshot and writes it, so
@@ -204,23 +203,6 @@ type txReaders struct {
 	tx   *bolt.Tx
 	recs kvSeeker
 	vecs *storedVectors
-	// hdrs are the headers of the records an access moved into a view,
-	// as the manager had them right after it (movedHeader); the manager
-	// is asked for others.
-	hdrs []movedHeader
-}
-
-// header is the header of an active record as the tier manager has it
-// (or had it after the access being applied, hdrs); false when it is not
-// in Tier 1 or 2.
-func (rd *txReaders) header(id uint64) (Header, bool) {
-	for _, m := range rd.hdrs {
-		if m.id == id {
-			return m.h, true
-		}
-	}
-	en, ok := rd.e.tiers.mgr.Entry(id)
-	return headerOf(en), ok
 }
 
 func (e *Engine) readers(tx *bolt.Tx) *txReaders { return &txReaders{e: e, tx: tx} }
@@ -270,8 +252,8 @@ func (e *Engine) viewRows(rd *txReaders, ids []uint64, known *knownDoc) ([]viewD
 				continue // forgotten; the manager is told on the next flush
 			}
 		}
-		if h, ok := rd.header(id); ok {
-			r.Header = h
+		if en, ok := e.tiers.mgr.Entry(id); ok {
+			r.Header = headerOf(en)
 		}
 		var v []float32
 		if known != nil && known.id == id && known.vec != nil {
@@ -532,8 +514,8 @@ func (e *Engine) applyKnown(rd *txReaders, moves []tiers.Move, known *knownDoc) 
 				return err
 			}
 			if moved {
-				if h, ok := rd.header(mv.ID); ok {
-					ts.views[mv.To].recs[mv.ID].Header = h
+				if en, ok := ts.mgr.Entry(mv.ID); ok {
+					ts.views[mv.To].recs[mv.ID].Header = headerOf(en)
 				}
 			} else {
 				in[mv.To] = append(in[mv.To], mv.ID)
@@ -786,15 +768,9 @@ func (e *Engine) overlayHeader(r *Record) {
 	if ts == nil {
 		return
 	}
-	if en, ok := ts.mgr.Entry(r.ID); ok {
-		r.Header = headerOf(en)
-		return
-	}
-	ts.mu.Lock()
+	ts.mu.Lock() // after the last recall's access (recallTiered)
 	defer ts.mu.Unlock()
-	if h, ok := ts.accessed[r.ID]; ok {
-		r.Header = h
-	}
+	e.currentHeader(r)
 }
 
 func (e *Engine) putPersona(tx *bolt.Tx) error {

@@ -47,7 +47,7 @@ func (e *Engine) startFlusher() {
 }
 
 // stopFlusher stops the flusher and waits for the flush it is writing,
-// if any, and for the views' changes of the last recall (tierState.jobs).
+// if any, and for the access of the last recall (tierState.jobs).
 // The caller then flushes what is left. ts.mu is not held.
 func (ts *tierState) stopFlusher() {
 	if ts == nil {
@@ -106,15 +106,10 @@ func (e *Engine) flushBackground(ts *tierState) error {
 	return err
 }
 
-// takeAccessErr returns the error of the views' changes a recall made
-// after its reply (finishAccess) that no recall has reported, and forgets
-// it. ts.mu is not held.
+// takeAccessErr returns the error of the access a recall made after its
+// reply (recallTiered) that nothing has reported yet, and forgets
+// it. ts.mu is held.
 func (ts *tierState) takeAccessErr() error {
-	if ts == nil {
-		return nil
-	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	err := ts.accessErr
 	ts.accessErr = nil
 	return err

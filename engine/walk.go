@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,31 +45,44 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 	ts := e.tiers
 	ts.mu.Lock()
 	e.countQuery(served, scored)
-	// The error of the last recall's view changes, if any (finishAccess).
-	err = ts.accessErr
-	ts.accessErr = nil
+	// The results carry the headers the tier state has for them as the
+	// recall answers, before its access.
+	for i := range res {
+		e.currentHeader(&res[i].Record)
+	}
+	err = ts.takeAccessErr() // the last recall's access's
 	if q.NoAccess {
 		ts.mu.Unlock()
 		return res, err
 	}
-	steps, aerr := e.countAccess(res, q.readTx, true)
-	if aerr != nil || len(steps) == 0 {
-		aerr = errors.Join(aerr, e.accessed())
-		ts.mu.Unlock()
-		return res, errors.Join(err, aerr)
-	}
-	// The views' changes are made after the reply, on a goroutine that
-	// holds the tier lock until they are made: whatever reads the tier
-	// state next (the next walk, TierStats, admission, a flush, Close)
-	// takes the lock, so it waits for them, and every state change
-	// happens in the order it did when the recall made them.
+	// The access (the manager's counts, priorities and moves, the views'
+	// changes) is made after the reply, on a goroutine that holds the
+	// tier lock until it is made: whatever reads the tier state next (the
+	// next walk, TierStats, Get, admission, a flush, Close) takes the
+	// lock, so it waits for it, and every state change is made in the
+	// order it was when the recall made it. Its error is reported by the
+	// next recall, Access or Close.
+	acc, readTx, now := slices.Clone(res), q.readTx, e.opts.Clock()
 	ts.jobs.Add(1)
 	go func() {
 		defer ts.jobs.Done()
 		defer ts.mu.Unlock()
-		ts.accessErr = e.finishAccess(steps)
+		ts.accessErr = e.access(acc, readTx, now)
 	}()
 	return res, err
+}
+
+// currentHeader sets r's header to the one the tier state has for it:
+// the manager's for a record in Tier 1 or 2, the one kept in memory for
+// an archive record accessed or demoted since the last flush, else the
+// stored one. ts.mu is held.
+func (e *Engine) currentHeader(r *Record) {
+	ts := e.tiers
+	if en, ok := ts.mgr.Entry(r.ID); ok {
+		r.Header = headerOf(en)
+	} else if h, ok := ts.accessed[r.ID]; ok {
+		r.Header = h
+	}
 }
 
 // countQuery adds a query to the walk's counters. ts.mu is held.
@@ -84,8 +98,8 @@ func (e *Engine) countQuery(served uint8, scored int) {
 // returns: n += 1, t_last = now, P recomputed, an archive record ranked
 // against the active tiers. It is for callers that recall with
 // Query.NoAccess and show only part of the results. Unknown ids are
-// skipped. It does nothing in flat mode. It also reports the error of a
-// recall's view changes made after its reply, if the next recall has not.
+// skipped. It does nothing in flat mode. It also reports the error of
+// the last recall's access (made after its reply), if no recall has.
 func (e *Engine) Access(ids ...uint64) error {
 	if err := e.checkOpen(); err != nil || e.tiers == nil {
 		return err
@@ -99,9 +113,7 @@ func (e *Engine) Access(ids ...uint64) error {
 	ts := e.tiers
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	err := ts.accessErr
-	ts.accessErr = nil
-	return errors.Join(err, e.access(res, 0))
+	return errors.Join(ts.takeAccessErr(), e.access(res, 0, e.opts.Clock()))
 }
 
 // searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
@@ -109,7 +121,10 @@ func (e *Engine) Access(ids ...uint64) error {
 // neither was sufficient; scored counts the records scored. The
 // sufficiency test runs without the tier lock: it may be an LLM call.
 func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int) ([]Result, uint8, int, error) {
-	if e.answersNowhere(q) {
+	e.tiers.mu.Lock() // after the last recall's access (recallTiered)
+	nowhere := e.answersNowhere(q)
+	e.tiers.mu.Unlock()
+	if nowhere {
 		return nil, TierArchive, 0, nil // no tier can answer q: only the archive
 	}
 	var w tierSearch
@@ -470,115 +485,9 @@ func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
 // P recomputed, and a tier-3 record ranked against the active tiers.
 // readTx is the bbolt transaction the results' records were read in
 // (Tx.ID), 0 if unknown: when no commit came since, a record promoted
-// into a view is taken from its result rather than read again. ts.mu is
-// held.
-func (e *Engine) access(res []Result, readTx int) error {
-	if _, err := e.countAccess(res, readTx, false); err != nil {
-		return err
-	}
-	return e.accessed()
-}
-
-// accessStep is the access of one result: what the tier manager made of
-// it (countOne), and what applyStep then changes in the views.
-type accessStep struct {
-	id    uint64
-	h     Header // the record's header after the access
-	moves []tiers.Move
-	known *knownDoc // what the access read of the record, for its load into a view
-	hdrs  []movedHeader
-}
-
-// movedHeader is the manager's entry of a record moved into a view, as it
-// was right after the access that moved it: the header the view loads it
-// with (txReaders.header).
-type movedHeader struct {
-	id uint64
-	h  Header
-}
-
-// countAccess counts the results, in order, in the tier manager (countOne)
-// and sets their headers, and applies the changes each access makes to
-// the views (applyStep) after it, unless later is set: the views' changes
-// are then returned, in order, for finishAccess, except where a result's
-// access demotes a later result (whose access reads the header that the
-// demotion keeps in ts.accessed): the changes so far are applied then.
-// Apart from that, the counting reads nothing the views' changes write
-// (the manager's entries a view loads are those of countOne's time,
-// movedHeader), so applying them after the counting changes the same
-// state in the same way. ts.mu is held.
-func (e *Engine) countAccess(res []Result, readTx int, later bool) ([]accessStep, error) {
-	now := e.opts.Clock()
-	var steps []accessStep
-	err := e.db.View(func(tx *bolt.Tx) error {
-		same := readTx != 0 && tx.ID() == readTx
-		rd := e.readers(tx)
-		for i := range res {
-			st, ok, err := e.countOne(rd, &res[i], now, same)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue
-			}
-			steps = append(steps, st)
-			if !later || demotesOneOf(st.moves, res[i+1:]) {
-				if err := e.applyAccess(rd, steps); err != nil {
-					return err
-				}
-				steps = steps[:0]
-			}
-		}
-		return nil
-	})
-	return steps, err
-}
-
-// demotesOneOf reports whether moves take one of res's records out of the
-// active tiers.
-func demotesOneOf(moves []tiers.Move, res []Result) bool {
-	for _, mv := range moves {
-		if activeTier(mv.To) {
-			continue
-		}
-		for i := range res {
-			if res[i].Record.ID == mv.ID {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// finishAccess applies the views' changes that countAccess left, then
-// asks for a flush when enough is dirty. ts.mu is held.
-func (e *Engine) finishAccess(steps []accessStep) error {
-	moved := false
-	for i := range steps {
-		moved = moved || len(steps[i].moves) > 0
-	}
-	var err error
-	if moved {
-		err = e.db.View(func(tx *bolt.Tx) error { return e.applyAccess(e.readers(tx), steps) })
-	} else {
-		err = e.applyAccess(e.readers(nil), steps) // headers only: nothing is read
-	}
-	return errors.Join(err, e.accessed())
-}
-
-// accessed ends an access: a flush is asked for when enough is dirty.
-// ts.mu is held.
-func (e *Engine) accessed() error {
-	ts := e.tiers
-	if len(ts.dirty)+len(ts.accessed) >= e.opts.FlushAccesses {
-		return e.flushDueSoon()
-	}
-	return nil
-}
-
-// applyAccess applies the steps' changes to the views, in order, reading
-// through rd. ts.mu is held.
-func (e *Engine) applyAccess(rd *txReaders, steps []accessStep) error {
+// into a view is taken from its result rather than read again; now is
+// the time of the access. ts.mu is held.
+func (e *Engine) access(res []Result, readTx int, now time.Time) error {
 	ts := e.tiers
 	// The changes to the views' lexical indexes wait for their next
 	// reader (queuedText), which applies those of every access since in
@@ -590,21 +499,29 @@ func (e *Engine) applyAccess(rd *txReaders, steps []accessStep) error {
 		for _, v := range ts.views[1:] {
 			v.queue = false
 		}
-		rd.hdrs = nil
 	}()
-	for i := range steps {
-		if err := e.applyStep(rd, &steps[i]); err != nil {
-			return err
+	err := e.db.View(func(tx *bolt.Tx) error {
+		same := readTx != 0 && tx.ID() == readTx
+		rd := e.readers(tx)
+		for i := range res {
+			if err := e.accessOne(rd, &res[i], now, same); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(ts.dirty)+len(ts.accessed) >= e.opts.FlushAccesses {
+		return e.flushDueSoon()
 	}
 	return nil
 }
 
-// countOne counts one result in the tier manager and sets its header;
-// false when there is nothing to count. same reports that rd's
-// transaction sees the commits the result's record was read after, and no
-// other: the record is as stored.
-func (e *Engine) countOne(rd *txReaders, res *Result, now time.Time, same bool) (accessStep, bool, error) {
+// accessOne counts one result. same reports that tx sees the commits the
+// result's record was read after, and no other: the record is as stored.
+func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool) error {
 	ts, tx := e.tiers, rd.tx
 	id := res.Record.ID
 	en, ok := ts.mgr.Entry(id)
@@ -615,16 +532,16 @@ func (e *Engine) countOne(rd *txReaders, res *Result, now time.Time, same bool) 
 		if !vs.has(id) {
 			// A history version, or forgotten since the caller saw it:
 			// it has no vector and nothing to count.
-			return accessStep{}, false, nil
+			return nil
 		}
 		vec, err := vs.get(id)
 		if err != nil {
-			return accessStep{}, false, fmt.Errorf("record %d: %w", id, err)
+			return fmt.Errorf("record %d: %w", id, err)
 		}
 		h := r.Header
 		if !same {
 			// A flush may have written the header back since the result
-			// was read (and dropped it from ts.accessed): as stored now.
+			// was read, and dropped it from ts.accessed: as stored now.
 			if b := peekValue(rd.records(), u64key(id)); b != nil {
 				if sh, err := recordHeader(b); err == nil {
 					h = sh
@@ -647,7 +564,7 @@ func (e *Engine) countOne(rd *txReaders, res *Result, now time.Time, same bool) 
 	}
 	upd, moves, err := ts.mgr.Access(en, now)
 	if err != nil {
-		return accessStep{}, false, fmt.Errorf("hmo: tiers: %w", err)
+		return fmt.Errorf("hmo: tiers: %w", err)
 	}
 	h := Header{I0: upd.I0, N: upd.N, LastUsed: upd.LastUsed, P: upd.P, Tier: upd.Tier}
 	if upd.Tier == TierArchive {
@@ -655,29 +572,12 @@ func (e *Engine) countOne(rd *txReaders, res *Result, now time.Time, same bool) 
 	}
 	ts.dirty[id] = true
 	res.Record.Header = h
-	st := accessStep{id: id, h: h, moves: moves, known: known}
-	for _, mv := range moves {
-		if !activeTier(mv.To) {
-			continue
-		}
-		if en, ok := ts.mgr.Entry(mv.ID); ok {
-			st.hdrs = append(st.hdrs, movedHeader{id: mv.ID, h: headerOf(en)})
-		}
-	}
-	return st, true, nil
-}
-
-// applyStep makes the changes of one result's access to the views: its
-// moves, and the header of the view's copy of the record. ts.mu is held.
-func (e *Engine) applyStep(rd *txReaders, st *accessStep) error {
-	ts := e.tiers
-	rd.hdrs = st.hdrs
-	if err := e.applyKnown(rd, st.moves, st.known); err != nil {
+	if err := e.applyKnown(rd, moves, known); err != nil {
 		return err
 	}
 	for t := 1; t <= 2; t++ {
-		if r, ok := ts.views[t].recs[st.id]; ok {
-			r.Header = st.h
+		if r, ok := ts.views[t].recs[id]; ok {
+			r.Header = h
 		}
 	}
 	return nil
