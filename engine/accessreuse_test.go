@@ -48,7 +48,7 @@ func TestAccessPromotesTheStoredRecord(t *testing.T) {
 				}
 			}
 			e.tiers.mu.Lock()
-			err = e.access(res, readTx)
+			err = e.access(res, readTx, e.opts.Clock())
 			tier := e.tiers.mgr.Tier(target)
 			var got []string
 			if r, ok := e.tiers.viewRecord(tier, target); ok {

@@ -105,7 +105,9 @@ func (q *Query) match(r *Record) bool {
 
 // Recall returns up to q.K records ranked by hybrid lexical and vector
 // relevance, best first. In tiered mode it walks the tiers and counts
-// every returned record as accessed; in flat mode it searches the archive.
+// every returned record as accessed, after the reply: the results'
+// headers are the records' as the recall found them, and Get shows them
+// counted. In flat mode it searches the archive.
 func (e *Engine) Recall(ctx context.Context, q Query) ([]Result, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err

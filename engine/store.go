@@ -345,8 +345,14 @@ func (e *Engine) Close() error {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	e.tiers.stopFlusher() // its last flush committed: the one below writes the rest
+	var aerr error        // the last recall's access's, if nothing reported it
+	if e.tiers != nil {
+		e.tiers.mu.Lock()
+		aerr = e.tiers.takeAccessErr()
+		e.tiers.mu.Unlock()
+	}
 	if e.opts.ReadOnly {
-		return errors.Join(e.closeIndexes(), e.db.Close())
+		return errors.Join(aerr, e.closeIndexes(), e.db.Close())
 	}
 	var err error
 	if e.vec == nil && e.sinceCheckpoint > closeBacklog {
@@ -363,7 +369,7 @@ func (e *Engine) Close() error {
 		err = e.flushTiers()
 		e.tiers.mu.Unlock()
 	}
-	err = errors.Join(err, e.closeIndexes())
+	err = errors.Join(aerr, err, e.closeIndexes())
 	return errors.Join(err, e.db.Close())
 }
 

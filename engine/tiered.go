@@ -33,6 +33,13 @@ type tierState struct {
 	stats    TierStats
 	counted  bool       // stats changed since the last flush
 	batch    *moveBatch // non-nil while admit defers the views' changes
+	// accessErr is the error of the access a recall made after its reply
+	// (recallTiered), for the next recall, Access or Close to report.
+	accessErr error
+
+	// jobs counts the goroutines making a recall's access after its
+	// reply: each holds mu until the access is made, then ends.
+	jobs sync.WaitGroup
 
 	// flushMu is held while a flush takes its snapshot and writes it, so
 	// that flushes commit in the order of their snapshots. Taken after mu
@@ -761,15 +768,9 @@ func (e *Engine) overlayHeader(r *Record) {
 	if ts == nil {
 		return
 	}
-	if en, ok := ts.mgr.Entry(r.ID); ok {
-		r.Header = headerOf(en)
-		return
-	}
-	ts.mu.Lock()
+	ts.mu.Lock() // after the last recall's access (recallTiered)
 	defer ts.mu.Unlock()
-	if h, ok := ts.accessed[r.ID]; ok {
-		r.Header = h
-	}
+	e.currentHeader(r)
 }
 
 func (e *Engine) putPersona(tx *bolt.Tx) error {

@@ -47,11 +47,13 @@ func (e *Engine) startFlusher() {
 }
 
 // stopFlusher stops the flusher and waits for the flush it is writing,
-// if any. The caller then flushes what is left. ts.mu is not held.
+// if any, and for the access of the last recall (tierState.jobs).
+// The caller then flushes what is left. ts.mu is not held.
 func (ts *tierState) stopFlusher() {
 	if ts == nil {
 		return
 	}
+	ts.jobs.Wait()
 	ts.mu.Lock()
 	f := ts.flusher
 	ts.flusher = nil
@@ -101,5 +103,14 @@ func (e *Engine) flushBackground(ts *tierState) error {
 	ts.mu.Lock()
 	ts.flushed(snap, err)
 	ts.mu.Unlock()
+	return err
+}
+
+// takeAccessErr returns the error of the access a recall made after its
+// reply (recallTiered) that nothing has reported yet, and forgets
+// it. ts.mu is held.
+func (ts *tierState) takeAccessErr() error {
+	err := ts.accessErr
+	ts.accessErr = nil
 	return err
 }

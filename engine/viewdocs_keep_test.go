@@ -36,6 +36,14 @@ func TestViewsKeepRankedDocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The stored records, read before the tier lock is taken: Get takes
+	// it (after the last recall's access).
+	recs := make([]Record, len(ids))
+	for i, id := range ids {
+		if recs[i], err = e.Get(id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.tiers.mu.Lock()
 	defer e.tiers.mu.Unlock()
 	src := &viewSource{e: e, views: e.tiers.views[1:]}
@@ -49,11 +57,7 @@ func TestViewsKeepRankedDocs(t *testing.T) {
 	}
 	first := docs()
 	for i, id := range ids {
-		r, err := e.Get(id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := e.docOf(&r); !sameDoc(first[i], want) {
+		if want := e.docOf(&recs[i]); !sameDoc(first[i], want) {
 			t.Errorf("record %d's doc %+v, want the stored record's %+v", id, first[i], want)
 		}
 	}
@@ -72,15 +76,16 @@ func TestViewsKeepRankedDocs(t *testing.T) {
 	// Forgetting the second turn relinks the third to the first.
 	e.tiers.mu.Unlock()
 	err = e.Forget(ctx, ids[1])
+	if err != nil {
+		e.tiers.mu.Lock()
+		t.Fatal(err)
+	}
+	r, err := e.Get(ids[2])
 	e.tiers.mu.Lock()
 	if err != nil {
 		t.Fatal(err)
 	}
 	after, err := src.Docs(ids[2:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := e.Get(ids[2])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,13 +42,47 @@ func (e *Engine) recallTiered(ctx context.Context, q *Query) ([]Result, error) {
 		}
 		scored += 2 * c
 	}
-	e.tiers.mu.Lock()
-	defer e.tiers.mu.Unlock()
+	ts := e.tiers
+	ts.mu.Lock()
 	e.countQuery(served, scored)
-	if q.NoAccess {
-		return res, nil
+	// The results carry the headers the tier state has for them as the
+	// recall answers, before its access.
+	for i := range res {
+		e.currentHeader(&res[i].Record)
 	}
-	return res, e.access(res, q.readTx)
+	err = ts.takeAccessErr() // the last recall's access's
+	if q.NoAccess {
+		ts.mu.Unlock()
+		return res, err
+	}
+	// The access (the manager's counts, priorities and moves, the views'
+	// changes) is made after the reply, on a goroutine that holds the
+	// tier lock until it is made: whatever reads the tier state next (the
+	// next walk, TierStats, Get, admission, a flush, Close) takes the
+	// lock, so it waits for it, and every state change is made in the
+	// order it was when the recall made it. Its error is reported by the
+	// next recall, Access or Close.
+	acc, readTx, now := slices.Clone(res), q.readTx, e.opts.Clock()
+	ts.jobs.Add(1)
+	go func() {
+		defer ts.jobs.Done()
+		defer ts.mu.Unlock()
+		ts.accessErr = e.access(acc, readTx, now)
+	}()
+	return res, err
+}
+
+// currentHeader sets r's header to the one the tier state has for it:
+// the manager's for a record in Tier 1 or 2, the one kept in memory for
+// an archive record accessed or demoted since the last flush, else the
+// stored one. ts.mu is held.
+func (e *Engine) currentHeader(r *Record) {
+	ts := e.tiers
+	if en, ok := ts.mgr.Entry(r.ID); ok {
+		r.Header = headerOf(en)
+	} else if h, ok := ts.accessed[r.ID]; ok {
+		r.Header = h
+	}
 }
 
 // countQuery adds a query to the walk's counters. ts.mu is held.
@@ -62,7 +98,8 @@ func (e *Engine) countQuery(served uint8, scored int) {
 // returns: n += 1, t_last = now, P recomputed, an archive record ranked
 // against the active tiers. It is for callers that recall with
 // Query.NoAccess and show only part of the results. Unknown ids are
-// skipped. It does nothing in flat mode.
+// skipped. It does nothing in flat mode. It also reports the error of
+// the last recall's access (made after its reply), if no recall has.
 func (e *Engine) Access(ids ...uint64) error {
 	if err := e.checkOpen(); err != nil || e.tiers == nil {
 		return err
@@ -73,9 +110,10 @@ func (e *Engine) Access(ids ...uint64) error {
 			res = append(res, Result{Record: r})
 		}
 	}
-	e.tiers.mu.Lock()
-	defer e.tiers.mu.Unlock()
-	return e.access(res, 0)
+	ts := e.tiers
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return errors.Join(ts.takeAccessErr(), e.access(res, 0, e.opts.Clock()))
 }
 
 // searchTiers searches Tier 1, then Tiers 1 and 2, and returns the first
@@ -83,7 +121,10 @@ func (e *Engine) Access(ids ...uint64) error {
 // neither was sufficient; scored counts the records scored. The
 // sufficiency test runs without the tier lock: it may be an LLM call.
 func (e *Engine) searchTiers(ctx context.Context, q *Query, qv []float32, c int) ([]Result, uint8, int, error) {
-	if e.answersNowhere(q) {
+	e.tiers.mu.Lock() // after the last recall's access (recallTiered)
+	nowhere := e.answersNowhere(q)
+	e.tiers.mu.Unlock()
+	if nowhere {
 		return nil, TierArchive, 0, nil // no tier can answer q: only the archive
 	}
 	var w tierSearch
@@ -444,11 +485,10 @@ func (e *Engine) viewResults(cands []retrieve.Candidate, k int) []Result {
 // P recomputed, and a tier-3 record ranked against the active tiers.
 // readTx is the bbolt transaction the results' records were read in
 // (Tx.ID), 0 if unknown: when no commit came since, a record promoted
-// into a view is taken from its result rather than read again. ts.mu is
-// held.
-func (e *Engine) access(res []Result, readTx int) error {
+// into a view is taken from its result rather than read again; now is
+// the time of the access. ts.mu is held.
+func (e *Engine) access(res []Result, readTx int, now time.Time) error {
 	ts := e.tiers
-	now := e.opts.Clock()
 	// The changes to the views' lexical indexes wait for their next
 	// reader (queuedText), which applies those of every access since in
 	// one run.
@@ -499,6 +539,15 @@ func (e *Engine) accessOne(rd *txReaders, res *Result, now time.Time, same bool)
 			return fmt.Errorf("record %d: %w", id, err)
 		}
 		h := r.Header
+		if !same {
+			// A flush may have written the header back since the result
+			// was read, and dropped it from ts.accessed: as stored now.
+			if b := peekValue(rd.records(), u64key(id)); b != nil {
+				if sh, err := recordHeader(b); err == nil {
+					h = sh
+				}
+			}
+		}
 		if a, ok := ts.accessed[id]; ok {
 			h = a
 		}
