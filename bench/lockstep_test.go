@@ -176,12 +176,11 @@ func runLockstep(b *testing.B, a, bj scaleJob) (scaleResult, scaleResult) {
 			}
 		}
 	}
-	ra, err := kids[0].finish()
-	if err != nil {
-		b.Fatal(err)
-	}
-	rb, err := kids[1].finish()
-	if err != nil {
+	// Both are finished before either's error stops the benchmark: a
+	// child left waiting for a turn would wait until this process ends.
+	ra, errA := kids[0].finish()
+	rb, errB := kids[1].finish()
+	if err := errors.Join(errA, errB); err != nil {
 		b.Fatal(err)
 	}
 	return ra, rb
