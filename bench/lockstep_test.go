@@ -35,15 +35,15 @@ import (
 // turnTaker is the child's side: it reads a turn from fd 3 and reports
 // an answer on fd 4. A nil *turnTaker (not in lockstep) never waits.
 type turnTaker struct {
-	turn, done_ *os.File
-	buf         [1]byte
+	turn, answer *os.File
+	buf          [1]byte
 }
 
 // takeTurns opens the child's side of the turn pipes and tells the
 // parent the child is ready.
 func takeTurns() (*turnTaker, error) {
-	t := &turnTaker{turn: os.NewFile(3, "turn"), done_: os.NewFile(4, "done")}
-	if t.turn == nil || t.done_ == nil {
+	t := &turnTaker{turn: os.NewFile(3, "turn"), answer: os.NewFile(4, "done")}
+	if t.turn == nil || t.answer == nil {
 		return nil, errors.New("lockstep: no turn pipes on fd 3 and 4")
 	}
 	return t, t.done()
@@ -63,7 +63,7 @@ func (t *turnTaker) done() error {
 	if t == nil {
 		return nil
 	}
-	if _, err := t.done_.Write(t.buf[:]); err != nil {
+	if _, err := t.answer.Write(t.buf[:]); err != nil {
 		return fmt.Errorf("lockstep: handing the turn back: %w", err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (t *turnTaker) done() error {
 func (t *turnTaker) close() {
 	if t != nil {
 		t.turn.Close()
-		t.done_.Close()
+		t.answer.Close()
 	}
 }
 
