@@ -32,6 +32,21 @@ type CoverageBound interface {
 	NeedsCoverage(q *Query, tier uint8) float64
 }
 
+// MatchBound is implemented by a Sufficiency that finds a query ambiguous
+// in a tier where several records each hold all of it. The walk asks it
+// before it ranks a tier (unless Tiers 1 and 2 hold every record, when
+// their ranking is the answer): when more of the tier's records than the
+// bound hold every term of the query in their text (a record and the one
+// after it counting once), no ranking of the tier is sufficient, and the
+// walk goes on, to the next tier or the archive, without ranking it. A
+// record holding every term reaches any coverage, so the count is one of
+// the records a coverage bound counts, wherever the ranking puts them.
+type MatchBound interface {
+	// MaxFullMatches returns how many of tier's records may hold every
+	// term of q for q to be answered there; negative means any number.
+	MaxFullMatches(q *Query, tier uint8) int
+}
+
 // ScoreTest is the score test used without an LLM. A tier's results are
 // sufficient when there are q.K of them and the best one contains the
 // query: its lexical coverage (the IDF-weighted share of the query's
@@ -40,7 +55,10 @@ type CoverageBound interface {
 // MinCoverage (a record and the one after it, which is indexed with it,
 // count once). When several records of a tier each hold the whole query,
 // the query is ambiguous there, and the archive may hold more such
-// records and a better one: the walk goes on.
+// records and a better one: the walk goes on. That holds whether or not
+// the ranking puts them all among the results: through MatchBound, the
+// walk also counts the tier's records holding every term of the query
+// before it ranks the tier, and goes on when more than MaxMatches do.
 //
 // Coverage is used rather than a raw score because it means the same
 // thing for every query and corpus size: BM25 grows with the archive and
@@ -83,11 +101,16 @@ func (s ScoreTest) Sufficient(_ context.Context, q *Query, _ uint8, res []Result
 	if best.Coverage < s.NeedsCoverage(q, 0) || (s.MinCosine != 0 && best.VectorScore < s.MinCosine) {
 		return false, nil // a query the test does not judge needs more than any coverage
 	}
-	maxMatches := s.MaxMatches
-	if maxMatches == 0 {
-		maxMatches = DefaultMaxMatches
-	}
+	maxMatches := s.MaxFullMatches(q, 0)
 	return maxMatches < 0 || fullMatches(res, s.minCoverage()) <= maxMatches, nil
+}
+
+// MaxFullMatches implements MatchBound: MaxMatches with its default.
+func (s ScoreTest) MaxFullMatches(*Query, uint8) int {
+	if s.MaxMatches == 0 {
+		return DefaultMaxMatches
+	}
+	return s.MaxMatches
 }
 
 // minCoverage is MinCoverage with its default.

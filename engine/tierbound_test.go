@@ -257,3 +257,150 @@ func TestTierUnsearchedWhenItsIndexLacksTerms(t *testing.T) {
 		})
 	}
 }
+
+// ambiguousTopic returns a topic no Tier 1 record and at least two Tier 2
+// records name (in different sessions: none is the turn before another).
+func (s *topicTiers) ambiguousTopic(t *testing.T) string {
+	t.Helper()
+	for ti, w := range tierTopics {
+		var in [4]int
+		for i, id := range s.ids {
+			if i%len(tierTopics) == ti {
+				in[s.tierOf[id]]++
+			}
+		}
+		if in[engine.TierCache] == 0 && in[engine.TierBuffer] >= 2 {
+			return w
+		}
+	}
+	t.Fatalf("no topic in Tier 2 twice and not in Tier 1: %v", s.tierOf)
+	return ""
+}
+
+// TestAmbiguousTierNotRanked checks that the walk neither searches nor
+// ranks a tier in which more records than the score test's MaxMatches
+// hold every term of the question, and goes on to the archive, even when
+// the tier's results (one, for K 1) would show a single full match; and
+// that a question the results already show ambiguous (K 3) is answered
+// as by a walk that ranks the tier (a tier index the engine cannot ask).
+func TestAmbiguousTierNotRanked(t *testing.T) {
+	s := newTopicTiers(t)
+	q := "we talked about the " + s.ambiguousTopic(t)
+	tests := []struct {
+		name  string
+		k     int
+		asks  bool
+		ranks bool  // Tier 2's index is searched
+		tier  uint8 // the tier that serves q
+	}{
+		{"asking the index, K 1", 1, true, false, engine.TierArchive},
+		{"ranking the tier, K 1: the results show one match", 1, false, true, engine.TierBuffer},
+		{"asking the index, K 3", 3, true, false, engine.TierArchive},
+		{"ranking the tier, K 3", 3, false, true, engine.TierArchive},
+	}
+	results := map[int][][]engine.Result{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ix []*holdingText
+			e := s.open(t, tc.asks, &ix)
+			defer e.Close()
+			res, err := e.Recall(context.Background(), engine.Query{Text: q, K: tc.k, Scope: "a", NoAccess: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := e.TierStats()
+			if st.Served[tc.tier] != 1 {
+				t.Errorf("%q, K %d: served %v, want tier %d", q, tc.k, st.Served, tc.tier)
+			}
+			if searched := ix[len(ix)-1].searched() > 0; searched != tc.ranks {
+				t.Errorf("%q, K %d: Tier 2's index searched %t, want %t", q, tc.k, searched, tc.ranks)
+			}
+			if len(res) != tc.k {
+				t.Errorf("%q, K %d: %d results", q, tc.k, len(res))
+			}
+			results[tc.k] = append(results[tc.k], res)
+		})
+	}
+	if r := results[3]; len(r) == 2 && !reflect.DeepEqual(r[0], r[1]) {
+		t.Errorf("%q, K 3: results differ:\n asking the index %v\n ranking the tier %v", q, brief(r[0]), brief(r[1]))
+	}
+}
+
+// TestTierMatchesCounted checks how the walk counts the records of a tier
+// holding every term of a question before it ranks it: a record and the
+// one after it in its session count once, and records the question's
+// filters leave out do not count; two records of the tier that the
+// question's scope keeps make it ambiguous there (the archive serves it).
+func TestTierMatchesCounted(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	o := testOptions(clock)
+	o.Tiers.Tier1Cap, o.Tiers.Tier2Cap, o.Tiers.RecentSessions, o.Tiers.PivotalK = 4, 8, 1, -1
+	e, err := engine.Open(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var ins []engine.Input
+	for i := range 30 { // the archive's
+		ins = append(ins, engine.Input{Scope: "a", Session: fmt.Sprint("old", i/5), Text: fmt.Sprintf("an older note %d about topic%d", i, i)})
+	}
+	last := []engine.Input{
+		{Scope: "a", Session: "new", Text: "the yellow boat race was long"},
+		{Scope: "a", Session: "new", Text: "the blue kite contest was on tuesday"},
+		{Scope: "a", Session: "new", Text: "the blue kite contest again, said twice"}, // the one after it
+		{Scope: "a", Session: "new", Text: "the green lantern parade was loud"},
+		{Scope: "b", Session: "new", Text: "the green lantern parade in the other scope"},
+		{Scope: "a", Session: "new", Text: "the yellow boat race, once more"},
+	}
+	for i := range ins {
+		ins[i].Time = clock.t.Add(time.Duration(i) * time.Minute)
+	}
+	for i := range last {
+		last[i].Time = clock.t.Add(time.Duration(len(ins)+i) * time.Minute)
+	}
+	remember(t, e, ins...)
+	ids := remember(t, e, last...)
+	for range 3 { // into the tiers
+		if err := e.Access(ids...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Access(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	// Each question's records of scope a in one tier, so that the first
+	// tier holding any holds them all; the other scope's in a tier too.
+	tierOf := tiersOf(t, e, ids)
+	for _, pair := range [][2]int{{0, 5}, {1, 2}, {3, 4}} {
+		a, b := tierOf[ids[pair[0]]], tierOf[ids[pair[1]]]
+		if a == engine.TierArchive || b == engine.TierArchive || pair[0] != 3 && a != b {
+			t.Fatalf("%q in tier %d, %q in tier %d: the case needs them in the tiers, together", last[pair[0]].Text, a, last[pair[1]].Text, b)
+		}
+	}
+	tests := []struct {
+		name, q string
+		tier    uint8 // the tier serving it; TierArchive when ambiguous
+	}{
+		{"a record and the one after it count once", "blue kite contest", 0},
+		{"another scope's record does not count", "green lantern parade", 0},
+		{"two records of the scope: ambiguous", "yellow boat race", engine.TierArchive},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := e.TierStats()
+			if _, err := e.Recall(context.Background(), engine.Query{Text: tc.q, K: 1, Scope: "a", NoAccess: true}); err != nil {
+				t.Fatal(err)
+			}
+			after := e.TierStats()
+			served := uint8(0)
+			for i := range after.Served {
+				if after.Served[i] > before.Served[i] {
+					served = uint8(i)
+				}
+			}
+			if tc.tier == engine.TierArchive && served != engine.TierArchive || tc.tier != engine.TierArchive && served == engine.TierArchive {
+				t.Errorf("%q: served by tier %d, want %s", tc.q, served, map[bool]string{true: "the archive", false: "a tier"}[tc.tier == engine.TierArchive])
+			}
+		})
+	}
+}

@@ -167,12 +167,12 @@ func (e *Engine) searchTier(ctx context.Context, w *tierSearch, q *Query, qv []f
 	if tier == 2 && e.tiersLackTerms(ctx, q) {
 		return nil, false, nil // hopeless, and Tier 2's index left unfilled
 	}
-	lacks, err := e.tierLacksTerms(ctx, q, tier)
+	out, err := e.tierRuledOut(ctx, q, tier)
 	if err != nil {
 		return nil, false, err
 	}
-	if lacks {
-		return nil, false, nil // hopeless, and neither searched nor scanned
+	if out {
+		return nil, false, nil // neither searched nor scanned nor ranked
 	}
 	t, err := ts.views[tier].searchText(ctx, q, c)
 	if err != nil {
@@ -253,22 +253,36 @@ func (e *Engine) tiersLackTerms(ctx context.Context, q *Query) bool {
 	return err == nil && !held
 }
 
-// tierLacksTerms reports that searching tier (Tier 1's lexical index, or
-// Tier 2's, which holds both tiers) cannot be sufficient: q needs a hit
-// holding every one of its terms (a coverage of 1, ScoreTest's default)
-// and no document of that index holds them all in its text. hopeless
-// would say so after the search; the search of the tier's index, its
-// vector scan and its ranking are saved. A hit's coverage is the
-// IDF-weighted share of the question's terms its text holds, so a
-// document lacking a term is below 1 (the caveat of tiersLackTerms
-// applies). An index that cannot tell (no TermHolder, Tier 2's not filled
-// yet: tiersLackTerms asks the archive then), a decomposed question, the
-// tiers holding every record or an error of the test say no. The error
-// is that of a queued change to the index failing when applied (settle
-// reports it once): the recall reports it. ts.mu is held.
-func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) (bool, error) {
+// tierRuledOut reports, before tier is searched (Tier 1's lexical index,
+// or Tier 2's, which holds both tiers), that no ranking of it can be
+// sufficient, from the records of that index holding every term of q in
+// their text:
+//   - none does, and q needs a hit holding every one of its terms (a
+//     coverage of 1, ScoreTest's default): a hit's coverage is the
+//     IDF-weighted share of the question's terms its text holds, so a
+//     document lacking a term is below 1 (the caveat of tiersLackTerms
+//     applies); hopeless would say so after the search;
+//   - more do than the Sufficiency's MatchBound allows (a record and the
+//     one after it counting once): q is ambiguous in the tier.
+//
+// The search of the tier's index, its vector scan and its ranking are
+// saved. Tier 2's index is filled first if it was not (the search would
+// fill it next). An index that cannot tell (no TermHolder), a decomposed
+// question, the tiers holding every record or an error of the test say
+// no. The error is that of a queued change to the index failing when
+// applied (settle reports it once), or of the fill: the recall reports
+// it. ts.mu is held.
+func (e *Engine) tierRuledOut(ctx context.Context, q *Query, tier uint8) (bool, error) {
+	if e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
+		return false, nil
+	}
 	b, ok := e.opts.Sufficiency.(CoverageBound)
-	if !ok || b.NeedsCoverage(q, tier) < 1-coverageSlack || e.tiersHoldAll() || e.pipe.Parts(q.Text) != nil {
+	whole := ok && b.NeedsCoverage(q, tier) >= 1-coverageSlack
+	most := -1
+	if mb, ok := e.opts.Sufficiency.(MatchBound); ok {
+		most = mb.MaxFullMatches(q, tier)
+	}
+	if !whole && most < 0 {
 		return false, nil
 	}
 	ix, err := e.tiers.queuedIndex(int(tier)).settle()
@@ -276,8 +290,11 @@ func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) (bool
 		return false, err
 	}
 	if lazy, ok := ix.(*lazyText); ok {
-		if !lazy.isFilled() {
-			return false, nil
+		if !lazy.isFilled() && most < 0 {
+			return false, nil // tiersLackTerms asked the archive
+		}
+		if err := lazy.fill(); err != nil {
+			return false, err
 		}
 		ix = lazy.ix
 	}
@@ -285,8 +302,49 @@ func (e *Engine) tierLacksTerms(ctx context.Context, q *Query, tier uint8) (bool
 	if !ok {
 		return false, nil
 	}
-	held, err := h.HoldsAll(ctx, q.Text, func(uint64) bool { return true })
-	return err == nil && !held, nil
+	if most < 0 {
+		held, err := h.HoldsAll(ctx, q.Text, func(uint64) bool { return true })
+		return err == nil && !held, nil
+	}
+	// The records passing q's filters, as the tier's search would see
+	// them. One not in the views (none should be) is left out: the count
+	// can only be lower.
+	ts := e.tiers
+	var full []*Record
+	held, err := h.HoldsAll(ctx, q.Text, func(id uint64) bool {
+		if r, ok := ts.viewRecord(ts.mgr.Tier(id), id); ok && q.match(r) {
+			full = append(full, r)
+		}
+		return false // every one
+	})
+	if err != nil {
+		return false, nil
+	}
+	if whole && !held && len(full) == 0 {
+		return true, nil
+	}
+	return chainHeads(full) > most, nil
+}
+
+// chainHeads counts the records of full whose previous record is not
+// among them: a record and the one after it, which is indexed with it,
+// count once, as the score test counts its full matches (fullMatches).
+func chainHeads(full []*Record) int {
+	if len(full) < 2 {
+		return len(full)
+	}
+	ids := make([]uint64, len(full))
+	for i, r := range full {
+		ids[i] = r.ID
+	}
+	slices.Sort(ids)
+	n := 0
+	for _, r := range full {
+		if _, prev := slices.BinarySearch(ids, r.Prev); !prev || r.Prev == r.ID {
+			n++
+		}
+	}
+	return n
 }
 
 // tiersHoldAll reports that Tiers 1 and 2 hold every record.
