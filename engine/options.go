@@ -28,7 +28,7 @@ const (
 	DefaultCheckpointLog  = 8192             // change-log entries after which indexes are saved and the log trimmed
 	DefaultMode           = ModeTiered       // the HMO tier walk; flat searches the whole archive every time
 	DefaultMinCoverage    = 1.0              // lexical coverage of the query by a tier's best hit that makes its result sufficient (ScoreTest)
-	DefaultMaxMatches     = 1                // results that may reach that coverage: more means the query is ambiguous in the tier (ScoreTest)
+	DefaultMaxMatches     = 1                // results that may reach that coverage, and tier records that may hold every term: more means the query is ambiguous in the tier (ScoreTest)
 	DefaultFlushAccesses  = 512              // dirty access headers kept in memory before they are written
 	DefaultEnrichTimeout  = 60 * time.Second // bound on the language-model steps of one record
 	DefaultSummarizeAbove = 1024             // raw text longer than this, in bytes, gets a compressed representation when an Enricher is set

@@ -89,7 +89,7 @@ type MatchBound interface {
 type ScoreTest struct {
 	MinCoverage float64 // in [0, 1]; 0 means DefaultMinCoverage
 	MinCosine   float64 // in [-1, 1]; 0 means no cosine condition
-	MaxMatches  int     // results that may reach MinCoverage; 0 means DefaultMaxMatches, negative no limit
+	MaxMatches  int     // results that may reach MinCoverage, and records of the tier that may hold every term (MatchBound); 0 means DefaultMaxMatches, negative no limit
 }
 
 // Sufficient implements Sufficiency.

@@ -92,7 +92,7 @@ func (f *evalFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.o.Tiers.Tier2Cap, "tier2", 0, "Tier-2 cap in records (default: the tiers package default)")
 	fs.Float64Var(&f.minCoverage, "min-coverage", engine.DefaultMinCoverage, "sufficiency: lexical coverage of the query by a tier's best hit that stops the walk, in (0, 1]; above 1 never stops")
 	fs.Float64Var(&f.minCosine, "min-cos", 0, "sufficiency: cosine of a tier's best hit also required to stop the walk (0: none)")
-	fs.IntVar(&f.maxMatches, "max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage for the walk to stop (-1: any number)")
+	fs.IntVar(&f.maxMatches, "max-matches", engine.DefaultMaxMatches, "sufficiency: results that may reach --min-coverage, and tier records that may hold every term, for the walk to stop (-1: any number)")
 	fs.BoolVar(&f.gateOff, "gate-off", false, "re-score on every persona change (drift gate ablation)")
 	fs.StringVar(&f.o.Stages, "stages", "", fmt.Sprintf(`retrieval pipeline stages, applied in order to the default set (%s): "name" or "+name" adds one, "-name" removes one, "none" empties the set, "default" restores it; e.g. "-segtree" or "none,text,vector,speaker"; stages: %s`,
 		retrieve.DefaultStages, strings.Join(retrieve.StageNames(), ", ")))
