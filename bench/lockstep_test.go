@@ -191,22 +191,17 @@ func runLockstep(b *testing.B, a, bj scaleJob) (scaleResult, scaleResult) {
 // medians. Each child works on a copy of the store made here, the two
 // made alike one after the other, before any workload question is asked:
 // the tiered child finds the tiers as the sequential wl-tiered child
-// does and writes them to its copy. (With the flat child on the store
-// itself and the tiered on a fresh copy, two flat children in their
-// places differed by +1.08 and +0.27 ms at 1M: the copy's side was
-// slower.)
+// does and writes them to its copy.
+//
+// With HMO_SCALE_CONTROL set it runs the same lockstep again with a flat
+// child in the tiered child's place (lockstep-control-minus-hybrid-ms):
+// two children of one mode differ by what the places alone do, which
+// the paired interval over the questions does not hold. At 1M under
+// load, with the flat child on the store and the other on a fresh copy,
+// the control measured +1.08 and +0.27 ms; with both on copies made
+// alike, -0.81 and -0.73 (BENCHMARKS.md, session 18).
 func lockstepModes(b *testing.B, dir string, queries []string, sources []uint64) {
-	var dirs [2]string
-	for i, name := range []string{"flat", "tiered"} {
-		dirs[i] = filepath.Join(b.TempDir(), name)
-		if err := copyTree(dir, dirs[i]); err != nil {
-			b.Fatalf("lockstep: copying the store: %v", err)
-		}
-		defer os.RemoveAll(dirs[i])
-	}
-	flat, tiered := runLockstep(b,
-		scaleJob{Dir: dirs[0], Mode: string(engine.ModeFlat), Queries: queries, Sources: sources},
-		scaleJob{Dir: dirs[1], Mode: string(engine.ModeTiered), Queries: queries, Sources: sources})
+	flat, tiered := lockstepPair(b, dir, engine.ModeTiered, queries, sources)
 	b.ReportMetric(flat.MedianMs, "lockstep-hybrid-median-ms")
 	b.ReportMetric(tiered.MedianMs, "lockstep-tiered-median-ms")
 	b.ReportMetric(flat.CPUMedianMs, "lockstep-hybrid-cpu-median-ms")
@@ -218,6 +213,31 @@ func lockstepModes(b *testing.B, dir string, queries []string, sources []uint64)
 	b.ReportMetric(d, "lockstep-tiered-minus-hybrid-ms")
 	b.ReportMetric(lo, "lockstep-tiered-minus-hybrid-lo-ms")
 	b.ReportMetric(hi, "lockstep-tiered-minus-hybrid-hi-ms")
+	if os.Getenv(envScaleControl) == "" {
+		return
+	}
+	flat, other := lockstepPair(b, dir, engine.ModeFlat, queries, sources)
+	d, lo, hi = medianDiff(flat.QueryMs, other.QueryMs, 2000, rand.New(rand.NewPCG(11, 200)))
+	b.ReportMetric(d, "lockstep-control-minus-hybrid-ms")
+	b.ReportMetric(lo, "lockstep-control-minus-hybrid-lo-ms")
+	b.ReportMetric(hi, "lockstep-control-minus-hybrid-hi-ms")
+	b.ReportMetric(other.CPUMedianMs-flat.CPUMedianMs, "lockstep-control-minus-hybrid-cpu-ms")
+}
+
+// lockstepPair runs a flat child and a child of mode in lockstep, each on
+// a copy of the store at dir made here.
+func lockstepPair(b *testing.B, dir string, mode engine.Mode, queries []string, sources []uint64) (flat, other scaleResult) {
+	var dirs [2]string
+	for i, name := range []string{"flat", "other"} {
+		dirs[i] = filepath.Join(b.TempDir(), name)
+		if err := copyTree(dir, dirs[i]); err != nil {
+			b.Fatalf("lockstep: copying the store: %v", err)
+		}
+		defer os.RemoveAll(dirs[i])
+	}
+	return runLockstep(b,
+		scaleJob{Dir: dirs[0], Mode: string(engine.ModeFlat), Queries: queries, Sources: sources},
+		scaleJob{Dir: dirs[1], Mode: string(mode), Queries: queries, Sources: sources})
 }
 
 // medianDiff is median(run) - median(base) over paired per-question

@@ -36,6 +36,7 @@ const (
 	envScaleNoIngest = "HMO_SCALE_NO_INGEST"  // non-empty: skip the two flat-store ingests (at 1M they take most of the run)
 	envScaleTrace    = "HMO_SCALE_TRACE"      // a directory: each child writes an execution trace of its timed queries there, one task "question" each
 	envScaleResults  = "HMO_SCALE_RESULTS"    // a directory: each child's result (per-question latency, CPU and tier) is kept there as JSON
+	envScaleControl  = "HMO_SCALE_CONTROL"    // non-empty: also run two flat children in lockstep, in the flat and tiered children's places (lockstep-control-*)
 	scaleQueries     = 200                    // timed queries per side
 	scaleRecent      = 40                     // queries are drawn from this many most recent records
 )
