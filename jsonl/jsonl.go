@@ -104,17 +104,35 @@ func Parse(line []byte) (engine.Input, error) {
 	if t := bytes.TrimSpace(line); len(t) == 0 || t[0] != '{' {
 		return engine.Input{}, fmt.Errorf("%w: not a JSON object", ErrSyntax)
 	}
+	l, ok := parseSimple(line)
+	if !ok {
+		var err error
+		if l, err = parseJSON(line); err != nil {
+			return engine.Input{}, err
+		}
+	}
+	return l.input()
+}
+
+// parseJSON decodes line, a JSON object, with encoding/json: unknown
+// members and trailing data are errors.
+func parseJSON(line []byte) (Line, error) {
 	var l Line
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return engine.Input{}, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return Line{}, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	// More reports false before a stray '}' or ']', so ask for the next
 	// token: anything but EOF is trailing data.
 	if _, err := dec.Token(); err != io.EOF {
-		return engine.Input{}, fmt.Errorf("%w: trailing data", ErrSyntax)
+		return Line{}, fmt.Errorf("%w: trailing data", ErrSyntax)
 	}
+	return l, nil
+}
+
+// input is the record l describes.
+func (l *Line) input() (engine.Input, error) {
 	in := engine.Input{Scope: l.Scope, Session: l.Session, Role: l.Role, Text: l.Text, Sources: l.Sources}
 	if in.Role == "" {
 		in.Role = l.Speaker
