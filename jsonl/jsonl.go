@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -79,9 +80,18 @@ func ReadNumbered(r io.Reader) ([]engine.Input, []int, error) {
 }
 
 // readLine returns one line without its newline, refusing lines longer
-// than MaxLineBytes.
+// than MaxLineBytes. A line that fits in br's buffer is returned in it,
+// valid until the next read (Parse keeps no reference to it).
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
+	chunk, err := br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		line := bytes.TrimRight(chunk, "\r\n")
+		if len(line) > MaxLineBytes {
+			return nil, ErrLineSize
+		}
+		return line, err
+	}
+	buf := slices.Clone(chunk)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		buf = append(buf, chunk...)
