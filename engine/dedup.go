@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -67,16 +68,83 @@ type Stored struct {
 // NormalizeText is the form texts are compared in for de-duplication:
 // Unicode NFKC, lower case, runs of white space as one space, trimmed.
 func NormalizeText(s string) string {
+	if isASCII(s) {
+		return normalizeASCII(s)
+	}
 	return strings.Join(strings.Fields(strings.ToLower(norm.NFKC.String(s))), " ")
 }
 
-func dedupHash(kind byte, parts ...string) []byte {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+// normalizeASCII is NormalizeText of an ASCII text, which NFKC leaves as
+// it is: upper-case letters lowered, and runs of the white space
+// strings.Fields splits ASCII at as one space, trimmed. A text already
+// in that form is returned as it is.
+func normalizeASCII(s string) string {
+	space := true // before the first byte: a space there is leading
+	clean := true
+	for i := 0; i < len(s) && clean; i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z':
+			clean = false
+		case asciiSpace(c):
+			clean = c == ' ' && !space
+			space = true
+		default:
+			space = false
+		}
 	}
-	return append([]byte{kind}, h.Sum(nil)[:16]...)
+	if clean && (s == "" || !space) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiSpace(s[i]) {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		for ; i < len(s) && !asciiSpace(s[i]); i++ {
+			c := s[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// asciiSpace is the ASCII white space strings.Fields splits at.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// dedupHash is the key of kind for parts: the first 16 bytes of the
+// SHA-256 of the parts, each followed by a zero byte, hashed as one
+// array.
+func dedupHash(kind byte, parts ...string) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(append(b, p...), 0)
+	}
+	sum := sha256.Sum256(b)
+	return append([]byte{kind}, sum[:16]...)
 }
 
 func textKey(scope, text string) []byte { return dedupHash('t', scope, NormalizeText(text)) }

@@ -207,6 +207,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 		tp = e.preparer()
 	}
 	var parts partsCache
+	var tails sessionTails
 	var embedParts [][]PreparedText
 	var prepTexts []PreparedText
 	for i := range ins {
@@ -237,11 +238,11 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		r := e.newRecord(tx, id, &ins[i], now, p)
+		r := e.newRecord(tx, id, &ins[i], now, p, &tails)
 		if err := putRecord(tx, &r, e.opts.CompressAbove); err != nil {
 			return nil, nil, nil, err
 		}
-		if err := e.link(tx, &r); err != nil {
+		if err := e.link(tx, &r, &tails); err != nil {
 			return nil, nil, nil, err
 		}
 		var ents []entity.Mention
@@ -253,7 +254,7 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 		if err := e.putEntities(tx, &r, ents); err != nil {
 			return nil, nil, nil, err
 		}
-		if _, err := sessionSeq(tx, &r); err != nil {
+		if err := tails.ensureSeq(tx, &r); err != nil {
 			return nil, nil, nil, err
 		}
 		register := registerKeys
@@ -285,6 +286,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 	}
 	if len(ids) == 0 {
 		return out, nil, nil, nil
+	}
+	if err := tails.flush(tx); err != nil {
+		return nil, nil, nil, err
 	}
 	var observed []string
 	if dedup && e.corpus != nil {
@@ -336,8 +340,9 @@ func (e *Engine) putInputs(ctx context.Context, tx *bolt.Tx, ins []Input, pre []
 }
 
 // newRecord is the record input in becomes under id; p, when not nil,
-// is in prepared.
-func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time, p *prepared) Record {
+// is in prepared. Its Prev is the last record of its session, as tails
+// knows it.
+func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time, p *prepared, tails *sessionTails) Record {
 	t := in.Time
 	if t.IsZero() {
 		t = now
@@ -351,7 +356,7 @@ func (e *Engine) newRecord(tx *bolt.Tx, id uint64, in *Input, now time.Time, p *
 	return Record{
 		ID: id, Scope: in.Scope, Session: in.Session, Role: in.Role,
 		Time: t.UTC(), Created: now.UTC(), Text: in.Text, Sources: in.Sources,
-		Prev:   lastInSession(tx, in.Scope, in.Session),
+		Prev:   tails.last(tx, in.Scope, in.Session),
 		Header: Header{I0: i0, LastUsed: t.UTC(), Tier: TierArchive},
 	}
 }
@@ -416,10 +421,8 @@ func getRecordFrom(recs kvGetter, id uint64) (Record, error) {
 }
 
 // link makes r the last record of its session and indexes it by time.
-func (e *Engine) link(tx *bolt.Tx, r *Record) error {
-	if err := putU64(tx.Bucket(bucketSessions), sessionKey(r.Scope, r.Session), r.ID); err != nil {
-		return err
-	}
+func (e *Engine) link(tx *bolt.Tx, r *Record, tails *sessionTails) error {
+	tails.set(r.Scope, r.Session, r.ID)
 	if r.Prev != 0 {
 		if err := putU64(tx.Bucket(bucketNext), u64key(r.Prev), r.ID); err != nil {
 			return err
@@ -428,8 +431,66 @@ func (e *Engine) link(tx *bolt.Tx, r *Record) error {
 	return tx.Bucket(bucketByTime).Put(timeKey(r.Time, r.ID), nil)
 }
 
-func lastInSession(tx *bolt.Tx, scope, session string) uint64 {
+// sessionTails is what a write transaction's new records did to the
+// sessions (bucketSessions, bucketSessSeq): the last record of each
+// session, held until flush writes it, and the sessions whose ordinal it
+// made sure of. The records of a batch mostly continue the session of the
+// record before, whose key would otherwise be read and written in the
+// bucket for each. Only putInputs reads the sessions bucket in its
+// transaction.
+type sessionTails struct {
+	tail  map[string]uint64 // scope\x00session -> last record
+	keys  []string          // of tail, in the order first set
+	seqOK map[string]bool   // sessions known to have an ordinal
+}
+
+// last is the last record of the session in tx as it stands.
+func (t *sessionTails) last(tx *bolt.Tx, scope, session string) uint64 {
+	if id, ok := t.tail[scope+"\x00"+session]; ok {
+		return id
+	}
 	return getU64(tx.Bucket(bucketSessions), sessionKey(scope, session))
+}
+
+// set makes id the last record of the session.
+func (t *sessionTails) set(scope, session string, id uint64) {
+	k := scope + "\x00" + session
+	if t.tail == nil {
+		t.tail = map[string]uint64{}
+	}
+	if _, ok := t.tail[k]; !ok {
+		t.keys = append(t.keys, k)
+	}
+	t.tail[k] = id
+}
+
+// ensureSeq gives r's session an ordinal if it has none (sessionSeq).
+func (t *sessionTails) ensureSeq(tx *bolt.Tx, r *Record) error {
+	k := r.Scope + "\x00" + r.Session
+	if t.seqOK[k] {
+		return nil
+	}
+	if _, err := sessionSeq(tx, r); err != nil {
+		return err
+	}
+	if t.seqOK == nil {
+		t.seqOK = map[string]bool{}
+	}
+	t.seqOK[k] = true
+	return nil
+}
+
+// flush writes the sessions' last records.
+func (t *sessionTails) flush(tx *bolt.Tx) error {
+	b := tx.Bucket(bucketSessions)
+	for _, k := range t.keys {
+		if err := putU64(b, []byte(k), t.tail[k]); err != nil {
+			return err
+		}
+	}
+	t.keys = t.keys[:0]
+	clear(t.tail)
+	return nil
 }
 
 func sessionKey(scope, session string) []byte {

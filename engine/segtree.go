@@ -44,6 +44,12 @@ type treeStore struct {
 	// in tx, written to the bucket by flush: an insert reads and rewrites
 	// the frontier of its scope, which the next insert reads again.
 	cache *treeCache
+	// shared, with cache, makes Node hand out the cache's own nodes and
+	// PutNode keep the node it is given, instead of copies: for
+	// segtree.Insert, which writes back with PutNode every node it
+	// changes, and whose failure fails the transaction the cache lives
+	// in (treeInsert).
+	shared bool
 }
 
 // treeCache is what a treeStore holds back until flush.
@@ -123,6 +129,9 @@ func (s *treeStore) Node(id uint64) (*segtree.Node, error) {
 	}
 	if s.cache != nil {
 		if n, ok := s.cache.nodes[id]; ok {
+			if s.shared {
+				return n, nil
+			}
 			return cloneNode(n), nil
 		}
 	}
@@ -132,7 +141,11 @@ func (s *treeStore) Node(id uint64) (*segtree.Node, error) {
 	}
 	n, err := decodeNode(id, v)
 	if err == nil && s.cache != nil {
-		s.cache.nodes[id] = cloneNode(n)
+		if s.shared {
+			s.cache.nodes[id] = n
+		} else {
+			s.cache.nodes[id] = cloneNode(n)
+		}
 	}
 	return n, err
 }
@@ -142,6 +155,11 @@ func (s *treeStore) PutNode(n *segtree.Node) error {
 		s.e.noteSegment(n.ID)
 	}
 	if s.cache != nil {
+		if s.shared {
+			s.cache.nodes[n.ID] = n
+			s.cache.dirty[n.ID] = true
+			return nil
+		}
 		if c := s.cache.nodes[n.ID]; c != nil {
 			// The store's copy takes n's values in its own arrays: no
 			// one else holds them (Node hands out copies). A nil slice
@@ -298,7 +316,7 @@ func (e *Engine) treeInsert(tx *bolt.Tx, recs []*Record, vecs [][]float32) error
 		s := stores[r.Scope]
 		if s == nil {
 			s = e.treeStore(tx, r.Scope).cached()
-			s.leaves = leaves
+			s.leaves, s.shared = leaves, true
 			stores[r.Scope] = s
 			scopes = append(scopes, r.Scope)
 		}

@@ -185,10 +185,23 @@ func newPreparedText(name string, plain int, fq *fieldFreqs) *preparedField {
 
 // newPreparedKeyword is the keyword field of v: one term, v itself,
 // without frequency (the keyword analyzer and optKeyword).
+// The field, its frequencies and its entry are one allocation, the term's
+// bytes and the map two more (what newFieldFreqs makes of the one token).
 func newPreparedKeyword(name, v string) *preparedField {
+	pk := &preparedKeyword{}
 	term := []byte(v)
-	fq := newFieldFreqs(analysis.TokenStream{{Term: term}}, optKeyword)
-	return &preparedField{name: name, typ: 't', opts: optKeyword, plain: uint64(len(v)), fieldFreqs: &fq}
+	pk.tf.Term = term
+	pk.fq = fieldFreqs{length: 1, freqs: index.TokenFrequencies{v: &pk.tf},
+		size: sizeOfMap + sizeOfString + sizeOfPtr + 2*len(term) + sizeOfTokenFreq}
+	pk.f = preparedField{name: name, typ: 't', opts: optKeyword, plain: uint64(len(v)), fieldFreqs: &pk.fq}
+	return &pk.f
+}
+
+// preparedKeyword is what newPreparedKeyword allocates at once.
+type preparedKeyword struct {
+	f  preparedField
+	fq fieldFreqs
+	tf index.TokenFreq
 }
 
 // dateTimeShifts is the number of terms bleve's datetime field indexes
@@ -198,27 +211,44 @@ const dateTimeShifts = 64 / document.DefaultDateTimePrecisionStep
 
 // newPreparedTime is the datetime field of t with optTime: the terms of
 // bleve's DateTimeField.Analyze (the value prefix-coded at shift 0, 4,
-// ..., 60, each once), in one array.
+// ..., 60, each once, so each of frequency 1), counted as newFieldFreqs
+// counts them. The field, its entries and the terms' bytes are one
+// allocation, the map another.
 func newPreparedTime(t time.Time) (*preparedField, error) {
 	if t.Before(document.MinTimeRepresentable) || t.After(document.MaxTimeRepresentable) {
 		return nil, fmt.Errorf("cannot represent %s in this type", t)
 	}
 	v := t.UnixNano()
-	var ts [dateTimeShifts]analysis.Token
-	var stream [dateTimeShifts]*analysis.Token
-	buf := make([]byte, 0, 104) // the 16 terms take 101 bytes
-	for i := range ts {
+	pt := &preparedTime{}
+	pt.f = preparedField{name: fieldTime, typ: 'd', opts: optTime, plain: 8, fieldFreqs: &pt.fq}
+	freqs := make(index.TokenFrequencies, dateTimeShifts)
+	size := sizeOfMap
+	rest := pt.terms[:]
+	for i := range dateTimeShifts {
 		var term []byte
 		var err error
-		term, buf, err = numeric.NewPrefixCodedInt64Prealloc(v, uint(i)*document.DefaultDateTimePrecisionStep, buf)
+		term, rest, err = numeric.NewPrefixCodedInt64Prealloc(v, uint(i)*document.DefaultDateTimePrecisionStep, rest)
 		if err != nil {
 			return nil, err
 		}
-		ts[i].Term = term
-		stream[i] = &ts[i]
+		term = term[:len(term):len(term)]
+		tf := &pt.slab[i]
+		tf.Term = term
+		tf.SetFrequency(1)
+		freqs[unsafe.String(unsafe.SliceData(term), len(term))] = tf
+		size += sizeOfString + sizeOfPtr + 2*len(term) + sizeOfTokenFreq
 	}
-	fq := newFieldFreqs(stream[:], optTime)
-	return &preparedField{name: fieldTime, typ: 'd', opts: optTime, plain: 8, fieldFreqs: &fq}, nil
+	pt.fq = fieldFreqs{length: int(dateTimeShifts), freqs: freqs, size: size}
+	return &pt.f, nil
+}
+
+// preparedTime is what newPreparedTime allocates at once: the field, its
+// frequencies, their entries and the terms' bytes (the 16 terms take 101).
+type preparedTime struct {
+	f     preparedField
+	fq    fieldFreqs
+	slab  [dateTimeShifts]index.TokenFreq
+	terms [104]byte
 }
 
 func (f *preparedField) Name() string                                     { return f.name }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -79,9 +80,18 @@ func ReadNumbered(r io.Reader) ([]engine.Input, []int, error) {
 }
 
 // readLine returns one line without its newline, refusing lines longer
-// than MaxLineBytes.
+// than MaxLineBytes. A line that fits in br's buffer is returned in it,
+// valid until the next read (Parse keeps no reference to it).
 func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
+	chunk, err := br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		line := bytes.TrimRight(chunk, "\r\n")
+		if len(line) > MaxLineBytes {
+			return nil, ErrLineSize
+		}
+		return line, err
+	}
+	buf := slices.Clone(chunk)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		buf = append(buf, chunk...)
@@ -104,17 +114,35 @@ func Parse(line []byte) (engine.Input, error) {
 	if t := bytes.TrimSpace(line); len(t) == 0 || t[0] != '{' {
 		return engine.Input{}, fmt.Errorf("%w: not a JSON object", ErrSyntax)
 	}
+	l, ok := parseSimple(line)
+	if !ok {
+		var err error
+		if l, err = parseJSON(line); err != nil {
+			return engine.Input{}, err
+		}
+	}
+	return l.input()
+}
+
+// parseJSON decodes line, a JSON object, with encoding/json: unknown
+// members and trailing data are errors.
+func parseJSON(line []byte) (Line, error) {
 	var l Line
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l); err != nil {
-		return engine.Input{}, fmt.Errorf("%w: %v", ErrSyntax, err)
+		return Line{}, fmt.Errorf("%w: %v", ErrSyntax, err)
 	}
 	// More reports false before a stray '}' or ']', so ask for the next
 	// token: anything but EOF is trailing data.
 	if _, err := dec.Token(); err != io.EOF {
-		return engine.Input{}, fmt.Errorf("%w: trailing data", ErrSyntax)
+		return Line{}, fmt.Errorf("%w: trailing data", ErrSyntax)
 	}
+	return l, nil
+}
+
+// input is the record l describes.
+func (l *Line) input() (engine.Input, error) {
 	in := engine.Input{Scope: l.Scope, Session: l.Session, Role: l.Role, Text: l.Text, Sources: l.Sources}
 	if in.Role == "" {
 		in.Role = l.Speaker

@@ -28,6 +28,10 @@ type Persona struct {
 	scale      float64              // term weight = raw·scale
 	stmts      []Statement          // ranked, at most lim.statements
 	history    []Snapshot           // oldest first, at most lim.history
+	// Observe's scratch, which nothing else references: the record's
+	// unit vector, and the array the next p is computed in (the last p's
+	// once a new one replaces it).
+	unitBuf, spare []float64
 }
 
 // New returns an empty persona. A nil opts means all defaults.
@@ -76,7 +80,7 @@ func (p *Persona) Observe(vec []float32, importance float64, text string, now ti
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e, err := p.unit(vec)
+	e, err := p.unitInto(p.unitBuf, vec)
 	if err != nil {
 		return 0, false, err
 	}
@@ -86,9 +90,15 @@ func (p *Persona) Observe(vec []float32, importance float64, text string, now ti
 	if p.p == nil {
 		p.dims = len(e)
 		p.p = e
+		p.unitBuf = nil // e is p now
 		drift = 1
 	} else {
-		q := make([]float64, len(e))
+		p.unitBuf = e
+		q := p.spare
+		if cap(q) < len(e) {
+			q = make([]float64, len(e))
+		}
+		q = q[:len(e)]
 		for i := range q {
 			q[i] = (1-x)*p.p[i] + x*e[i]
 		}
@@ -96,7 +106,9 @@ func (p *Persona) Observe(vec []float32, importance float64, text string, now ti
 			for i := range q {
 				q[i] /= n
 			}
-			p.p = q
+			p.p, p.spare = q, p.p
+		} else {
+			p.spare = q
 		}
 		drift = driftOf(p.p, p.anchor)
 	}
@@ -127,13 +139,17 @@ func (p *Persona) fire(drift float64, now time.Time) {
 	}
 }
 
-// unit validates vec against the persona's dimension and returns it
-// normalised, in float64.
-func (p *Persona) unit(vec []float32) ([]float64, error) {
+// unitInto validates vec against the persona's dimension and returns it
+// normalised, in float64, in dst's array when it is large enough.
+func (p *Persona) unitInto(dst []float64, vec []float32) ([]float64, error) {
 	if len(vec) == 0 || len(vec) > MaxDims || (p.dims != 0 && len(vec) != p.dims) {
 		return nil, fmt.Errorf("%w: got %d, want %d", ErrDims, len(vec), p.dims)
 	}
-	e := make([]float64, len(vec))
+	e := dst
+	if cap(e) < len(vec) {
+		e = make([]float64, len(vec))
+	}
+	e = e[:len(vec)]
 	for i, v := range vec {
 		f := float64(v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {

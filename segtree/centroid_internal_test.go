@@ -43,3 +43,22 @@ func TestCentroidCosIsCosOfUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestClipIsRuneCut checks clip against the cut it replaced: the first
+// runes of []rune(s), invalid bytes counted as one rune each.
+func TestClipIsRuneCut(t *testing.T) {
+	ref := func(s string, n int) string {
+		r := []rune(s)
+		if len(r) <= n {
+			return s
+		}
+		return string(r[:n])
+	}
+	for _, s := range []string{"", "abc", "abcd", "héllo", "日本語テキスト", "a\xffb", "\xff\xfe\xfd\xfc", "ab\xffcd", "é\xff"} {
+		for n := 0; n <= 6; n++ {
+			if got, want := clip(s, n), ref(s, n); got != want {
+				t.Errorf("clip(%q, %d) = %q, want %q", s, n, got, want)
+			}
+		}
+	}
+}

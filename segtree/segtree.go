@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 )
 
 // ErrCorrupt is returned when the stored tree is inconsistent.
@@ -440,6 +441,11 @@ func cos(a, b []float32) float64 {
 }
 
 func clip(s string, runes int) string {
+	// []rune counts an invalid byte as one rune, as RuneCountInString
+	// does: a text that fits is returned without the conversion.
+	if utf8.RuneCountInString(s) <= runes {
+		return s
+	}
 	r := []rune(s)
 	if len(r) <= runes {
 		return s

@@ -375,7 +375,27 @@ type encoded struct {
 	q   []byte // the companion row, when the index keeps one
 }
 
-func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
+// encoder encodes the vectors of one Apply: the rows and companion rows
+// are cut from one array each, and the scratch is shared.
+type encoder struct {
+	rows, comps []byte
+	f           []byte
+	scratch     []float32
+}
+
+func (x *Index) newEncoder(n int) *encoder {
+	c := &encoder{rows: make([]byte, n*x.rowBytes()), scratch: make([]float32, x.opts.Dims)}
+	switch {
+	case x.opts.Format == Int8Rescore:
+		c.f = make([]byte, 4*x.opts.Dims)
+	case x.opts.Format != Int8 && x.opts.wantComp():
+		c.comps = make([]byte, n*compStride(x.opts.Dims))
+	}
+	return c
+}
+
+// encode encodes the i-th vector of the encoder's Apply.
+func (x *Index) encode(c *encoder, i int, d *engine.VectorDoc) (encoded, error) {
 	norm, err := checkVector(d.Vector, x.opts.Dims)
 	if err != nil {
 		return encoded{}, fmt.Errorf("vecfile: add id %d: %w", d.ID, err)
@@ -383,7 +403,8 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 	e := encoded{s: slot{
 		id: d.ID, time: timeNanos(d.Time), scope: labelHash(d.Scope), session: labelHash(d.Session), flags: flagLive,
 	}}
-	e.row = make([]byte, x.rowBytes())
+	rb := x.rowBytes()
+	e.row = c.rows[i*rb : (i+1)*rb : (i+1)*rb]
 	inv := 1 / norm
 	switch x.opts.Format {
 	case Int8:
@@ -398,18 +419,19 @@ func (x *Index) encode(d *engine.VectorDoc) (encoded, error) {
 	case Int8Rescore:
 		// The companion row of the Float32 row, with no checksums of its
 		// own (the slot's covers it).
-		f := make([]byte, 4*x.opts.Dims)
+		f := c.f
 		for i, v := range d.Vector {
 			binary.LittleEndian.PutUint32(f[4*i:], math.Float32bits(float32(float64(v)*inv)))
 		}
-		quantizeRow(f, make([]float32, x.opts.Dims), e.row)
+		quantizeRow(f, c.scratch, e.row)
 	default:
 		for i, v := range d.Vector {
 			binary.LittleEndian.PutUint32(e.row[4*i:], math.Float32bits(float32(float64(v)*inv)))
 		}
 		if x.opts.wantComp() {
-			e.q = make([]byte, compStride(x.opts.Dims))
-			quantizeRow(e.row, make([]float32, x.opts.Dims), e.q)
+			cs := compStride(x.opts.Dims)
+			e.q = c.comps[i*cs : (i+1)*cs : (i+1)*cs]
+			quantizeRow(e.row, c.scratch, e.q)
 		}
 	}
 	return e, nil
@@ -427,8 +449,9 @@ func (x *Index) Apply(adds []engine.VectorDoc, deletes []uint64, watermark uint6
 	defer recoverTo("apply", &err)
 	last := make(map[uint64]int, len(adds))
 	encs := make([]encoded, len(adds))
+	enc := x.newEncoder(len(adds))
 	for i := range adds {
-		if encs[i], err = x.encode(&adds[i]); err != nil {
+		if encs[i], err = x.encode(enc, i, &adds[i]); err != nil {
 			return err
 		}
 		last[adds[i].ID] = i
