@@ -43,8 +43,8 @@ var (
 type Index struct {
 	s        *scorch.Scorch       // safe for concurrent use; closed under life's write lock
 	queue    *index.AnalysisQueue // scorch's analysis workers, owned by the Index
-	an       analyzers            // document analysis; an.text analyses queries too
-	pool     analyzers            // an with its stems cached, for a pooled search's documents
+	an       analyzers            // document analysis
+	pool     analyzers            // an with its stems cached, for a pooled search's documents and the queries
 	counter  *termCounter         // pool's text analysis as counts, nil when it has none
 	scoring  Scoring
 	postings *postingsCache // decoded postings of the text search (postings.go)

@@ -140,9 +140,12 @@ func everyDoc(r index.IndexReader, field, v string) (bool, error) {
 	return tfr.Count() >= n, nil
 }
 
-// terms analyses q as the text field is analysed.
+// terms analyses q as the text field is analysed, its stems from the
+// cache of x.pool (the same tokens, TestStemCacheAnalysesAsBleve): a
+// question's words are mostly stemmed already, and snowball's stemmer
+// costs about as much as the pooled search's scoring.
 func (x *Index) terms(q string) []string {
-	tokens := x.an.text.Analyze([]byte(q))
+	tokens := x.pool.text.Analyze([]byte(q))
 	terms := make([]string, 0, len(tokens))
 	for _, t := range tokens {
 		if len(t.Term) > 0 {
