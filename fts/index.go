@@ -51,6 +51,7 @@ type Index struct {
 	ids      docIDCache     // record ids of the documents searches returned (docids.go)
 	counts   termCounts     // live postings of words whose lists are not decoded (termcounts.go)
 	locs     hitLocs        // where searches found their hits, for a pooled search (hitlocs.go)
+	passes   firstPasses    // the last searches' hits scored, for a pooled search of their pool (firstpass.go)
 	// poolDecoded is the bytes of postings pooled searches decoded
 	// (scoreLocated), as poolPostingBytes a posting.
 	poolDecoded atomic.Int64

@@ -391,7 +391,10 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			return nil, nil, err
 		}
 		defer done()
-		if over.hits, over.scored, err = x.scoreLocated(ctx, segs, segStart, terms, over, lists, docs, pass); err != nil {
+		// The search whose hits the pool is may have scored the pool
+		// for the first words already (firstpass.go).
+		first, starts := x.passes.starts(terms, &st, idfs, docs, func(si int) uint64 { return segs[si].Id() })
+		if over.hits, over.scored, err = x.scoreLocated(ctx, segs, segStart, terms, over, lists, docs, first, starts, pass); err != nil {
 			return nil, nil, err
 		}
 		return nil, over, nil
@@ -644,7 +647,9 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}
-	hits = make([]engine.TextHit, 0, len(top))
+	// The hits, kept with their places for a pooled search of them
+	// (firstpass.go), best first as sortHits orders them.
+	ph := make([]passHit, 0, len(top))
 	locIDs, locSegs, locDocs := make([]uint64, 0, len(top)), make([]uint64, 0, len(top)), make([]uint64, 0, len(top))
 	var iid [8]byte
 	coverAccumulated(top, terms, lists, idfs, segStart)
@@ -663,15 +668,20 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		if err != nil {
 			return nil, nil, err
 		}
-		locIDs, locSegs, locDocs = append(locIDs, id), append(locSegs, segs[t.seg].Id()), append(locDocs, t.doc-segStart[t.seg])
-		h := engine.TextHit{ID: id, Score: t.score, Coverage: t.cov}
-		if idfSum > 0 {
-			h.Coverage /= idfSum
-		}
-		hits = append(hits, h)
+		seg, doc := segs[t.seg].Id(), t.doc-segStart[t.seg]
+		locIDs, locSegs, locDocs = append(locIDs, id), append(locSegs, seg), append(locDocs, doc)
+		ph = append(ph, passHit{id: id, seg: seg, doc: doc, score: t.score, cov: t.cov})
 	}
 	x.locs.put(locIDs, locSegs, locDocs)
-	sortHits(hits)
+	sortPassHits(ph)
+	hits = make([]engine.TextHit, len(ph))
+	for i, t := range ph {
+		hits[i] = engine.TextHit{ID: t.id, Score: t.score, Coverage: t.cov}
+		if idfSum > 0 {
+			hits[i].Coverage /= idfSum
+		}
+	}
+	x.passes.put(&firstPass{terms: terms, st: st, idf: idfs, hits: ph})
 	return hits[:min(k, len(hits))], nil, nil
 }
 
