@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -894,14 +895,13 @@ func (w *wordCursor) addTo(acc *[accWindow]float64, lo, hi uint32, s *queryScore
 					acc[d&m] += kv[c[6]]
 					d += uint32(g[6])
 					acc[d&m] += kv[c[7]]
-					// The escaped ones: bytes 0xff of c, zero bytes of its ^
-					// (the lowest is exact; those above it are 0x80 bits set
-					// by a borrow only past a zero byte, and are checked).
-					if nc := ^binary.LittleEndian.Uint64(c[:]); (nc-0x0101010101010101)&^nc&0x8080808080808080 != 0 {
-						for j, cj := range c {
-							if cj != code8Escape {
-								continue
-							}
+					// The escaped ones: bytes 0xff of c, zero bytes of its ^,
+					// each of which sets its 0x80 bit in z (the lowest is
+					// exact; those above it may also be set by a borrow
+					// past a zero byte, and are checked), in ascending order.
+					nc := ^binary.LittleEndian.Uint64(c[:])
+					for z := (nc - 0x0101010101010101) &^ nc & 0x8080808080808080; z != 0; z &= z - 1 {
+						if j := bits.TrailingZeros64(z) >> 3; c[j] == code8Escape {
 							// The document j postings on: the gaps of the j before.
 							dj := doc - lo
 							for _, g := range gaps[gpos : gpos+j] {
