@@ -31,6 +31,9 @@ type firstPass struct {
 	st    fieldStats
 	idf   []float64
 	hits  []passHit
+	// covered is whether the hits' coverage was worked out (the search
+	// was not asked for engine.TextFilter.NoCoverage).
+	covered bool
 }
 
 type passHit struct {
@@ -90,13 +93,14 @@ func (r *firstPasses) reused() int {
 // whose statistics and idfs are st and idf's, and whose hits hold each
 // document of docs at its place in the pool (located.at: the pipeline's
 // pool is the first search's hits in their order) and where docs found
-// it (segID of its segment). It returns 0 when none did.
-func (r *firstPasses) starts(terms []string, st *fieldStats, idf []float64, docs []located, segID func(si int) uint64) (int, []passHit) {
+// it (segID of its segment), and that worked out their coverage when
+// covered asks for it. It returns 0 when none did.
+func (r *firstPasses) starts(terms []string, st *fieldStats, idf []float64, covered bool, docs []located, segID func(si int) uint64) (int, []passHit) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for n := range firstPassRing {
 		p := r.ring[(r.next-1-n+2*firstPassRing)%firstPassRing]
-		if p == nil || !p.starts(terms, st, idf) {
+		if p == nil || covered && !p.covered || !p.starts(terms, st, idf) {
 			continue
 		}
 		out := make([]passHit, len(docs))

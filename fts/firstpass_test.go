@@ -143,3 +143,102 @@ func TestPoolFromFirstPass(t *testing.T) {
 		same(c.name, got, pooled(c.q, engine.TextFilter{}, 20, ids, false))
 	}
 }
+
+// TestNoCoverage: a search, and a pooled search of its hits, asked for
+// no coverage give the hits and scores (bit for bit) of the same
+// searches asked for it, every coverage 0, whether the first search
+// summed by MaxScore or by accumulating; the pooled search goes on from
+// the first. A pooled search that asks for coverage after a first search
+// that did not starts from nothing, and its coverage is the counted one.
+func TestNoCoverage(t *testing.T) {
+	x, live := segmentedIndex(t)
+	ctx := context.Background()
+	docs := func(ids []uint64) func() ([]engine.TextDoc, error) {
+		return func() ([]engine.TextDoc, error) {
+			var out []engine.TextDoc
+			for _, id := range ids {
+				if d, ok := live[id]; ok {
+					out = append(out, d)
+				}
+			}
+			return out, nil
+		}
+	}
+	search := func(q string, f engine.TextFilter, k int, pool []uint64, byIDs bool) []engine.TextHit {
+		t.Helper()
+		var hits []engine.TextHit
+		var err error
+		if pool == nil {
+			hits, err = x.Search(ctx, q, k, f)
+		} else {
+			p := engine.TextPool{Docs: docs(pool), Postings: 1}
+			if byIDs {
+				p.IDs = pool
+			}
+			hits, err = x.SearchPool(ctx, q, k, f, p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	uncovered := func(hits []engine.TextHit) []engine.TextHit {
+		out := slices.Clone(hits)
+		for i := range out {
+			out[i].Coverage = 0
+		}
+		return out
+	}
+	same := func(what string, got, want []engine.TextHit) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: %d hits\n%+v\nwant %d\n%+v", what, len(got), got, len(want), want)
+		}
+	}
+	defer func() { forceMaxScore, forceAccumulate = false, false }()
+	covered, reused := 0, 0
+	for i, q := range queries {
+		forceMaxScore, forceAccumulate = i%3 == 1, i%3 == 2
+		expanded := q + " lake budget painting notes cat"
+		for _, f := range filters() {
+			what := fmt.Sprintf("%q %+v", q, f)
+			want := search(q, f, 100, nil, false)
+			nf := f
+			nf.NoCoverage = true
+			first := search(q, nf, 100, nil, false)
+			same(what, first, uncovered(want))
+			for _, h := range want {
+				if h.Coverage != 0 {
+					covered++
+				}
+			}
+			if len(first) == 0 {
+				continue
+			}
+			ids := make([]uint64, len(first))
+			for j, h := range first {
+				ids[j] = h.ID
+			}
+			was := x.passes.reused()
+			got := search(expanded, nf, 50, ids, true)
+			if x.passes.reused() != was {
+				reused++
+			}
+			counted := search(expanded, f, 50, ids, false)
+			same(what+", pooled", got, uncovered(counted))
+			// Coverage asked for after a first search that skipped it
+			// (the only one kept).
+			x.passes.reset()
+			search(q, nf, 100, nil, false)
+			was = x.passes.reused()
+			same(what+", pooled with coverage", search(expanded, f, 50, ids, true), counted)
+			if x.passes.reused() != was {
+				t.Fatalf("%s: a pooled search with coverage went on from a first search without", what)
+			}
+		}
+	}
+	if covered == 0 || reused < 20 {
+		t.Fatalf("%d hits with a coverage, %d pooled searches went on from the first", covered, reused)
+	}
+	t.Logf("%d pooled searches without coverage went on from the first", reused)
+}

@@ -394,7 +394,7 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		defer done()
 		// The search whose hits the pool is may have scored the pool
 		// for the first words already (firstpass.go).
-		first, starts := x.passes.starts(terms, &st, idfs, docs, func(si int) uint64 { return segs[si].Id() })
+		first, starts := x.passes.starts(terms, &st, idfs, !f.NoCoverage, docs, func(si int) uint64 { return segs[si].Id() })
 		if over.hits, over.scored, err = x.scoreLocated(ctx, segs, segStart, terms, over, lists, docs, first, starts, pass); err != nil {
 			return nil, nil, err
 		}
@@ -653,7 +653,9 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	ph := make([]passHit, 0, len(top))
 	locIDs, locSegs, locDocs := make([]uint64, 0, len(top)), make([]uint64, 0, len(top)), make([]uint64, 0, len(top))
 	var iid [8]byte
-	coverAccumulated(top, terms, lists, idfs, segStart)
+	if !f.NoCoverage {
+		coverAccumulated(top, terms, lists, idfs, segStart)
+	}
 	for _, t := range top {
 		id, err := x.ids.recordID(segs[t.seg], t.doc-segStart[t.seg], func() (uint64, error) {
 			ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
@@ -678,11 +680,13 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	hits = make([]engine.TextHit, len(ph))
 	for i, t := range ph {
 		hits[i] = engine.TextHit{ID: t.id, Score: t.score, Coverage: t.cov}
-		if idfSum > 0 {
+		if f.NoCoverage {
+			hits[i].Coverage = 0
+		} else if idfSum > 0 {
 			hits[i].Coverage /= idfSum
 		}
 	}
-	x.passes.put(&firstPass{terms: terms, st: st, idf: idfs, hits: ph})
+	x.passes.put(&firstPass{terms: terms, st: st, idf: idfs, hits: ph, covered: !f.NoCoverage})
 	return hits[:min(k, len(hits))], nil, nil
 }
 

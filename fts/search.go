@@ -49,6 +49,14 @@ func (x *Index) SearchPool(ctx context.Context, q string, k int, f engine.TextFi
 // search is Search, and SearchPool when p is not nil.
 func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFilter, p *engine.TextPool) (hits []engine.TextHit, err error) {
 	defer recoverTo(op, &err)
+	if f.NoCoverage {
+		// Whatever way the hits are scored, none carries a coverage.
+		defer func() {
+			for i := range hits {
+				hits[i].Coverage = 0
+			}
+		}()
+	}
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidK, k)
 	}
