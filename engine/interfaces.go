@@ -210,6 +210,9 @@ type TextFilter struct {
 	// hint that lets an index skip documents scoring below it sooner,
 	// and an index that cannot use it ignores it.
 	Floor float64
+	// NoCoverage says the caller does not read TextHit.Coverage: an index
+	// may then leave it 0 and skip working it out. It filters nothing.
+	NoCoverage bool
 }
 
 // TextPool bounds a text search's cost: when the query's words have

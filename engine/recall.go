@@ -277,7 +277,8 @@ type scored struct {
 // pool goes to an index that implements PooledSearcher; others search
 // every document.
 func (e *Engine) textCandidates(ctx context.Context, q *Query, c int, floor float64, pool *TextPool) ([]scored, error) {
-	f := TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To, Floor: floor}
+	// The archive's results carry no coverage (Result.Coverage).
+	f := TextFilter{Scope: q.Scope, Session: q.Session, From: q.From, To: q.To, Floor: floor, NoCoverage: true}
 	var hits []TextHit
 	var err error
 	if ps, ok := e.text.(PooledSearcher); ok && pool != nil {

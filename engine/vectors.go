@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/internal/unitvec"
 )
 
 // storedVectors reads the stored vectors of records in one bbolt
@@ -241,31 +243,13 @@ func norm2(v []float32) (float64, bool) {
 
 // decodeUnit decodes b, a stored vector of 4*len(v) bytes, into v
 // divided by its norm: bit for bit what decodeVector then normalize
-// make of it, in one pass over b. It reports false, leaving v undefined,
-// when b has another length or the vector has no direction (a component
-// not finite, or all zero: the float64 sum of the squares of float32
-// components is finite unless one of them is not).
-func decodeUnit(b []byte, v []float32) bool {
-	if len(b) != 4*len(v) {
-		return false
-	}
-	b = b[:4*len(v)]
-	var sum float64
-	for i := range v {
-		c := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i : 4*i+4]))
-		v[i] = c
-		f := float64(c)
-		sum += f * f
-	}
-	if !(sum > 0) || math.IsInf(sum, 0) {
-		return false
-	}
-	inv := 1 / math.Sqrt(sum)
-	for i, c := range v {
-		v[i] = float32(float64(c) * inv)
-	}
-	return true
-}
+// make of it, in one pass over b (unitvec.Decode: four components
+// squared and eight scaled at a time, the squares summed in order). It
+// reports false, leaving v undefined, when b has another length or the
+// vector has no direction (a component not finite, or all zero: the
+// float64 sum of the squares of float32 components is finite unless one
+// of them is not).
+func decodeUnit(b []byte, v []float32) bool { return unitvec.Decode(b, v) }
 
 // normalize divides v by its norm in place as the vector file divides a
 // row it stores (each component times the float64 inverse of the norm),

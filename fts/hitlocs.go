@@ -127,6 +127,7 @@ type located struct {
 	si  int
 	doc uint32
 	id  uint64
+	at  int // its first place in the ids located
 }
 
 // locate finds the places of ids in segs (first document numbers
@@ -139,7 +140,7 @@ func (x *Index) locate(ids []uint64, segs []*scorch.SegmentSnapshot) ([]located,
 	}
 	out := make([]located, 0, len(ids))
 	seen := make(map[uint64]bool, len(ids))
-	for _, id := range ids {
+	for place, id := range ids {
 		if seen[id] {
 			continue
 		}
@@ -155,7 +156,7 @@ func (x *Index) locate(ids []uint64, segs []*scorch.SegmentSnapshot) ([]located,
 		if del := segs[si].Deleted(); del != nil && del.Contains(uint32(doc)) {
 			return nil, false
 		}
-		out = append(out, located{si: si, doc: uint32(doc), id: id})
+		out = append(out, located{si: si, doc: uint32(doc), id: id, at: place})
 	}
 	slices.SortFunc(out, func(a, b located) int {
 		if a.si != b.si {
@@ -172,14 +173,16 @@ func (x *Index) locate(ids []uint64, segs []*scorch.SegmentSnapshot) ([]located,
 // lists[word][segment] are the words' postings as topK found them: a
 // live list's nil postings are decoded here. It reports false, having
 // decoded nothing, when those lists are more than the bounds above let
-// it decode.
-func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot, segStart []uint64, terms []string, qs *queryStats, lists [][]termList, docs []located, pass func(uint64) bool) ([]engine.TextHit, bool, error) {
+// it decode. When first > 0, starts[i] holds docs[i]'s score and
+// coverage by the first words of terms (firstPasses.starts): those words
+// are not looked up, and the sums go on from there.
+func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot, segStart []uint64, terms []string, qs *queryStats, lists [][]termList, docs []located, first int, starts []passHit, pass func(uint64) bool) ([]engine.TextHit, bool, error) {
 	inPool := make([]bool, len(segs))
 	for _, d := range docs {
 		inPool[d.si] = true
 	}
 	decode := 0
-	for pos := range terms {
+	for pos := first; pos < len(terms); pos++ {
 		for si, l := range lists[pos] {
 			if inPool[si] && l.live && l.p == nil {
 				decode += l.postings
@@ -199,8 +202,11 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 	}
 	if pass != nil {
 		kept := docs[:0]
-		for _, d := range docs {
+		for i, d := range docs {
 			if pass(segStart[d.si] + uint64(d.doc)) {
+				if first > 0 {
+					starts[len(kept)] = starts[i]
+				}
 				kept = append(kept, d)
 			}
 		}
@@ -211,7 +217,8 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 	buf := takeFreqs(len(docs)*len(terms) + len(docs))
 	defer freqBufs.Put(buf)
 	tf, dl := (*buf)[:len(docs)*len(terms)], (*buf)[len(docs)*len(terms):]
-	for pos, t := range terms {
+	for pos := first; pos < len(terms); pos++ {
+		t := terms[pos]
 		for i := 0; i < len(docs); {
 			si := docs[i].si
 			end := i + 1
@@ -255,7 +262,11 @@ func (x *Index) scoreLocated(ctx context.Context, segs []*scorch.SegmentSnapshot
 	}
 	var hits []engine.TextHit
 	for i, d := range docs {
-		if h, ok := x.docHit(d.id, qs, tf[i*len(terms):(i+1)*len(terms)], &dl[i], idfSum); ok {
+		var from engine.TextHit
+		if first > 0 {
+			from.Score, from.Coverage = starts[i].score, starts[i].cov
+		}
+		if h, ok := x.docHitFrom(d.id, qs, tf[i*len(terms):(i+1)*len(terms)], &dl[i], idfSum, first, from); ok {
 			hits = append(hits, h)
 		}
 	}

@@ -43,14 +43,15 @@ var (
 type Index struct {
 	s        *scorch.Scorch       // safe for concurrent use; closed under life's write lock
 	queue    *index.AnalysisQueue // scorch's analysis workers, owned by the Index
-	an       analyzers            // document analysis; an.text analyses queries too
-	pool     analyzers            // an with its stems cached, for a pooled search's documents
+	an       analyzers            // document analysis
+	pool     analyzers            // an with its stems cached, for a pooled search's documents and the queries
 	counter  *termCounter         // pool's text analysis as counts, nil when it has none
 	scoring  Scoring
 	postings *postingsCache // decoded postings of the text search (postings.go)
 	ids      docIDCache     // record ids of the documents searches returned (docids.go)
 	counts   termCounts     // live postings of words whose lists are not decoded (termcounts.go)
 	locs     hitLocs        // where searches found their hits, for a pooled search (hitlocs.go)
+	passes   firstPasses    // the last searches' hits scored, for a pooled search of their pool (firstpass.go)
 	// poolDecoded is the bytes of postings pooled searches decoded
 	// (scoreLocated), as poolPostingBytes a posting.
 	poolDecoded atomic.Int64

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -391,7 +392,10 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			return nil, nil, err
 		}
 		defer done()
-		if over.hits, over.scored, err = x.scoreLocated(ctx, segs, segStart, terms, over, lists, docs, pass); err != nil {
+		// The search whose hits the pool is may have scored the pool
+		// for the first words already (firstpass.go).
+		first, starts := x.passes.starts(terms, &st, idfs, !f.NoCoverage, docs, func(si int) uint64 { return segs[si].Id() })
+		if over.hits, over.scored, err = x.scoreLocated(ctx, segs, segStart, terms, over, lists, docs, first, starts, pass); err != nil {
 			return nil, nil, err
 		}
 		return nil, over, nil
@@ -644,10 +648,14 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 			}
 		}
 	}
-	hits = make([]engine.TextHit, 0, len(top))
+	// The hits, kept with their places for a pooled search of them
+	// (firstpass.go), best first as sortHits orders them.
+	ph := make([]passHit, 0, len(top))
 	locIDs, locSegs, locDocs := make([]uint64, 0, len(top)), make([]uint64, 0, len(top)), make([]uint64, 0, len(top))
 	var iid [8]byte
-	coverAccumulated(top, terms, lists, idfs, segStart)
+	if !f.NoCoverage {
+		coverAccumulated(top, terms, lists, idfs, segStart)
+	}
 	for _, t := range top {
 		id, err := x.ids.recordID(segs[t.seg], t.doc-segStart[t.seg], func() (uint64, error) {
 			ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
@@ -663,15 +671,22 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 		if err != nil {
 			return nil, nil, err
 		}
-		locIDs, locSegs, locDocs = append(locIDs, id), append(locSegs, segs[t.seg].Id()), append(locDocs, t.doc-segStart[t.seg])
-		h := engine.TextHit{ID: id, Score: t.score, Coverage: t.cov}
-		if idfSum > 0 {
-			h.Coverage /= idfSum
-		}
-		hits = append(hits, h)
+		seg, doc := segs[t.seg].Id(), t.doc-segStart[t.seg]
+		locIDs, locSegs, locDocs = append(locIDs, id), append(locSegs, seg), append(locDocs, doc)
+		ph = append(ph, passHit{id: id, seg: seg, doc: doc, score: t.score, cov: t.cov})
 	}
 	x.locs.put(locIDs, locSegs, locDocs)
-	sortHits(hits)
+	sortPassHits(ph)
+	hits = make([]engine.TextHit, len(ph))
+	for i, t := range ph {
+		hits[i] = engine.TextHit{ID: t.id, Score: t.score, Coverage: t.cov}
+		if f.NoCoverage {
+			hits[i].Coverage = 0
+		} else if idfSum > 0 {
+			hits[i].Coverage /= idfSum
+		}
+	}
+	x.passes.put(&firstPass{terms: terms, st: st, idf: idfs, hits: ph, covered: !f.NoCoverage})
 	return hits[:min(k, len(hits))], nil, nil
 }
 
@@ -884,14 +899,13 @@ func (w *wordCursor) addTo(acc *[accWindow]float64, lo, hi uint32, s *queryScore
 					acc[d&m] += kv[c[6]]
 					d += uint32(g[6])
 					acc[d&m] += kv[c[7]]
-					// The escaped ones: bytes 0xff of c, zero bytes of its ^
-					// (the lowest is exact; those above it are 0x80 bits set
-					// by a borrow only past a zero byte, and are checked).
-					if nc := ^binary.LittleEndian.Uint64(c[:]); (nc-0x0101010101010101)&^nc&0x8080808080808080 != 0 {
-						for j, cj := range c {
-							if cj != code8Escape {
-								continue
-							}
+					// The escaped ones: bytes 0xff of c, zero bytes of its ^,
+					// each of which sets its 0x80 bit in z (the lowest is
+					// exact; those above it may also be set by a borrow
+					// past a zero byte, and are checked), in ascending order.
+					nc := ^binary.LittleEndian.Uint64(c[:])
+					for z := (nc - 0x0101010101010101) &^ nc & 0x8080808080808080; z != 0; z &= z - 1 {
+						if j := bits.TrailingZeros64(z) >> 3; c[j] == code8Escape {
 							// The document j postings on: the gaps of the j before.
 							dj := doc - lo
 							for _, g := range gaps[gpos : gpos+j] {

@@ -66,8 +66,15 @@ func (x *Index) scoreDocs(terms []string, qs queryStats, docs []engine.TextDoc, 
 // query term, by field) and its field lengths dl, under the statistics
 // qs (idfSum the sum of their idf); false when no term scores.
 func (x *Index) docHit(id uint64, qs *queryStats, tf [][nFields]float64, dl *[nFields]float64, idfSum float64) (engine.TextHit, bool) {
-	h := engine.TextHit{ID: id}
-	for j := range tf {
+	return x.docHitFrom(id, qs, tf, dl, idfSum, 0, engine.TextHit{})
+}
+
+// docHitFrom is docHit with the sums of the first terms given: from's
+// score and coverage (not yet divided by idfSum) by them, the terms
+// after them added in order.
+func (x *Index) docHitFrom(id uint64, qs *queryStats, tf [][nFields]float64, dl *[nFields]float64, idfSum float64, first int, from engine.TextHit) (engine.TextHit, bool) {
+	h := engine.TextHit{ID: id, Score: from.Score, Coverage: from.Coverage}
+	for j := first; j < len(tf); j++ {
 		if tf[j] == ([nFields]float64{}) {
 			continue
 		}

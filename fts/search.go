@@ -49,6 +49,14 @@ func (x *Index) SearchPool(ctx context.Context, q string, k int, f engine.TextFi
 // search is Search, and SearchPool when p is not nil.
 func (x *Index) search(ctx context.Context, op, q string, k int, f engine.TextFilter, p *engine.TextPool) (hits []engine.TextHit, err error) {
 	defer recoverTo(op, &err)
+	if f.NoCoverage {
+		// Whatever way the hits are scored, none carries a coverage.
+		defer func() {
+			for i := range hits {
+				hits[i].Coverage = 0
+			}
+		}()
+	}
 	if k <= 0 {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidK, k)
 	}
@@ -140,9 +148,12 @@ func everyDoc(r index.IndexReader, field, v string) (bool, error) {
 	return tfr.Count() >= n, nil
 }
 
-// terms analyses q as the text field is analysed.
+// terms analyses q as the text field is analysed, its stems from the
+// cache of x.pool (the same tokens, TestStemCacheAnalysesAsBleve): a
+// question's words are mostly stemmed already, and snowball's stemmer
+// costs about as much as the pooled search's scoring.
 func (x *Index) terms(q string) []string {
-	tokens := x.an.text.Analyze([]byte(q))
+	tokens := x.pool.text.Analyze([]byte(q))
 	terms := make([]string, 0, len(tokens))
 	for _, t := range tokens {
 		if len(t.Term) > 0 {
