@@ -24,15 +24,7 @@ func TestPoolFromFirstPass(t *testing.T) {
 	x, live := segmentedIndex(t)
 	ctx := context.Background()
 	docs := func(ids []uint64) func() ([]engine.TextDoc, error) {
-		return func() ([]engine.TextDoc, error) {
-			var out []engine.TextDoc
-			for _, id := range ids {
-				if d, ok := live[id]; ok {
-					out = append(out, d)
-				}
-			}
-			return out, nil
-		}
+		return func() ([]engine.TextDoc, error) { return liveDocs(live, ids), nil }
 	}
 	pooled := func(q string, f engine.TextFilter, k int, ids []uint64, byIDs bool) []engine.TextHit {
 		t.Helper()
@@ -154,15 +146,7 @@ func TestNoCoverage(t *testing.T) {
 	x, live := segmentedIndex(t)
 	ctx := context.Background()
 	docs := func(ids []uint64) func() ([]engine.TextDoc, error) {
-		return func() ([]engine.TextDoc, error) {
-			var out []engine.TextDoc
-			for _, id := range ids {
-				if d, ok := live[id]; ok {
-					out = append(out, d)
-				}
-			}
-			return out, nil
-		}
+		return func() ([]engine.TextDoc, error) { return liveDocs(live, ids), nil }
 	}
 	search := func(q string, f engine.TextFilter, k int, pool []uint64, byIDs bool) []engine.TextHit {
 		t.Helper()
@@ -241,4 +225,16 @@ func TestNoCoverage(t *testing.T) {
 		t.Fatalf("%d hits with a coverage, %d pooled searches went on from the first", covered, reused)
 	}
 	t.Logf("%d pooled searches without coverage went on from the first", reused)
+}
+
+// liveDocs is the documents of ids that live holds, in the order of ids:
+// what a pool's Docs reads.
+func liveDocs(live map[uint64]engine.TextDoc, ids []uint64) []engine.TextDoc {
+	var out []engine.TextDoc
+	for _, id := range ids {
+		if d, ok := live[id]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
 }

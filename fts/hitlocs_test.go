@@ -23,13 +23,7 @@ func TestPoolScoredFromPostings(t *testing.T) {
 	docsOf := func(ids []uint64, calls *int) func() ([]engine.TextDoc, error) {
 		return func() ([]engine.TextDoc, error) {
 			*calls++
-			var out []engine.TextDoc
-			for _, id := range ids {
-				if d, ok := live[id]; ok {
-					out = append(out, d)
-				}
-			}
-			return out, nil
+			return liveDocs(live, ids), nil
 		}
 	}
 	// pooled returns SearchPool's hits for q given the pool ids (by their
