@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"github.com/hmo-dev/hmo/retrieve"
 )
@@ -162,20 +163,36 @@ func (q *Query) judges() bool {
 // judge it: with one, a full match is a match of that word.
 const MinSpecificWords = 2
 
-// fullMatches counts the results that reach coverage minCov. A record
-// indexed with the turn before it (Options.IndexContext) also holds that
-// turn's words, so a match whose previous record matched too is the same
-// match again, not a second one.
+// fullMatches counts the results that reach coverage minCov, as
+// chainHeads counts them.
 func fullMatches(res []Result, minCov float64) int {
-	full := map[uint64]bool{}
-	for _, r := range res {
-		if r.Coverage >= minCov-coverageSlack {
-			full[r.Record.ID] = true
+	var full []*Record
+	for i := range res {
+		if res[i].Coverage >= minCov-coverageSlack {
+			full = append(full, &res[i].Record)
 		}
 	}
+	return chainHeads(full)
+}
+
+// chainHeads counts the records of full whose previous record is not
+// among them. A record indexed with the turn before it
+// (Options.IndexContext) also holds that turn's words, so a match whose
+// previous record matched too is the same match again, not a second one:
+// the score test's results (fullMatches) and the walk's count of a
+// tier's records holding every term (tierRuledOut) count so.
+func chainHeads(full []*Record) int {
+	if len(full) < 2 {
+		return len(full)
+	}
+	ids := make([]uint64, len(full))
+	for i, r := range full {
+		ids[i] = r.ID
+	}
+	slices.Sort(ids)
 	n := 0
-	for _, r := range res {
-		if full[r.Record.ID] && !full[r.Record.Prev] {
+	for _, r := range full {
+		if _, prev := slices.BinarySearch(ids, r.Prev); !prev {
 			n++
 		}
 	}

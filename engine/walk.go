@@ -326,27 +326,6 @@ func (e *Engine) tierRuledOut(ctx context.Context, q *Query, tier uint8) (bool, 
 	return chainHeads(full) > most, nil
 }
 
-// chainHeads counts the records of full whose previous record is not
-// among them: a record and the one after it, which is indexed with it,
-// count once, as the score test counts its full matches (fullMatches).
-func chainHeads(full []*Record) int {
-	if len(full) < 2 {
-		return len(full)
-	}
-	ids := make([]uint64, len(full))
-	for i, r := range full {
-		ids[i] = r.ID
-	}
-	slices.Sort(ids)
-	n := 0
-	for _, r := range full {
-		if _, prev := slices.BinarySearch(ids, r.Prev); !prev || r.Prev == r.ID {
-			n++
-		}
-	}
-	return n
-}
-
 // tiersHoldAll reports that Tiers 1 and 2 hold every record.
 func (e *Engine) tiersHoldAll() bool {
 	return e.tiers.mgr.Len(1)+e.tiers.mgr.Len(2) >= int(e.records.Load())
