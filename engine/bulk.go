@@ -28,6 +28,12 @@ import (
 // batch's position and outcome once the batch is committed; it must not
 // call the engine (the call holds the write lock).
 //
+// The vector index's derived structures (its partition, from 75K
+// vectors) are built in the background and stop at Close. A program
+// that writes much and exits calls FinishBuilds before Close, as hmo
+// import does; else a store opened next only by short-lived processes
+// never finishes them.
+//
 // The first error stops the call: an invalid input rejects its batch
 // (nothing of it is stored) and the batches after it are not read. The
 // next batch is read while one commits (its inputs are prepared

@@ -397,9 +397,9 @@ func TestPeersChild(t *testing.T) {
 // capture is hmo's default vector index (hmo.OpenVectorIndex, what a
 // user's store opens) with a recorder: the vectors hmo indexes and the
 // query vectors it searches with. It hides the index's optional
-// interfaces, so it is used only where the workload is built: in hmo's
-// timed ingest (its copy of each vector counts against hmo), never where
-// hmo is queried.
+// interfaces but FinishBuilds, so it is used only where the workload is
+// built: in hmo's timed ingest (its copy of each vector counts against
+// hmo), never where hmo is queried.
 type capture struct {
 	engine.VectorIndex
 	mu      sync.Mutex
@@ -422,6 +422,15 @@ func (c *capture) Search(q []float32, k int) ([]engine.VectorHit, error) {
 	c.queries = append(c.queries, slices.Clone(q))
 	c.mu.Unlock()
 	return hits, err
+}
+
+// FinishBuilds finishes the index's builds (engine.IndexFinisher), the
+// one optional interface the timed ingest needs.
+func (c *capture) FinishBuilds(ctx context.Context, progress func(done, total int64)) error {
+	if f, ok := c.VectorIndex.(engine.IndexFinisher); ok {
+		return f.FinishBuilds(ctx, progress)
+	}
+	return nil
 }
 
 func (c *capture) open(dir string, dims int) (engine.VectorIndex, error) {
@@ -465,6 +474,15 @@ func hmoIngest(j job) (peers.Result, error) {
 			ids = append(ids, s.ID)
 		}
 	})
+	if err == nil {
+		// The vector index's builds are finished here, as hmo import
+		// finishes them and as the peers' ingest includes their index
+		// builds. A build left to the background stops at Close and
+		// starts again at the next Open: each query process holds the
+		// store a few seconds, so none would finish it, and every query
+		// would run beside it on the unpartitioned scan.
+		err = e.FinishBuilds(context.Background(), nil)
+	}
 	if cerr := e.Close(); err == nil {
 		err = cerr
 	}
@@ -483,6 +501,9 @@ func hmoIngest(j job) (peers.Result, error) {
 			return peers.Result{}, err
 		}
 		err = e.OpenVectorIndex()
+		if err == nil {
+			err = e.FinishBuilds(context.Background(), nil) // see above
+		}
 		if cerr := e.Close(); err == nil {
 			err = cerr
 		}
