@@ -21,10 +21,12 @@ func (f *finishRecorder) FinishBuilds(context.Context, func(done, total int64)) 
 
 // TestCaptureFinishesBuilds: the timed ingest's wrapper passes
 // FinishBuilds on to hmo's index. When it hid it, the engine's
-// FinishBuilds found nothing to finish, the 1M store's partition was
+// FinishBuilds found nothing to finish, and the 1M store's partition was
 // left to a background build that every query process started and
-// dropped at Close, and hmo's 1M hybrid median measured 19.81 ms
-// instead of about 6.
+// dropped at Close: the harness's hmo query job, run three times in a
+// row on such a store, measured a hybrid median of 13.5-17.9 ms, and
+// 5.4-7.1 on the same store with its partition (BENCHMARKS.md, session
+// 19).
 func TestCaptureFinishesBuilds(t *testing.T) {
 	inner := &finishRecorder{}
 	var vi engine.VectorIndex = &capture{VectorIndex: inner, docs: map[uint64][]float32{}}
