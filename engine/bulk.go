@@ -14,15 +14,16 @@ import (
 // exactly as RememberBatch stores it (same checks, dedup, idempotency
 // keys, tier admission and index updates), and returns the number of
 // batches committed. It is the bulk path (hmo import): while batch i+1 is
-// read and committed, a goroutine owned by the call places batch i in the
-// tiers and brings the indexes up to date with it, so the transaction and
-// the index update run on two cores instead of one. Every update is done
+// read, committed and placed in the tiers, a goroutine owned by the call
+// brings the indexes up to date with batch i, so the transaction and the
+// index update run on two cores instead of one. Every update is done
 // when it returns. Other writers wait until it returns. The tier entries
 // and headers (in memory, current for Get and Recall all along) are
-// written to bbolt once bulkFlushRecords records are dirty, and when it
-// returns: a record placed in the tiers and evicted a few batches later
-// has its entry written and deleted no more, and the next batch's commit
-// does not wait for a tier write.
+// written to bbolt by the tier flusher once bulkFlushRecords records are
+// dirty, and when it returns: a record placed in the tiers and evicted a
+// few batches later has its entry written and deleted no more, and
+// neither the admission nor the next batch's commit waits for a tier
+// write.
 //
 // done, when not nil, is called from the calling goroutine with each
 // batch's position and outcome once the batch is committed; it must not
@@ -51,10 +52,12 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 	if err := e.checkOpen(); err != nil {
 		return 0, err
 	}
-	// after carries the result of the previous batch's post-commit work
-	// (tiers, indexes, checkpoint), which runs while the next batch
-	// commits. The transaction touches neither the tiers, the indexes
-	// nor sinceCheckpoint; both goroutines run under this call's wmu.
+	// after carries the result of the previous batch's index update and
+	// checkpoint (indexAfter), which run while the next batch commits
+	// and is placed in the tiers. Neither the transaction nor the
+	// admission touches the indexes or sinceCheckpoint, and the update
+	// does not touch the tiers; both goroutines run under this call's
+	// wmu.
 	var after chan error
 	wait := func() error {
 		if after == nil {
@@ -108,6 +111,16 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 			}(nb, ahead)
 		}
 		c, err := e.commitOne(ctx, &b, pre)
+		var aerr error
+		if err == nil && len(c.ids) > 0 {
+			// The batch is placed in the tiers here, beside the previous
+			// batch's index update, and before its own: a concurrent
+			// Recall finds a record in the archive indexes only once it
+			// is in the tiers (afterCommit). The admission reads this
+			// batch's records, the update the previous batch's.
+			e.fresh.Store(c.fresh.beside(e.fresh.Load()))
+			aerr = e.admit(c.ids, true)
+		}
 		perr := wait()
 		if err != nil {
 			return n, errors.Join(perr, fmt.Errorf("batch %d: %w", n, err))
@@ -120,14 +133,19 @@ func (e *Engine) RememberBatches(ctx context.Context, batches iter.Seq[Batch], d
 		// Set only while no update runs: the update reads it, the next
 		// commit only reads it too.
 		e.fresh.Store(&c.fresh)
+		if aerr != nil {
+			// As afterCommit: the indexes are brought up to date with
+			// this batch at the next write or open.
+			return n, errors.Join(perr, fmt.Errorf("hmo: records stored, tier update: %w", aerr))
+		}
 		if perr != nil {
 			// The previous batch's update failed: this batch's is tried
 			// here, and the call stops.
-			return n, errors.Join(perr, e.afterCommit(c, true))
+			return n, errors.Join(perr, e.indexAfter(c))
 		}
 		if len(c.ids) > 0 {
 			after = make(chan error, 1)
-			go func(c commit, ch chan<- error) { ch <- e.afterCommit(c, true) }(c, after)
+			go func(c commit, ch chan<- error) { ch <- e.indexAfter(c) }(c, after)
 		}
 		b, ok, pre = nb, nok, nil
 		if ahead != nil {
@@ -189,6 +207,14 @@ func (e *Engine) afterCommit(c commit, bulk bool) error {
 	if err := e.admit(c.ids, bulk); err != nil {
 		return fmt.Errorf("hmo: records stored, tier update: %w", err)
 	}
+	return e.indexAfter(c)
+}
+
+// indexAfter is afterCommit's work once the commit's records are placed
+// in the tiers: the indexes, brought up to date with the change log as it
+// stood after the commit, and the checkpoint when due. The caller holds
+// wmu.
+func (e *Engine) indexAfter(c commit) error {
 	if err := e.syncUpTo(c.seq); err != nil {
 		return fmt.Errorf("hmo: records stored, index update deferred to next open: %w", err)
 	}
@@ -212,6 +238,20 @@ type freshRecords map[uint64]*Record
 type freshWrite struct {
 	recs freshRecords
 	vecs map[uint64][]float32
+	// older is the write whose index update still runs beside this
+	// one's tier admission (RememberBatches); nil otherwise. Set before
+	// the write is published, never changed.
+	older *freshWrite
+}
+
+// beside returns f with running, the write whose index update runs
+// meanwhile, as its older one (without running's own older one).
+func (f *freshWrite) beside(running *freshWrite) *freshWrite {
+	g := &freshWrite{recs: f.recs, vecs: f.vecs}
+	if running != nil {
+		g.older = &freshWrite{recs: running.recs, vecs: running.vecs}
+	}
+	return g
 }
 
 // record returns record id: from the records of the write whose
@@ -229,7 +269,7 @@ func (e *Engine) preadRecords(tx *bolt.Tx) func(*bolt.Tx, uint64) (Record, error
 
 // freshRecord is record reading the records bucket through recs.
 func (e *Engine) freshRecord(recs kvGetter, id uint64) (Record, error) {
-	if f := e.fresh.Load(); f != nil {
+	for f := e.fresh.Load(); f != nil; f = f.older {
 		if r := f.recs[id]; r != nil {
 			return *r, nil
 		}
@@ -240,7 +280,7 @@ func (e *Engine) freshRecord(recs kvGetter, id uint64) (Record, error) {
 // freshVector is the vector of id: from the write whose post-commit work
 // is running (e.fresh), else from vs.
 func (e *Engine) freshVector(vs storedVectors, id uint64) ([]float32, error) {
-	if f := e.fresh.Load(); f != nil {
+	for f := e.fresh.Load(); f != nil; f = f.older {
 		if v, ok := f.vecs[id]; ok {
 			return v, nil
 		}

@@ -287,12 +287,18 @@ func sessionSeq(tx *bolt.Tx, r *Record) (uint64, error) {
 // bulkFlushRecords is how many dirty tier entries and headers the bulk
 // path (RememberBatches) keeps in memory before writing them: about four
 // batches of 2,000 (16,384 measured the same CPU, with a larger write).
-const bulkFlushRecords = 8192
+// A variable for tests.
+var bulkFlushRecords = 8192
 
 // admit places newly committed records in the tiers and feeds the persona.
 // The tier entries and headers are written before it returns unless bulk
-// is set and fewer than bulkFlushRecords are dirty; the caller then
-// flushes them (flushAccesses). The caller holds wmu.
+// is set. With bulk, once bulkFlushRecords are dirty the tier flusher is
+// asked to write them (flushDueSoon): the admission, on the bulk path's
+// post-commit goroutine, does not wait for bbolt's write lock, which the
+// next batch's commit holds meanwhile (an import's admissions waited
+// about 0.1 s for it every other batch; BENCHMARKS.md, session 20). The
+// caller flushes what is left at the end (flushAccesses). The caller
+// holds wmu.
 func (e *Engine) admit(ids []uint64, bulk bool) error {
 	ts := e.tiers
 	if ts == nil || len(ids) == 0 {
@@ -323,10 +329,13 @@ func (e *Engine) admit(ids []uint64, bulk bool) error {
 	if err := load(); err != nil {
 		return err
 	}
-	if bulk && len(ts.dirty)+len(ts.accessed) < bulkFlushRecords {
+	if !bulk {
+		return e.flushTiers()
+	}
+	if len(ts.dirty)+len(ts.accessed) < bulkFlushRecords {
 		return nil
 	}
-	return e.flushTiers()
+	return e.flushDueSoon()
 }
 
 // queuedIndex returns the lexical index of tier t's view (1 or 2).

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/hmo-dev/hmo/internal/testembed"
 )
 
@@ -103,5 +105,87 @@ func probeTieredOptions(clock time.Time, archive TextIndex) *Options {
 		OpenVectorIndex:  func(_ string, dims int) (VectorIndex, error) { return newMemVectors(dims), nil },
 		OpenTextIndex:    func(string) (TextIndex, error) { return archive, nil },
 		NewTierTextIndex: func() (TextIndex, error) { return &probeText{}, nil },
+	}
+}
+
+// TestBulkAdmissionDoesNotWaitForTheFlush: on the bulk path
+// (RememberBatches), the admission of a committed batch that makes the
+// tier entries' write due hands it to the tier flusher and returns while
+// another writer (there, the next batch's commit) holds bbolt's write
+// lock. Once the writer is gone the entries are committed: a reopened
+// store has every record in the tier the admission placed it in.
+func TestBulkAdmissionDoesNotWaitForTheFlush(t *testing.T) {
+	defer func(n int) { bulkFlushRecords = n }(bulkFlushRecords)
+	bulkFlushRecords = 1
+	clock := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	o := probeTieredOptions(clock, &probeText{})
+	e, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []Input
+	for i := range 12 {
+		ins = append(ins, Input{Scope: "s", Session: "one", Text: fmt.Sprintf("note %d about topic%d", i, i%4)})
+	}
+	e.wmu.Lock()
+	c, err := e.commitOne(context.Background(), &Batch{Inputs: ins}, nil)
+	if err != nil {
+		e.wmu.Unlock()
+		t.Fatal(err)
+	}
+	tx, err := e.db.Begin(true) // another writer
+	if err != nil {
+		e.wmu.Unlock()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.admit(c.ids, true) }()
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = tx.Rollback()
+		<-done
+		e.wmu.Unlock()
+		t.Fatal("the bulk admission waited for bbolt's write lock: it wrote the tier entries itself")
+	}
+	if rerr := tx.Rollback(); rerr != nil {
+		t.Fatal(rerr)
+	}
+	if err != nil {
+		e.wmu.Unlock()
+		t.Fatal(err)
+	}
+	if err := e.syncUpTo(c.seq); err != nil {
+		e.wmu.Unlock()
+		t.Fatal(err)
+	}
+	e.wmu.Unlock()
+	placed := map[uint64]uint8{}
+	for _, id := range c.ids {
+		placed[id] = e.tiers.mgr.Tier(id)
+	}
+	e.tiers.stopFlusher() // waits for the flush it was asked for
+	tiers := 0
+	if err := e.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketActive).ForEach(func(_, _ []byte) error { tiers++; return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if tiers == 0 {
+		t.Fatal("the flusher wrote no tier entry")
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err = Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for id, want := range placed {
+		if got := e.tiers.mgr.Tier(id); got != want {
+			t.Errorf("record %d: tier %d after reopening, %d placed", id, got, want)
+		}
 	}
 }
