@@ -32,6 +32,7 @@ type boltDB struct {
 	// the pages kept.
 	preadOnce sync.Once
 	pread     *os.File // nil when it could not be opened: bbolt reads
+	preadFd   int      // pread's descriptor, -1 when it has none
 	pages     pageCache
 }
 
@@ -39,8 +40,12 @@ type boltDB struct {
 // when it cannot be opened.
 func (d *boltDB) preadFile() *os.File {
 	d.preadOnce.Do(func() {
+		d.preadFd = -1
 		if f, err := os.Open(d.DB.Path()); err == nil {
 			d.pread = f
+			if rc, err := f.SyscallConn(); err == nil {
+				_ = rc.Control(func(fd uintptr) { d.preadFd = int(fd) })
+			}
 		}
 	})
 	return d.pread

@@ -123,6 +123,7 @@ func (e *Engine) readDocs(missing []uint64) error {
 	return e.db.View(func(tx *bolt.Tx) error {
 		recs := e.db.preadBucket(tx, bucketRecords)
 		defer releaseBucket(recs)
+		whenCold(recs, func() { willNeed(recs, missing) })
 		for _, id := range missing {
 			if r, err := getRecordFrom(recs, id); err == nil {
 				e.cacheDoc(&r, gen)
@@ -192,6 +193,13 @@ func (e *Engine) docs(ids []uint64) ([]retrieve.Doc, error) {
 	err := e.db.View(func(tx *bolt.Tx) error {
 		recs := e.db.preadBucket(tx, bucketRecords)
 		defer releaseBucket(recs)
+		whenCold(recs, func() {
+			rest := make([]uint64, len(missing))
+			for j, i := range missing {
+				rest[j] = ids[i]
+			}
+			willNeed(recs, rest)
+		})
 		for _, i := range missing {
 			if r, err := getRecordFrom(recs, ids[i]); err == nil {
 				out[i] = e.cacheDoc(&r, gen)

@@ -166,6 +166,17 @@ func (c *pageCache) get(txid int, id uint64, dst []byte) (*branchPage, bool) {
 	return nil, false
 }
 
+// branch returns the branch page id kept parsed for generation txid, or
+// nil.
+func (c *pageCache) branch(txid int, id uint64) *branchPage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.txid != txid {
+		return nil
+	}
+	return c.branches[id]
+}
+
 // value is get for a reader of key: a branch page parsed, or, when the
 // leaf page id is kept, key's value on it (nil when it has none, as
 // leafValue finds it) copied into dst (of at least the kept page's
@@ -372,15 +383,22 @@ func (b *branchPage) index(key []byte) int {
 // pageReader reads values of one read transaction's buckets by pread.
 // Not safe for concurrent use (one per transaction and goroutine).
 type pageReader struct {
-	tx    *bolt.Tx
-	f     io.ReaderAt
-	ps    int64  // page size
-	hwm   uint64 // the meta's high-water mark: no page of the tree at or past it
-	txid  int
-	cache *pageCache
-	leaf  []byte // the last leaf page read (in buf), and its id
-	leafN uint64
-	buf   []byte
+	tx *bolt.Tx
+	f  io.ReaderAt
+	fd int // f's descriptor, when direct
+	// direct says f is the store file and fd its descriptor: the reads
+	// ask not to wait (readCached) and willNeed advises it.
+	direct bool
+	ps     int64  // page size
+	hwm    uint64 // the meta's high-water mark: no page of the tree at or past it
+	txid   int
+	cache  *pageCache
+	// onCold, when not nil, runs at the first leaf page read from the
+	// disk, and is then dropped (whenCold).
+	onCold func()
+	leaf   []byte // the last leaf page read (in buf), and its id
+	leafN  uint64
+	buf    []byte
 }
 
 // newPageReader returns a reader of tx by pread, or nil when tx cannot be
@@ -398,7 +416,7 @@ func (d *boltDB) newPageReader(tx *bolt.Tx) *pageReader {
 		return nil
 	}
 	r := pageReaders.Get().(*pageReader)
-	*r = pageReader{tx: tx, f: f, ps: ps, hwm: uint64(tx.Size() / ps), txid: tx.ID(), cache: &d.pages, buf: r.buf[:0]}
+	*r = pageReader{tx: tx, f: f, fd: d.preadFd, direct: d.preadFd >= 0, ps: ps, hwm: uint64(tx.Size() / ps), txid: tx.ID(), cache: &d.pages, buf: r.buf[:0]}
 	return r
 }
 
@@ -673,8 +691,14 @@ func (r *pageReader) read(id uint64) (*branchPage, []byte, error) {
 	}
 	p := r.buf[:r.ps]
 	r.leaf, r.leafN = nil, 0 // the buffer is read over
-	if _, err := r.f.ReadAt(p, int64(id)*r.ps); err != nil {
-		return nil, nil, err
+	done, cold := false, false
+	if r.direct {
+		done, cold = readCachedFunc(r.fd, p, int64(id)*r.ps)
+	}
+	if !done {
+		if _, err := r.f.ReadAt(p, int64(id)*r.ps); err != nil {
+			return nil, nil, err
+		}
 	}
 	h := binary.LittleEndian
 	if got := h.Uint64(p); got != id {
@@ -712,6 +736,13 @@ func (r *pageReader) read(id uint64) (*branchPage, []byte, error) {
 		r.cache.putLeaf(r.txid, id, p)
 	}
 	r.leaf, r.leafN = p, id
+	if cold && r.onCold != nil {
+		// The path's branch pages are kept by now: the batch's advice
+		// finds the leaves under them.
+		f := r.onCold
+		r.onCold = nil
+		f()
+	}
 	return nil, p, nil
 }
 

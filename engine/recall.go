@@ -337,6 +337,8 @@ func (e *Engine) readTextDocs(ids []uint64) ([]TextDoc, error) {
 	err := e.db.View(func(tx *bolt.Tx) error {
 		recs := e.db.preadBucket(tx, bucketRecords)
 		defer releaseBucket(recs)
+		// Their context turns are mostly on the same pages.
+		whenCold(recs, func() { willNeed(recs, ids) })
 		cached := e.cachedRecordFrom(recs)
 		for _, id := range ids {
 			var r Record

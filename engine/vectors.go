@@ -126,6 +126,18 @@ func (e *Engine) rescore(qv []float32, hits []VectorHit, k int) ([]VectorHit, er
 	out := make([]VectorHit, 0, len(hits))
 	err := e.db.View(func(tx *bolt.Tx) error {
 		vs := e.preadVectors(tx)
+		whenCold(vs.kv, func() {
+			// The candidates' vectors, and their records, which the
+			// priors read next, are asked for together.
+			ids := make([]uint64, len(hits))
+			for i, h := range hits {
+				ids[i] = h.ID
+			}
+			willNeed(vs.kv, ids)
+			recs := e.db.preadBucket(tx, bucketRecords)
+			willNeed(recs, ids)
+			releaseBucket(recs)
+		})
 		var best kthBest
 		v := make([]float32, vs.dims)
 		read := func(h VectorHit) {
