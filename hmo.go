@@ -85,6 +85,11 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 	}
 	if o.OpenVectorIndex == nil {
 		o.OpenVectorIndex = OpenVectorIndex
+		if o.ShortLived {
+			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
+				return openVectorIndex(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true, NoBackgroundBuild: true})
+			}
+		}
 		if o.ReadOnly {
 			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
 				return vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true, ReadOnly: true})
@@ -115,7 +120,13 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 // index made by an older hmo keeps its format (float32 rows and their
 // int8 companion).
 func OpenVectorIndex(dir string, dims int) (engine.VectorIndex, error) {
-	x, err := vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true})
+	return openVectorIndex(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true})
+}
+
+// openVectorIndex is OpenVectorIndex with the vector file's options o.
+func openVectorIndex(dir string, o *vecfile.Options) (engine.VectorIndex, error) {
+	dims := o.Dims
+	x, err := vecfile.Open(dir, o)
 	if err != nil {
 		return nil, err
 	}

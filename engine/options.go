@@ -166,6 +166,15 @@ type Options struct {
 	// is), Close saves nothing, and writes fail with ErrReadOnly. It
 	// never creates a store. Default false.
 	ReadOnly bool
+	// ShortLived says the process holds the store for one command and
+	// exits (a CLI command): the vector index starts no build in the
+	// background (its partition, missing or stale), which Close would
+	// stop before it ends after it took CPU and memory from the
+	// command's searches. Its searches scan every row until FinishBuilds,
+	// or an open without it (the daemon), builds the partition. Read by
+	// the default vector index's opener (hmo.OpenWith); an
+	// OpenVectorIndex of the caller's own ignores it. Default false.
+	ShortLived bool
 
 	// Mode is how Recall searches. Default DefaultMode.
 	Mode Mode

@@ -3,6 +3,7 @@ package vecfile_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/hmo-dev/hmo/vecfile"
@@ -144,5 +145,71 @@ func TestFinishBuildsStops(t *testing.T) {
 	defer r.Close()
 	if calls, err := finish(t, context.Background(), r); err != nil || calls != 0 || r.Partitioned() {
 		t.Fatalf("FinishBuilds of a read-only index without a partition: %d progress calls, %v, partitioned %v", calls, err, r.Partitioned())
+	}
+}
+
+// TestNoBackgroundBuild: an Open with NoBackgroundBuild of an index that
+// lacks its partition (of the 4-bit rows, or of the int8 rows) starts no
+// build; its searches scan every row and answer as the index without a
+// partition does. FinishBuilds builds the partition, and the next Open,
+// with the option or without, finds it and starts no build.
+func TestNoBackgroundBuild(t *testing.T) {
+	const d = 100
+	ctx := context.Background()
+	qs := docsDims(3, 12, d)
+	for _, tc := range []struct {
+		name       string
+		opts, scan func() *vecfile.Options
+	}{
+		{"4-bit rows", func() *vecfile.Options { return partOpts(d, 1) }, func() *vecfile.Options { return quickOpts(d) }},
+		{"int8 rows", func() *vecfile.Options { return int8PartOpts(d, 1) }, func() *vecfile.Options { return int8ScanOpts(d) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dp, ds := t.TempDir(), t.TempDir()
+			docs := docsDims(1, 2000, d)
+			// Filled while open: no partition at its Open, none built.
+			px, sx := open(t, dp, tc.opts()), open(t, ds, tc.scan())
+			mustApply(t, px, docs, nil, 1)
+			mustApply(t, sx, docs, nil, 1)
+			mustClose(t, px)
+			mustClose(t, sx)
+			sx = open(t, ds, tc.scan())
+			defer sx.Close()
+			g := gateBuilds(t, dp, "start")
+			o := tc.opts()
+			o.NoBackgroundBuild = true
+			px = openReturns(t, dp, o)
+			for _, q := range qs {
+				got, err := px.Search(q.Vector, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := sx.Search(q.Vector, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("query %d: %v without the partition, %v scanning every row", q.ID, got, want)
+				}
+			}
+			if px.Partitioned() {
+				t.Fatal("partitioned at an Open without builds in the background")
+			}
+			select {
+			case <-g.reached:
+				t.Fatal("an Open without builds in the background started one")
+			default:
+			}
+			close(g.release["start"])
+			if _, err := finish(t, ctx, px); err != nil {
+				t.Fatal(err)
+			}
+			if !px.Partitioned() {
+				t.Fatal("not partitioned after FinishBuilds")
+			}
+			mustClose(t, px)
+			noBuildAtOpen(t, dp, o).Close()
+			noBuildAtOpen(t, dp, tc.opts()).Close()
+		})
 	}
 }

@@ -264,7 +264,8 @@ func (c ivfCode) vector(b []byte, v []float32) {
 // openIVF opens the partition of an index whose q4 file is open and
 // current, building it when it is missing, damaged, stale or holds too
 // few of the rows, or removes it when the index keeps none. A read-only
-// Open that finds it unusable scans every q4 row.
+// Open, or one without builds in the background (NoBackgroundBuild),
+// that finds it unusable scans every q4 row.
 func (x *Index) openIVF() error {
 	code := x.ivfCodeOf()
 	if _, err := x.openDerived(code.otherName(), false); err != nil {
@@ -275,7 +276,7 @@ func (x *Index) openIVF() error {
 		return err
 	}
 	p, ok, err := x.loadIVF(f)
-	if err == nil && !ok && !x.opts.ReadOnly {
+	if err == nil && !ok && !x.opts.ReadOnly && !x.opts.NoBackgroundBuild {
 		// Built in the background (runBuild), once the caller has
 		// published x; until then searches scan every q4 row.
 		x.building = x.newBuild(f)

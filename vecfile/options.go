@@ -235,6 +235,14 @@ type Options struct {
 	// with ErrReadOnly, Save and Close write nothing, and a missing index
 	// is an error instead of being created. Default false.
 	ReadOnly bool
+	// NoBackgroundBuild keeps a writable Open (and a compaction) from
+	// starting the build of a partition it finds missing or stale
+	// (PartitionAbove, Int8PartitionAbove): searches scan every row
+	// until FinishBuilds builds it, or an Open without this option does.
+	// For a process that holds the index for one command: Close would
+	// stop the build before it ends, after it took CPU and memory from
+	// the command's searches. Default false.
+	NoBackgroundBuild bool
 	// SkipVerify skips the checksum of the rows at Open (it reads both
 	// files once: about 4 ms per 100K 100-d rows from the page cache).
 	// The int8 companion's rows are checked against their slots either

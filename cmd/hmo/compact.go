@@ -20,7 +20,7 @@ func newCompactCmd(env *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "compact [flags]",
-		Short:   "rewrite the store and its indexes without what deleted records left in the files",
+		Short:   "rewrite the store and its indexes without what deleted records left in the files, and build what the vector index lacks",
 		Example: "  hmo compact --dir ~/notes-store",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,13 +43,20 @@ func newCompactCmd(env *env) *cobra.Command {
 	return cmd
 }
 
+// compactIndexes compacts the indexes, then builds what the vector index
+// lacks (its partition): the other commands leave it to the daemon, hmo
+// import and this one.
 func compactIndexes(ctx context.Context, env *env, sf *storeFlags) (err error) {
 	e, err := sf.openExisting(env)
 	if err != nil {
 		return err
 	}
 	defer closeStore(e, &err)
-	return e.CompactIndexes(ctx)
+	if err := e.CompactIndexes(ctx); err != nil {
+		return err
+	}
+	bp := newProgress(env, "vector index")
+	return e.FinishBuilds(ctx, func(done, total int64) { bp.update(int(100*done/max(1, total)), 100) })
 }
 
 // compactResult is what compact did: the store's size on disk before and

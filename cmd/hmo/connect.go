@@ -30,6 +30,9 @@ type connectOptions struct {
 	// startTimeout bounds the wait for a started daemon. Default
 	// client.DefaultStartTimeout.
 	startTimeout time.Duration
+	// shortLived opens the store of direct as one command's
+	// (engine.Options.ShortLived): a hook's.
+	shortLived bool
 }
 
 // connect returns a client of the store's daemon with the fallbacks of
@@ -52,7 +55,7 @@ func (s *storeFlags) connect(env *env, co connectOptions) (*client.Client, strin
 	}
 	if co.direct {
 		opts.OpenLocal = func() (*engine.Engine, error) {
-			return hmo.OpenWith(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout, Create: engine.CreateIfNew}, s.models.resolve(env))
+			return hmo.OpenWith(dir, &engine.Options{Mode: m, OpenTimeout: co.openTimeout, Create: engine.CreateIfNew, ShortLived: co.shortLived}, s.models.resolve(env))
 		}
 	}
 	c, err := client.New(&opts)

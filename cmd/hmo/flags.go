@@ -105,6 +105,10 @@ func (s *storeFlags) openDir(env *env, dir string, base engine.Options) (*engine
 		return nil, usageError{fmt.Sprintf("--mode %q: want flat or tiered", s.mode)}
 	}
 	base.Mode = m
+	// A command holds the store until it exits: the vector index's
+	// builds are left to the daemon, hmo import and hmo compact
+	// (FinishBuilds), which finish them.
+	base.ShortLived = true
 	e, err := hmo.OpenWith(dir, &base, s.models.resolve(env))
 	if errors.Is(err, engine.ErrLocked) {
 		return nil, s.lockedBy(env, err)

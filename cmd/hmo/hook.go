@@ -76,7 +76,7 @@ func runHook(ctx context.Context, env *env, sf *storeFlags, timeout time.Duratio
 		fmt.Fprintf(env.stderr, "hmo hook: usage: hmo hook [flags] claude <%s>\n", strings.Join(hook.Events, "|"))
 		return nil
 	}
-	c, dir, err := sf.connect(env, connectOptions{autostart: true, direct: true, openTimeout: hookOpenTimeout, startTimeout: hookStartTimeout})
+	c, dir, err := sf.connect(env, connectOptions{autostart: true, direct: true, shortLived: true, openTimeout: hookOpenTimeout, startTimeout: hookStartTimeout})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "hmo hook: %v\n", err)
 		return nil
