@@ -25,10 +25,7 @@ func TestRecallDoesNotWaitForTheFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ins []Input
-	for i := range 12 {
-		ins = append(ins, Input{Scope: "s", Session: "one", Text: fmt.Sprintf("note %d about topic%d", i, i%4)})
-	}
+	ins := probeNotes()
 	if _, err := e.Remember(context.Background(), ins...); err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +72,7 @@ func TestRecallDoesNotWaitForTheFlush(t *testing.T) {
 			counted[r.Record.ID]++
 		}
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e, err = Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e = reopen(t, e, dir, o)
 	defer e.Close()
 	for id, n := range counted {
 		r, err := e.Get(id)
@@ -92,6 +83,28 @@ func TestRecallDoesNotWaitForTheFlush(t *testing.T) {
 			t.Errorf("record %d: n %d stored, recalled %d times", id, r.Header.N, n)
 		}
 	}
+}
+
+// probeNotes are 12 notes of one session, on 4 topics.
+func probeNotes() []Input {
+	var ins []Input
+	for i := range 12 {
+		ins = append(ins, Input{Scope: "s", Session: "one", Text: fmt.Sprintf("note %d about topic%d", i, i%4)})
+	}
+	return ins
+}
+
+// reopen closes e and opens dir again with o.
+func reopen(t *testing.T, e *Engine, dir string, o *Options) *Engine {
+	t.Helper()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // probeTieredOptions are the options of a tiered engine at a fixed
@@ -124,10 +137,7 @@ func TestBulkAdmissionDoesNotWaitForTheFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ins []Input
-	for i := range 12 {
-		ins = append(ins, Input{Scope: "s", Session: "one", Text: fmt.Sprintf("note %d about topic%d", i, i%4)})
-	}
+	ins := probeNotes()
 	e.wmu.Lock()
 	c, err := e.commitOne(context.Background(), &Batch{Inputs: ins}, nil)
 	if err != nil {
@@ -175,13 +185,7 @@ func TestBulkAdmissionDoesNotWaitForTheFlush(t *testing.T) {
 	if tiers == 0 {
 		t.Fatal("the flusher wrote no tier entry")
 	}
-	if err := e.Close(); err != nil {
-		t.Fatal(err)
-	}
-	e, err = Open(dir, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e = reopen(t, e, dir, o)
 	defer e.Close()
 	for id, want := range placed {
 		if got := e.tiers.mgr.Tier(id); got != want {

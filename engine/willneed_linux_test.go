@@ -69,6 +69,25 @@ func newColdStore(t *testing.T, n uint64) *coldStore {
 	return s
 }
 
+// view runs fn in a read transaction with bucket "b" read by pread, and
+// skips the test when it cannot be.
+func (s *coldStore) view(t *testing.T, fn func(recs kvSeeker, p *preadBucket)) {
+	t.Helper()
+	err := s.d.View(func(tx *bolt.Tx) error {
+		recs := s.d.preadBucket(tx, []byte("b"))
+		defer releaseBucket(recs)
+		p, ok := recs.(*preadBucket)
+		if !ok || !p.r.direct {
+			t.Skip("SKIPPED: the store is not read by pread here")
+		}
+		fn(recs, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // resident reports whether page id of the file is in the page cache
 // (mincore; the page is not read).
 func (s *coldStore) resident(t *testing.T, id uint64) bool {
@@ -108,13 +127,7 @@ func TestWillNeedReadsTheLeaves(t *testing.T) {
 	const n = 4000
 	s := newColdStore(t, n)
 	batch := []uint64{1010, 1610, 2210, 2810, 3410, 3910}
-	err := s.d.View(func(tx *bolt.Tx) error {
-		recs := s.d.preadBucket(tx, []byte("b"))
-		defer releaseBucket(recs)
-		p, ok := recs.(*preadBucket)
-		if !ok || !p.r.direct {
-			t.Skip("SKIPPED: the store is not read by pread here")
-		}
+	s.view(t, func(recs kvSeeker, p *preadBucket) {
 		leaves := s.readKept(t, p, n, 50, batch)
 		if err := unix.Fadvise(int(s.f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
 			t.Fatal(err)
@@ -134,11 +147,7 @@ func TestWillNeedReadsTheLeaves(t *testing.T) {
 				time.Sleep(time.Millisecond)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestWhenColdRunsOnce: the work set by whenCold runs at the first leaf
@@ -157,13 +166,7 @@ func TestWhenColdRunsOnce(t *testing.T) {
 		_, err := s.f.ReadAt(p, off)
 		return err == nil, false
 	}
-	err := s.d.View(func(tx *bolt.Tx) error {
-		recs := s.d.preadBucket(tx, []byte("b"))
-		defer releaseBucket(recs)
-		p, ok := recs.(*preadBucket)
-		if !ok || !p.r.direct {
-			t.Skip("SKIPPED: the store is not read by pread here")
-		}
+	s.view(t, func(recs kvSeeker, p *preadBucket) {
 		batch := []uint64{1010, 1610, 2210, 2810}
 		leaves := s.readKept(t, p, n, 50, batch)
 		runs := 0
@@ -187,9 +190,5 @@ func TestWhenColdRunsOnce(t *testing.T) {
 		if runs != 1 {
 			t.Fatalf("reads of 3 cold leaves ran the cold work %d times, want 1", runs)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
