@@ -29,8 +29,11 @@ func readCached(fd int, p []byte, off int64) (done, cold bool) {
 	}
 	iov := unix.Iovec{Base: &p[0]}
 	iov.SetLen(len(p))
-	// On 64-bit Linux the offset is the low word; the high one is 0.
-	n, _, errno := unix.Syscall6(unix.SYS_PREADV2, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, uintptr(off), 0, unix.RWF_NOWAIT)
+	// The offset goes in two words, low and high (on 64-bit Linux the
+	// low one holds it all), as x/sys/unix's Preadv2 passes it.
+	const half = unsafe.Sizeof(uintptr(0)) * 4
+	lo, hi := uintptr(off), uintptr(uint64(off)>>half>>half)
+	n, _, errno := unix.Syscall6(unix.SYS_PREADV2, uintptr(fd), uintptr(unsafe.Pointer(&iov)), 1, lo, hi, unix.RWF_NOWAIT)
 	switch errno {
 	case 0:
 		// A short read: part of it was not cached (or the file ends

@@ -293,10 +293,10 @@ var bulkFlushRecords = 8192
 // admit places newly committed records in the tiers and feeds the persona.
 // The tier entries and headers are written before it returns unless bulk
 // is set. With bulk, once bulkFlushRecords are dirty the tier flusher is
-// asked to write them (flushDueSoon): the admission, on the bulk path's
-// post-commit goroutine, does not wait for bbolt's write lock, which the
-// next batch's commit holds meanwhile (an import's admissions waited
-// about 0.1 s for it every other batch; BENCHMARKS.md, session 20). The
+// asked to write them (flushDueSoon): the bulk path (RememberBatches)
+// does not wait for bbolt's write lock, which its commits hold most of
+// the time (an import's admissions waited about 0.1 s for it every other
+// batch when they wrote themselves; BENCHMARKS.md, session 20). The
 // caller flushes what is left at the end (flushAccesses). The caller
 // holds wmu.
 func (e *Engine) admit(ids []uint64, bulk bool) error {
