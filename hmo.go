@@ -87,12 +87,16 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		o.OpenVectorIndex = OpenVectorIndex
 		if o.ShortLived {
 			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-				return openVectorIndex(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true, NoBackgroundBuild: true})
+				o := vectorOptions(dims)
+				o.NoBackgroundBuild = true
+				return openVectorIndex(dir, o)
 			}
 		}
 		if o.ReadOnly {
 			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-				return vecfile.Open(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true, ReadOnly: true})
+				o := vectorOptions(dims)
+				o.ReadOnly = true
+				return vecfile.Open(dir, o)
 			}
 		}
 	}
@@ -120,7 +124,13 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 // index made by an older hmo keeps its format (float32 rows and their
 // int8 companion).
 func OpenVectorIndex(dir string, dims int) (engine.VectorIndex, error) {
-	return openVectorIndex(dir, &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true})
+	return openVectorIndex(dir, vectorOptions(dims))
+}
+
+// vectorOptions are the vector file's options of a store's default
+// vector index: int8 rows in a new index, an older index's format kept.
+func vectorOptions(dims int) *vecfile.Options {
+	return &vecfile.Options{Dims: dims, Format: vecfile.Int8Rescore, KeepFormat: true}
 }
 
 // openVectorIndex is OpenVectorIndex with the vector file's options o.

@@ -194,17 +194,17 @@ func (e *Engine) committed(ids []uint64) {
 	}
 }
 
-// afterCommit places a commit's records in the tiers, brings the indexes
-// up to date with the change log as it stood after the commit, and
-// checkpoints when due: a write's work after its transaction. bulk
-// defers the writing of the tier entries (RememberBatches). The caller
+// afterCommit places a commit's records in the tiers (their entries
+// written), brings the indexes up to date with the change log as it
+// stood after the commit, and checkpoints when due: a write's work after
+// its transaction (RememberBatch; RememberBatches splits it). The caller
 // holds wmu.
-func (e *Engine) afterCommit(c commit, bulk bool) error {
+func (e *Engine) afterCommit(c commit) error {
 	// Tiers first: a concurrent Recall can then find a new record in the
 	// archive indexes only once it is placed in the tiers. The update
 	// stops at c.seq: a commit running meanwhile (RememberBatches) has
 	// records not placed yet.
-	if err := e.admit(c.ids, bulk); err != nil {
+	if err := e.admit(c.ids, false); err != nil {
 		return fmt.Errorf("hmo: records stored, tier update: %w", err)
 	}
 	return e.indexAfter(c)

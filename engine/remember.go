@@ -65,7 +65,7 @@ func (e *Engine) RememberBatch(ctx context.Context, b Batch) ([]Stored, error) {
 	e.committed(c.ids)
 	e.fresh.Store(&c.fresh)
 	defer e.fresh.Store(nil)
-	return c.out, e.afterCommit(c, false)
+	return c.out, e.afterCommit(c)
 }
 
 func validateKey(k string) error {
