@@ -110,9 +110,19 @@ func TestSalvageLeavesForgottenRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(raw), "record 0: the tide station") {
-		t.Fatal("the forgotten record's bytes are no longer in the file: the test would not see it come back")
+	// Later transactions (the tier flush, Close) may reuse some freed
+	// pages, and which depends on timing; the test needs some of the
+	// forgotten bytes left, not one record's in particular.
+	left := 0
+	for _, id := range gone {
+		if strings.Contains(string(raw), fmt.Sprintf("record %d: the tide station", id-1)) {
+			left++
+		}
 	}
+	if left == 0 {
+		t.Fatal("no forgotten record's bytes are left in the file: the test would not see one come back")
+	}
+	t.Logf("%d of the %d forgotten records' bytes are still in the file", left, len(gone))
 	damageBucketList(t, dir)
 	rep, texts := salvageAll(t, dir)
 	if rep.Copied != 600-len(gone) || rep.Unreadable != 0 {
