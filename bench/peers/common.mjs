@@ -24,5 +24,16 @@ export function report(result) {
 
 export const rssMB = () => process.memoryUsage().rss / (1 << 20);
 
+// anonMB: the anonymous share of the resident set (RssAnon), 0 where
+// /proc/self/status has none.
+export function anonMB() {
+  try {
+    const m = readFileSync("/proc/self/status", "utf8").match(/^RssAnon:\s+(\d+) kB/m);
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 // needleHit: does a top-10 of texts contain the needle's code?
 export const needleHit = (q, texts) => (q.needle ? texts.some((t) => t.includes(q.needle)) : false);

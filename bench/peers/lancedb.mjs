@@ -4,7 +4,7 @@
 // IVF-PQ index on vector (cosine). Ingest time includes the index builds.
 import { createRequire } from "node:module";
 import { rmSync } from "node:fs";
-import { readWorkload, report, rssMB, needleHit } from "./common.mjs";
+import { readWorkload, report, rssMB, anonMB, needleHit } from "./common.mjs";
 
 const require = createRequire(import.meta.url);
 const lancedb = require("@lancedb/lancedb");
@@ -65,5 +65,6 @@ if (mode === "ingest") {
     }
   }
   res.rss_mb = rssMB();
+  res.anon_mb = anonMB();
   report(res);
 }

@@ -344,10 +344,17 @@ func dirMB(dir string) float64 {
 	return float64(sum) / (1 << 20)
 }
 
-func rssMB() float64 {
+// rssMB is the process's resident set (VmRSS).
+func rssMB() float64 { return statusMB("VmRSS:") }
+
+// anonMB is the anonymous share of the process's resident set (RssAnon).
+func anonMB() float64 { return statusMB("RssAnon:") }
+
+// statusMB reads a kB field of /proc/self/status, in MB; 0 when absent.
+func statusMB(field string) float64 {
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024
 		}
@@ -636,7 +643,7 @@ func hmoQuery(j job) (peers.Result, error) {
 			}
 		}
 		if side == "hybrid" {
-			res.RSSMB = rssMB()
+			res.RSSMB, res.AnonMB = rssMB(), anonMB()
 		}
 		if err := e.Close(); err != nil {
 			return res, err
@@ -668,7 +675,7 @@ func exactQuery(j job) (peers.Result, error) {
 		}
 		res.VectorTop = append(res.VectorTop, top)
 	}
-	res.RSSMB = rssMB()
+	res.RSSMB, res.AnonMB = rssMB(), anonMB()
 	return res, nil
 }
 
@@ -798,7 +805,7 @@ func chromemQuery(j job) (peers.Result, error) {
 		}
 		res.VectorTop = append(res.VectorTop, top)
 	}
-	res.RSSMB = rssMB()
+	res.RSSMB, res.AnonMB = rssMB(), anonMB()
 	return res, nil
 }
 

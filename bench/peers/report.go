@@ -19,15 +19,18 @@ import (
 // DiskMB) or a query round (the rest). Engines print it as one JSON line
 // prefixed by "RESULT ".
 type Result struct {
-	Engine    string    `json:"engine"`
-	IngestRPS float64   `json:"ingest_rps,omitempty"`
-	ImportRPS float64   `json:"import_rps,omitempty"` // hmo import (the CLI), records/s
-	DiskMB    float64   `json:"disk_mb,omitempty"`
-	ColdMs    float64   `json:"cold_ms,omitempty"` // open + first query, in the querying process
-	RSSMB     float64   `json:"rss_mb,omitempty"`  // VmRSS of the querying process after the queries
-	HybridMs  []float64 `json:"hybrid_ms,omitempty"`
-	VectorMs  []float64 `json:"vector_ms,omitempty"`
-	TextMs    []float64 `json:"text_ms,omitempty"`
+	Engine    string  `json:"engine"`
+	IngestRPS float64 `json:"ingest_rps,omitempty"`
+	ImportRPS float64 `json:"import_rps,omitempty"` // hmo import (the CLI), records/s
+	DiskMB    float64 `json:"disk_mb,omitempty"`
+	ColdMs    float64 `json:"cold_ms,omitempty"` // open + first query, in the querying process
+	RSSMB     float64 `json:"rss_mb,omitempty"`  // VmRSS of the querying process after the queries
+	// AnonMB is the anonymous share of RSSMB (RssAnon: heap, stacks, not
+	// the page cache of mapped files), read with it.
+	AnonMB   float64   `json:"anon_mb,omitempty"`
+	HybridMs []float64 `json:"hybrid_ms,omitempty"`
+	VectorMs []float64 `json:"vector_ms,omitempty"`
+	TextMs   []float64 `json:"text_ms,omitempty"`
 	// VectorTop holds, per query, the ten record positions of the vector
 	// side (for recall@10 against the exact scan).
 	VectorTop [][]int `json:"vector_top,omitempty"`
@@ -66,6 +69,7 @@ type Summary struct {
 	IngestRPS, ImportRPS float64
 	DiskMB               float64
 	ColdMs, RSSMB        float64 // medians over rounds
+	AnonMB               float64 // median over rounds; NaN = not measured
 	Hybrid, Vector, Text float64 // median latency over all queries of all rounds, ms; NaN = not measured
 	Recall10             float64 // vector recall@10 against the exact scan; NaN = not measured
 	NeedleHit10          float64 // NaN = not measured
@@ -81,7 +85,7 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{
 		"engine": s.Engine, "ingest_rps": f(s.IngestRPS), "import_rps": f(s.ImportRPS), "disk_mb": f(s.DiskMB),
-		"cold_ms": f(s.ColdMs), "rss_mb": f(s.RSSMB), "hybrid_ms": f(s.Hybrid),
+		"cold_ms": f(s.ColdMs), "rss_mb": f(s.RSSMB), "anon_mb": f(s.AnonMB), "hybrid_ms": f(s.Hybrid),
 		"vector_ms": f(s.Vector), "text_ms": f(s.Text), "recall10": f(s.Recall10),
 		"needle_hit10": f(s.NeedleHit10),
 	})
@@ -108,7 +112,7 @@ func Summarise(results []Result, exact string) []Summary {
 	out := make([]Summary, 0, len(order))
 	for _, name := range order {
 		s := Summary{Engine: name, Recall10: math.NaN(), NeedleHit10: math.NaN()}
-		var cold, rss, hyb, vec, txt []float64
+		var cold, rss, anon, hyb, vec, txt []float64
 		hits, needles := 0, 0
 		for _, r := range by[name] {
 			s.IngestRPS = max(s.IngestRPS, r.IngestRPS)
@@ -120,13 +124,16 @@ func Summarise(results []Result, exact string) []Summary {
 			if r.RSSMB > 0 {
 				rss = append(rss, r.RSSMB)
 			}
+			if r.AnonMB > 0 {
+				anon = append(anon, r.AnonMB)
+			}
 			hyb, vec, txt = append(hyb, r.HybridMs...), append(vec, r.VectorMs...), append(txt, r.TextMs...)
 			if len(r.VectorTop) > 0 && truth != nil && math.IsNaN(s.Recall10) {
 				s.Recall10 = recall(r.VectorTop, truth)
 			}
 			hits, needles = hits+r.NeedleHits, needles+r.Needles
 		}
-		s.ColdMs, s.RSSMB = Median(cold), Median(rss)
+		s.ColdMs, s.RSSMB, s.AnonMB = Median(cold), Median(rss), Median(anon)
 		s.Hybrid, s.Vector, s.Text = Median(hyb), Median(vec), Median(txt)
 		if needles > 0 {
 			s.NeedleHit10 = float64(hits) / float64(needles)
@@ -191,6 +198,7 @@ func Table(w io.Writer, sums []Summary, base string) {
 		{"needle hit@10", 2, func(s Summary) float64 { return s.NeedleHit10 }},
 		{"cold open + first query, ms", 0, func(s Summary) float64 { return s.ColdMs }},
 		{"RSS of the querying process, MB", 0, func(s Summary) float64 { return s.RSSMB }},
+		{"of which anonymous, MB", 0, func(s Summary) float64 { return s.AnonMB }},
 		{"disk, MB", 0, func(s Summary) float64 { return s.DiskMB }},
 	}
 	fmt.Fprint(w, "| |")

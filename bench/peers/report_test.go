@@ -34,8 +34,8 @@ func TestSummariseAndTable(t *testing.T) {
 	results := []peers.Result{
 		{Engine: "hmo", IngestRPS: 1000, DiskMB: 200},
 		{Engine: "exact", VectorMs: []float64{1, 1, 1}, VectorTop: [][]int{{1, 2}, {3, 4}}},
-		{Engine: "hmo", HybridMs: []float64{2, 4, 100}, VectorMs: []float64{2}, VectorTop: [][]int{{1, 2}, {3, 9}}, ColdMs: 50, RSSMB: 100, NeedleHits: 1, Needles: 2},
-		{Engine: "hmo", HybridMs: []float64{3}, ColdMs: 70, RSSMB: 120, NeedleHits: 2, Needles: 2},
+		{Engine: "hmo", HybridMs: []float64{2, 4, 100}, VectorMs: []float64{2}, VectorTop: [][]int{{1, 2}, {3, 9}}, ColdMs: 50, RSSMB: 100, AnonMB: 40, NeedleHits: 1, Needles: 2},
+		{Engine: "hmo", HybridMs: []float64{3}, ColdMs: 70, RSSMB: 120, AnonMB: 60, NeedleHits: 2, Needles: 2},
 		{Engine: "peer", IngestRPS: 4000, HybridMs: []float64{6}, VectorTop: [][]int{{2, 1}, {4, 3}}},
 	}
 	sums := peers.Summarise(results, "exact")
@@ -50,6 +50,7 @@ func TestSummariseAndTable(t *testing.T) {
 		{"hybrid median over rounds", h.Hybrid, 3.5},
 		{"cold median", h.ColdMs, 60},
 		{"rss median", h.RSSMB, 110},
+		{"anonymous median", h.AnonMB, 50},
 		{"recall@10", h.Recall10, 0.75},
 		{"needle hit@10", h.NeedleHit10, 0.75},
 		{"peer recall ignores order", sums[2].Recall10, 1},
@@ -58,7 +59,7 @@ func TestSummariseAndTable(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if !math.IsNaN(sums[2].Text) || !math.IsNaN(sums[2].NeedleHit10) {
+	if !math.IsNaN(sums[2].Text) || !math.IsNaN(sums[2].NeedleHit10) || !math.IsNaN(sums[2].AnonMB) {
 		t.Errorf("unmeasured figures should be NaN: %+v", sums[2])
 	}
 	var b bytes.Buffer
@@ -69,6 +70,7 @@ func TestSummariseAndTable(t *testing.T) {
 		"| ingest, records/s | 1000 | – | 4000 (4.00×) |",
 		"| hybrid median, ms | 3.50 | – | 6.00 (1.71×) |",
 		"| text median, ms | – | – | – |",
+		"| of which anonymous, MB | 50 | – | – |",
 	} {
 		if !strings.Contains(table, want+"\n") {
 			t.Errorf("table lacks %q:\n%s", want, table)

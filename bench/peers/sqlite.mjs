@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { DatabaseSync } from "node:sqlite";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { readWorkload, report, rssMB, needleHit } from "./common.mjs";
+import { readWorkload, report, rssMB, anonMB, needleHit } from "./common.mjs";
 
 const require = createRequire(import.meta.url);
 const sqliteVec = require("sqlite-vec");
@@ -108,6 +108,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memory_index_chunks_vec USING vec0(
     }
   }
   res.rss_mb = rssMB();
+  res.anon_mb = anonMB();
   db.close();
   report(res);
 }
