@@ -656,8 +656,13 @@ func (x *Index) topK(ctx context.Context, r index.IndexReader, terms []string, f
 	if !f.NoCoverage {
 		coverAccumulated(top, terms, lists, idfs, segStart)
 	}
+	var files storedIDFiles // large segments' ids, read without mapping their pages (storedid.go)
+	defer files.close()
 	for _, t := range top {
 		id, err := x.ids.recordID(segs[t.seg], t.doc-segStart[t.seg], func() (uint64, error) {
+			if id, ok, err := files.recordID(segs[t.seg], t.doc-segStart[t.seg]); ok {
+				return id, err
+			}
 			ext, err := r.ExternalID(index.NewIndexInternalID(iid[:], t.doc))
 			if err != nil {
 				return 0, err

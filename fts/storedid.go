@@ -1,0 +1,152 @@
+package fts
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	index "github.com/blevesearch/bleve_index_api"
+	zap "github.com/blevesearch/zapx/v17"
+)
+
+// A search's hits are named by their stored _id, which bleve reads
+// through the segment's mapping of its file. The hits of a large
+// segment are spread over its stored section (29 bytes a document on
+// the 1M peers store: an 8-byte offset in the stored index, and the
+// entry it points to; 19.7 MB of its 103 MB segment), and each read maps
+// the pages around it (the kernel's fault-around, 64 KiB) into the
+// process: after the workload's 200 questions, 19.6 of the 22.8 MB the
+// querying process held of that segment were the stored section
+// (BENCHMARKS.md). Those pages are page cache either way; mapped, they
+// count in the process's resident set. The ids of the documents of a
+// segment at least storedIDsPreadMin long are therefore read with pread
+// from its file (two reads, about a microsecond each), which maps no
+// page; a smaller segment's are read through bleve.
+
+// storedIDsPreadMin is the length, in bytes, of a segment's file from
+// which its documents' ids are read with pread (a variable for the
+// tests): a segment's stored section is about a fifth of its file (0.17
+// to 0.19 on the 1M peers store), so below this length a search maps at
+// most about 3 MB of it.
+var storedIDsPreadMin = 16 << 20
+
+// storedIDEntryRead is the bytes read at a document's stored entry:
+// enough for its two lengths, its metadata's first varint and an id of
+// 20 digits, when it stores no other field.
+const storedIDEntryRead = 48
+
+// storedIDFiles reads stored ids by pread, one open file per segment,
+// for one search: close closes them. The zero value is ready. Not safe
+// for concurrent use.
+type storedIDFiles struct {
+	files map[uint64]*os.File // by segment id; nil: not read this way
+	buf   [storedIDEntryRead]byte
+}
+
+func (f *storedIDFiles) close() {
+	for _, file := range f.files {
+		if file != nil {
+			file.Close()
+		}
+	}
+}
+
+// file is the open file of seg when its ids are read by pread; nil when
+// they are read through bleve: a segment in memory or short, a file
+// read through a reader hook (index.ReaderHook, for encrypted files),
+// another zap version, a file that does not open.
+func (f *storedIDFiles) file(seg *scorch.SegmentSnapshot) *zap.Segment {
+	zs, ok := seg.Segment().(*zap.Segment)
+	if !ok || index.ReaderHook != nil || zs.Version() != zap.Version || len(zs.Data()) < storedIDsPreadMin || zs.Path() == "" {
+		return nil
+	}
+	file, seen := f.files[seg.Id()]
+	if !seen {
+		if f.files == nil {
+			f.files = map[uint64]*os.File{}
+		}
+		var err error
+		if file, err = os.Open(zs.Path()); err != nil {
+			file = nil // read through the mapping as before
+		}
+		f.files[seg.Id()] = file
+	}
+	if file == nil {
+		return nil
+	}
+	return zs
+}
+
+// recordID returns the record id of document doc of seg read from its
+// file, and ok false when seg's ids are read through bleve.
+func (f *storedIDFiles) recordID(seg *scorch.SegmentSnapshot, doc uint64) (id uint64, ok bool, err error) {
+	zs := f.file(seg)
+	if zs == nil {
+		return 0, false, nil
+	}
+	ext, err := f.read(f.files[seg.Id()], zs, doc)
+	if err != nil {
+		return 0, true, fmt.Errorf("fts: document %d of segment %s: %w", doc, zs.Path(), err)
+	}
+	if id, err = strconv.ParseUint(string(ext), 10, 64); err != nil {
+		return 0, true, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
+	}
+	return id, true, nil
+}
+
+// read returns the _id of document doc of zs from file, laid out as zapx
+// writes it (new.go, writeStoredFields): the document's 8-byte
+// big-endian offset at StoredIndexOffset+8*doc; there, its metadata's
+// and data's lengths as uvarints, the metadata, whose first uvarint is
+// the id's length, and the data, which starts with the id.
+func (f *storedIDFiles) read(file *os.File, zs *zap.Segment, doc uint64) ([]byte, error) {
+	end := uint64(len(zs.Data())) // the file's length
+	if doc >= zs.NumDocs() {
+		return nil, fmt.Errorf("%w: document %d of %d", ErrCorrupt, doc, zs.NumDocs())
+	}
+	at := zs.StoredIndexOffset() + 8*doc
+	if at+8 > end || at < zs.StoredIndexOffset() {
+		return nil, fmt.Errorf("%w: stored index past the file", ErrCorrupt)
+	}
+	if _, err := file.ReadAt(f.buf[:8], int64(at)); err != nil {
+		return nil, err
+	}
+	off := binary.BigEndian.Uint64(f.buf[:8])
+	if off >= end {
+		return nil, fmt.Errorf("%w: stored entry past the file", ErrCorrupt)
+	}
+	b := f.buf[:min(uint64(len(f.buf)), end-off)]
+	if _, err := file.ReadAt(b, int64(off)); err != nil {
+		return nil, err
+	}
+	corrupt := fmt.Errorf("%w: stored entry of document %d", ErrCorrupt, doc)
+	metaLen, m := binary.Uvarint(b)
+	if m <= 0 {
+		return nil, corrupt
+	}
+	dataLen, d := binary.Uvarint(b[m:])
+	if d <= 0 {
+		return nil, corrupt
+	}
+	meta := uint64(m + d) // where the metadata starts, in b
+	if metaLen > end || dataLen > end || meta+metaLen+dataLen > end-off || meta >= uint64(len(b)) {
+		return nil, corrupt
+	}
+	idLen, l := binary.Uvarint(b[meta:min(meta+metaLen, uint64(len(b)))])
+	if l <= 0 || idLen > dataLen {
+		return nil, corrupt
+	}
+	start := meta + metaLen // where the data starts
+	if start+idLen <= uint64(len(b)) {
+		return b[start : start+idLen], nil
+	}
+	// Past the read: other stored fields' metadata, or an id longer
+	// than a record's.
+	id := make([]byte, idLen)
+	if _, err := file.ReadAt(id, int64(off+start)); err != nil {
+		return nil, err
+	}
+	return id, nil
+}
