@@ -7,3 +7,6 @@ func SetStoredIDsPreadMin(n int) (restore func()) {
 	storedIDsPreadMin = n
 	return func() { storedIDsPreadMin = was }
 }
+
+// StoredIDAt is storedIDAt.
+var StoredIDAt = storedIDAt

@@ -121,24 +121,10 @@ func (f *storedIDFiles) read(file *os.File, zs *zap.Segment, doc uint64) ([]byte
 	if _, err := file.ReadAt(b, int64(off)); err != nil {
 		return nil, err
 	}
-	corrupt := fmt.Errorf("%w: stored entry of document %d", ErrCorrupt, doc)
-	metaLen, m := binary.Uvarint(b)
-	if m <= 0 {
-		return nil, corrupt
+	start, idLen, ok := storedIDAt(b, end-off)
+	if !ok {
+		return nil, fmt.Errorf("%w: stored entry of document %d", ErrCorrupt, doc)
 	}
-	dataLen, d := binary.Uvarint(b[m:])
-	if d <= 0 {
-		return nil, corrupt
-	}
-	meta := uint64(m + d) // where the metadata starts, in b
-	if metaLen > end || dataLen > end || meta+metaLen+dataLen > end-off || meta >= uint64(len(b)) {
-		return nil, corrupt
-	}
-	idLen, l := binary.Uvarint(b[meta:min(meta+metaLen, uint64(len(b)))])
-	if l <= 0 || idLen > dataLen {
-		return nil, corrupt
-	}
-	start := meta + metaLen // where the data starts
 	if start+idLen <= uint64(len(b)) {
 		return b[start : start+idLen], nil
 	}
@@ -149,4 +135,30 @@ func (f *storedIDFiles) read(file *os.File, zs *zap.Segment, doc uint64) ([]byte
 		return nil, err
 	}
 	return id, nil
+}
+
+// storedIDAt parses a stored entry's start b, read at an offset from
+// which the file holds room bytes (len(b) is at most room, and all of
+// them when the entry is shorter than storedIDEntryRead), and returns
+// where its id starts and its length: the id lies in the file from the
+// offset, and in b when start+n <= len(b). ok is false for an entry that
+// does not parse or does not fit in room.
+func storedIDAt(b []byte, room uint64) (start, n uint64, ok bool) {
+	metaLen, m := binary.Uvarint(b)
+	if m <= 0 {
+		return 0, 0, false
+	}
+	dataLen, d := binary.Uvarint(b[m:])
+	if d <= 0 {
+		return 0, 0, false
+	}
+	meta := uint64(m + d) // where the metadata starts
+	if metaLen > room || dataLen > room || meta+metaLen+dataLen > room || meta >= uint64(len(b)) {
+		return 0, 0, false
+	}
+	idLen, l := binary.Uvarint(b[meta:min(meta+metaLen, uint64(len(b)))])
+	if l <= 0 || idLen > dataLen {
+		return 0, 0, false
+	}
+	return meta + metaLen, idLen, true
 }
