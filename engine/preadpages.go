@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/hmo-dev/hmo/internal/offheap"
 )
 
 // A query reads records and vectors by key from bbolt, and every read
@@ -128,9 +130,9 @@ type leafMemory struct {
 
 func newLeafMemory(n int) *leafMemory {
 	m := &leafMemory{}
-	if b, err := mapAnon(n); err == nil {
+	if b, err := offheap.Map(n); err == nil {
 		m.b, m.mapped = b, true
-		m.cleanup = runtime.AddCleanup(m, func(b []byte) { _ = unmapAnon(b) }, b)
+		m.cleanup = runtime.AddCleanup(m, func(b []byte) { _ = offheap.Unmap(b) }, b)
 	} else {
 		m.b = make([]byte, n)
 	}
@@ -141,7 +143,7 @@ func newLeafMemory(n int) *leafMemory {
 func (m *leafMemory) release() {
 	if m.mapped {
 		m.cleanup.Stop()
-		_ = unmapAnon(m.b)
+		_ = offheap.Unmap(m.b)
 	}
 	m.b, m.mapped = nil, false
 }

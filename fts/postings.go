@@ -14,6 +14,8 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 	zap "github.com/blevesearch/zapx/v17"
+
+	"github.com/hmo-dev/hmo/internal/offheap"
 )
 
 // The text search reads a word's postings in one scorch segment as
@@ -90,7 +92,7 @@ func (p *postings) offHeap() *postings {
 	if sz < offHeapMin || p.n == 0 || p.mem != nil {
 		return p
 	}
-	mem, err := mapAnon(sz)
+	mem, err := offheap.Map(sz)
 	if err != nil {
 		return p
 	}
@@ -835,7 +837,7 @@ func (c *postingsCache) free(p *postings) {
 	}
 	mem := p.mem
 	p.mem, p.base, p.off, p.gaps, p.code, p.dict, p.enc, p.esc, p.multi, p.n = nil, nil, nil, nil, nil, nil, nil, nil, nil, 0
-	_ = unmapAnon(mem)
+	_ = offheap.Unmap(mem)
 }
 
 // close drops every list; the caller no longer searches.

@@ -7,8 +7,11 @@ import (
 	"hash/crc32"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/hmo-dev/hmo/internal/offheap"
 )
 
 // embeddedTable is the word-vector table written by tools/embedgen.
@@ -37,7 +40,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Zipf normaliser and the default common component without computing
 // them.
 var loadEmbedded = sync.OnceValues(func() (*wordTable, error) {
-	raw, err := decompressTable(embeddedTable)
+	raw, err := decompressOffHeap(embeddedTable)
 	// The compressed table (10.6 MB of the executable) is read once, here:
 	// its pages would stay in the resident set of every process for
 	// nothing.
@@ -104,17 +107,44 @@ func harmonic(n int) float64 {
 }
 
 // decompressTable undoes the zstd compression of a table.
-func decompressTable(packed []byte) ([]byte, error) {
+func decompressTable(packed []byte) ([]byte, error) { return decompressInto(packed, nil) }
+
+// decompressInto is decompressTable appending to dst.
+func decompressInto(packed, dst []byte) ([]byte, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(tableMaxBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTable, err)
 	}
 	defer dec.Close()
-	raw, err := dec.DecodeAll(packed, nil)
+	raw, err := dec.DecodeAll(packed, dst)
 	if err != nil {
 		return nil, fmt.Errorf("%w: decompress: %v", ErrTable, err)
 	}
 	return raw, nil
+}
+
+// decompressOffHeap is decompressTable into memory outside the Go heap
+// (internal/offheap), where the frame states the table's size, for a
+// table the process keeps to its end: the embedded one, 11.3 MB decoded,
+// which on the heap would count in the garbage collector's goal and let
+// the heap grow by as much again between collections. It is never
+// released.
+func decompressOffHeap(packed []byte) ([]byte, error) {
+	var h zstd.Header
+	if err := h.Decode(packed); err != nil || !h.HasFCS || h.FrameContentSize == 0 || h.FrameContentSize > tableMaxBytes {
+		return decompressTable(packed)
+	}
+	dst, err := offheap.Map(int(h.FrameContentSize))
+	if err != nil {
+		return decompressTable(packed)
+	}
+	raw, err := decompressInto(packed, dst[:0])
+	if err != nil || unsafe.SliceData(raw) != unsafe.SliceData(dst) {
+		// Failed, or longer than the frame said: raw, if any, was
+		// reallocated on the heap.
+		_ = offheap.Unmap(dst)
+	}
+	return raw, err
 }
 
 // parseTable validates an uncompressed table. The returned table keeps
