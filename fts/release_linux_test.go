@@ -23,11 +23,11 @@ func zapResidentKB(t *testing.T, dir string) int {
 	return kb
 }
 
-// TestDecodedListsLeaveTheMapping: a search that decodes a long list
-// from a persisted segment leaves the list's pages in the page cache but
-// not in the process's resident set (the decoded copy is what later
-// searches read), and its answers are those of the list.
-func TestDecodedListsLeaveTheMapping(t *testing.T) {
+// persistedIndex writes an index of the n documents doc returns in a new
+// directory, closes it (its segments persisted) and returns the
+// directory, an absolute path (as /proc/self/smaps names the files).
+func persistedIndex(t *testing.T, n int, doc func(i int) engine.TextDoc) string {
+	t.Helper()
 	dir, err := filepath.Abs(filepath.Join(t.TempDir(), "text"))
 	if err != nil {
 		t.Fatal(err)
@@ -36,18 +36,30 @@ func TestDecodedListsLeaveTheMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 60000
 	docs := make([]engine.TextDoc, n)
 	for i := range docs {
-		docs[i] = engine.TextDoc{ID: uint64(i + 1), Text: fmt.Sprintf("note%d %s", i, strings.Repeat("walrus ", 1+i%5))}
+		docs[i] = doc(i)
 	}
-	if err := x.Apply(docs, nil, n); err != nil {
+	if err := x.Apply(docs, nil, uint64(n)); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if x, err = fts.Open(dir, nil); err != nil {
+	return dir
+}
+
+// TestDecodedListsLeaveTheMapping: a search that decodes a long list
+// from a persisted segment leaves the list's pages in the page cache but
+// not in the process's resident set (the decoded copy is what later
+// searches read), and its answers are those of the list.
+func TestDecodedListsLeaveTheMapping(t *testing.T) {
+	const n = 60000
+	dir := persistedIndex(t, n, func(i int) engine.TextDoc {
+		return engine.TextDoc{ID: uint64(i + 1), Text: fmt.Sprintf("note%d %s", i, strings.Repeat("walrus ", 1+i%5))}
+	})
+	x, err := fts.Open(dir, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer x.Close()
