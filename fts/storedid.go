@@ -2,6 +2,7 @@ package fts
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -87,16 +88,17 @@ func (f *storedIDFiles) recordID(seg *scorch.SegmentSnapshot, doc uint64) (id ui
 		return 0, false, nil
 	}
 	ext, err := f.read(f.files[seg.Id()], zs, doc)
-	if err != nil {
-		return 0, true, fmt.Errorf("fts: document %d of segment %s: %w", doc, zs.Path(), err)
+	if err == nil {
+		id, err = strconv.ParseUint(string(ext), 10, 64)
 	}
-	if id, err = strconv.ParseUint(string(ext), 10, 64); err != nil {
-		return 0, true, fmt.Errorf("%w (document id %q)", ErrCorrupt, ext)
+	if err != nil {
+		return 0, true, fmt.Errorf("%w: document %d of %s: %w", ErrCorrupt, doc, zs.Path(), err)
 	}
 	return id, true, nil
 }
 
-// read returns the _id of document doc of zs from file, laid out as zapx
+// read returns the _id of document doc of zs from file (its errors name
+// neither the package nor the document), laid out as zapx
 // writes it (new.go, writeStoredFields): the document's 8-byte
 // big-endian offset at StoredIndexOffset+8*doc; there, its metadata's
 // and data's lengths as uvarints, the metadata, whose first uvarint is
@@ -104,18 +106,18 @@ func (f *storedIDFiles) recordID(seg *scorch.SegmentSnapshot, doc uint64) (id ui
 func (f *storedIDFiles) read(file *os.File, zs *zap.Segment, doc uint64) ([]byte, error) {
 	end := uint64(len(zs.Data())) // the file's length
 	if doc >= zs.NumDocs() {
-		return nil, fmt.Errorf("%w: document %d of %d", ErrCorrupt, doc, zs.NumDocs())
+		return nil, fmt.Errorf("the segment has %d documents", zs.NumDocs())
 	}
 	at := zs.StoredIndexOffset() + 8*doc
 	if at+8 > end || at < zs.StoredIndexOffset() {
-		return nil, fmt.Errorf("%w: stored index past the file", ErrCorrupt)
+		return nil, errors.New("its stored index is past the file's end")
 	}
 	if _, err := file.ReadAt(f.buf[:8], int64(at)); err != nil {
 		return nil, err
 	}
 	off := binary.BigEndian.Uint64(f.buf[:8])
 	if off >= end {
-		return nil, fmt.Errorf("%w: stored entry past the file", ErrCorrupt)
+		return nil, errors.New("its stored entry is past the file's end")
 	}
 	b := f.buf[:min(uint64(len(f.buf)), end-off)]
 	if _, err := file.ReadAt(b, int64(off)); err != nil {
@@ -123,7 +125,7 @@ func (f *storedIDFiles) read(file *os.File, zs *zap.Segment, doc uint64) ([]byte
 	}
 	start, idLen, ok := storedIDAt(b, end-off)
 	if !ok {
-		return nil, fmt.Errorf("%w: stored entry of document %d", ErrCorrupt, doc)
+		return nil, errors.New("its stored entry does not parse")
 	}
 	if start+idLen <= uint64(len(b)) {
 		return b[start : start+idLen], nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,20 @@ import (
 	"github.com/hmo-dev/hmo/engine"
 	"github.com/hmo-dev/hmo/fts"
 )
+
+// storedIndexAt reads the footer of the segment file at path: where its
+// stored index starts, and its documents. The footer ends with
+// numDocs, storedIndexOffset, sectionsIndexOffset (8 bytes each), the
+// chunk mode, version and crc (4 each).
+func storedIndexAt(t *testing.T, path string) (storedIndex, numDocs uint64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foot := len(b) - 12 - 8
+	return binary.BigEndian.Uint64(b[foot-8:]), binary.BigEndian.Uint64(b[foot-16:])
+}
 
 // storedPagesMapped counts the pages of the stored sections of the
 // index's segment files (from the file's start to the end of its stored
@@ -48,15 +63,7 @@ func storedPagesMapped(t *testing.T, dir string) (mapped, pages int) {
 		if err1 != nil || err2 != nil || err3 != nil || off != 0 {
 			t.Fatalf("mapping %q", sc.Text())
 		}
-		// The footer: ... numDocs, storedIndexOffset (8 bytes each),
-		// sectionsIndexOffset (8), chunk mode, version, crc (4 each).
-		b, err := os.ReadFile(f[5])
-		if err != nil {
-			t.Fatal(err)
-		}
-		foot := len(b) - 12 - 8
-		storedIndex := binary.BigEndian.Uint64(b[foot-8:])
-		numDocs := binary.BigEndian.Uint64(b[foot-16:])
+		storedIndex, numDocs := storedIndexAt(t, f[5])
 		stored := min(storedIndex+8*numDocs, end-start)
 		if stored <= 64<<10 {
 			t.Fatalf("stored section of %s is %d bytes: too short to tell", f[5], stored)
@@ -156,4 +163,46 @@ func TestStoredIDsReadWithoutMapping(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoredIDsDamaged: a stored index damaged after the index was
+// opened (its checksum is checked at Open) fails the search with
+// ErrCorrupt when the ids are read by pread, and does not panic.
+func TestStoredIDsDamaged(t *testing.T) {
+	defer fts.SetStoredIDsPreadMin(0)()
+	const n = 3000
+	dir := persistedIndex(t, n, func(i int) engine.TextDoc {
+		return engine.TextDoc{ID: uint64(1000 + i), Text: fmt.Sprintf("note%d walrus", i)}
+	})
+	x, err := fts.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if hits, err := x.Search(context.Background(), "note7", 10, engine.TextFilter{}); err != nil || len(hits) != 1 || hits[0].ID != 1007 {
+		t.Fatalf("before the damage: %+v, %v", hits, err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "store", "*.zap"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("segment files %v (%v), want one", files, err)
+	}
+	storedIndex, numDocs := storedIndexAt(t, files[0])
+	f, err := os.OpenFile(files[0], os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := make([]byte, 8*numDocs)
+	for i := range ff {
+		ff[i] = 0xff
+	}
+	_, err = f.WriteAt(ff, int64(storedIndex))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.Search(context.Background(), "note9", 10, engine.TextFilter{})
+	if !errors.Is(err, fts.ErrCorrupt) {
+		t.Fatalf("after the damage: %+v, %v; want ErrCorrupt", hits, err)
+	}
+	t.Log(err)
 }
