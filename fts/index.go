@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -337,8 +338,23 @@ func (x *Index) Close() error {
 
 // wrap adds context to an error from bleve.
 func (x *Index) wrap(op string, err error) error {
-	return fmt.Errorf("fts: %s: %w", op, err)
+	return &opError{op: op, err: err}
 }
+
+// opError is an error of an operation of an Index: "fts: op: " and the
+// error, whose own "fts: " it drops (the sentinels and the errors made
+// below carry it), so that a message has one prefix.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string {
+	msg := e.err.Error()
+	return "fts: " + e.op + ": " + strings.TrimPrefix(msg, "fts: ")
+}
+
+func (e *opError) Unwrap() error { return e.err }
 
 // docID is the bleve document id of a record id.
 func docID(id uint64) string { return strconv.FormatUint(id, 10) }

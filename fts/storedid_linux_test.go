@@ -204,5 +204,8 @@ func TestStoredIDsDamaged(t *testing.T) {
 	if !errors.Is(err, fts.ErrCorrupt) {
 		t.Fatalf("after the damage: %+v, %v; want ErrCorrupt", hits, err)
 	}
+	if msg := err.Error(); strings.Count(msg, "fts: ") != 1 || !strings.HasPrefix(msg, "fts: search: index corrupt") {
+		t.Fatalf("message %q: want one prefix, \"fts: search: index corrupt ...\"", msg)
+	}
 	t.Log(err)
 }
