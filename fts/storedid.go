@@ -127,11 +127,13 @@ func (f *storedIDFiles) read(file *os.File, zs *zap.Segment, doc uint64) ([]byte
 	if !ok {
 		return nil, errors.New("its stored entry does not parse")
 	}
+	if idLen > 20 { // a record id has at most 20 digits
+		return nil, fmt.Errorf("its id is %d bytes", idLen)
+	}
 	if start+idLen <= uint64(len(b)) {
 		return b[start : start+idLen], nil
 	}
-	// Past the read: other stored fields' metadata, or an id longer
-	// than a record's.
+	// Past the read: other stored fields' metadata.
 	id := make([]byte, idLen)
 	if _, err := file.ReadAt(id, int64(off+start)); err != nil {
 		return nil, err
