@@ -87,16 +87,16 @@ func OpenWith(dir string, opts *engine.Options, m *Models) (*engine.Engine, erro
 		o.OpenVectorIndex = OpenVectorIndex
 		if o.ShortLived {
 			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-				o := vectorOptions(dims)
-				o.NoBackgroundBuild = true
-				return openVectorIndex(dir, o)
+				vo := vectorOptions(dims)
+				vo.NoBackgroundBuild = true
+				return openVectorIndex(dir, vo)
 			}
 		}
 		if o.ReadOnly {
 			o.OpenVectorIndex = func(dir string, dims int) (engine.VectorIndex, error) {
-				o := vectorOptions(dims)
-				o.ReadOnly = true
-				return vecfile.Open(dir, o)
+				vo := vectorOptions(dims)
+				vo.ReadOnly = true
+				return vecfile.Open(dir, vo)
 			}
 		}
 	}

@@ -29,8 +29,8 @@ import (
 // storedIDsPreadMin is the length, in bytes, of a segment's file from
 // which its documents' ids are read with pread (a variable for the
 // tests): a segment's stored section is about a fifth of its file (0.17
-// to 0.19 on the 1M peers store), so below this length a search maps at
-// most about 3 MB of it.
+// to 0.19 in the 1M peers store's three largest segments), so below this
+// length a search maps at most about 3 MB of it.
 var storedIDsPreadMin = 16 << 20
 
 // storedIDEntryRead is the bytes read at a document's stored entry:
@@ -54,14 +54,14 @@ func (f *storedIDFiles) close() {
 	}
 }
 
-// file is the open file of seg when its ids are read by pread; nil when
-// they are read through bleve: a segment in memory or short, a file
-// read through a reader hook (index.ReaderHook, for encrypted files),
-// another zap version, a file that does not open.
-func (f *storedIDFiles) file(seg *scorch.SegmentSnapshot) *zap.Segment {
+// file returns seg and its open file when its ids are read by pread;
+// nil when they are read through bleve: a segment in memory or short, a
+// file read through a reader hook (index.ReaderHook, for encrypted
+// files), another zap version, a file that does not open.
+func (f *storedIDFiles) file(seg *scorch.SegmentSnapshot) (*zap.Segment, *os.File) {
 	zs, ok := seg.Segment().(*zap.Segment)
 	if !ok || index.ReaderHook != nil || zs.Version() != zap.Version || len(zs.Data()) < storedIDsPreadMin || zs.Path() == "" {
-		return nil
+		return nil, nil
 	}
 	file, seen := f.files[seg.Id()]
 	if !seen {
@@ -75,19 +75,19 @@ func (f *storedIDFiles) file(seg *scorch.SegmentSnapshot) *zap.Segment {
 		f.files[seg.Id()] = file
 	}
 	if file == nil {
-		return nil
+		return nil, nil
 	}
-	return zs
+	return zs, file
 }
 
 // recordID returns the record id of document doc of seg read from its
 // file, and ok false when seg's ids are read through bleve.
 func (f *storedIDFiles) recordID(seg *scorch.SegmentSnapshot, doc uint64) (id uint64, ok bool, err error) {
-	zs := f.file(seg)
+	zs, file := f.file(seg)
 	if zs == nil {
 		return 0, false, nil
 	}
-	ext, err := f.read(f.files[seg.Id()], zs, doc)
+	ext, err := f.read(file, zs, doc)
 	if err == nil {
 		id, err = strconv.ParseUint(string(ext), 10, 64)
 	}
